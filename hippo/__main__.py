@@ -1,0 +1,3 @@
+from hippo.cli.main import main
+
+main()

@@ -1,0 +1,297 @@
+"""The Brain store: curated memories. Its SQL as named constants, and the operations on it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from hippo import audit
+from hippo.errors import NotFoundError, UsageError
+from hippo.records import NewMemory, to_record
+from hippo.timeutil import epoch, now_iso
+from hippo.vectors import content_hash, to_blob
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from hippo.db import Database
+
+COLUMNS = (
+    "id, text, type, tier, project, tags, importance, author, status, pinned, canonical, "
+    "confidence, created_at, updated_at, confirmed_at, consolidated_into, superseded_by, source"
+)
+GET = f"SELECT {COLUMNS} FROM memories WHERE id = ?"
+FIND_SAME = (
+    f"SELECT {COLUMNS} FROM memories WHERE dedup_key = ? AND status IN ('active', 'done') "
+    "ORDER BY id LIMIT 1"
+)
+INSERT = (
+    "INSERT INTO memories(id, text, type, tier, project, tags, importance, author, status, "
+    "pinned, canonical, confidence, created_at, updated_at, confirmed_at, consolidated_into, "
+    "superseded_by, source, dedup_key, content_hash) "
+    "VALUES (:id, :text, :type, :tier, :project, :tags, :importance, :author, :status, "
+    ":pinned, :canonical, :confidence, :created_at, :updated_at, :confirmed_at, "
+    ":consolidated_into, :superseded_by, :source, :dedup_key, :content_hash)"
+)
+VEC_UPSERT_DEL = "DELETE FROM memories_vec WHERE memory_id = ?"
+VEC_INSERT = (
+    "INSERT INTO memories_vec(memory_id, embedding, project, type, tier, created) "
+    "VALUES (?, ?, ?, ?, ?, ?)"
+)
+EXPORT = f"SELECT {COLUMNS} FROM memories ORDER BY id"
+SOURCES = (
+    "SELECT s.chunk_id, c.session_id, e.session_key, c.source_path, c.line_start, c.line_end, "
+    "c.started_at, c.text FROM memory_sources s LEFT JOIN echo_chunks c ON c.id = s.chunk_id "
+    "LEFT JOIN echo_sessions e ON e.id = c.session_id WHERE s.memory_id = ? ORDER BY s.chunk_id"
+)
+
+
+def _json(value: Any) -> str | None:
+    import orjson
+
+    if value is None:
+        return None
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def get(db: Database, memory_id: int) -> dict[str, Any]:
+    row = db.row(GET, (memory_id,))
+    if row is None:
+        raise NotFoundError(f"no memory with id {memory_id}")
+    return to_record(row)
+
+
+def vec_put(db: Database, memory_id: int, rec: dict[str, Any], vector: np.ndarray) -> None:
+    """(Re)place a memory's vector; only active memories are in vector matching."""
+    db.execute(VEC_UPSERT_DEL, (memory_id,))
+    db.execute(VEC_INSERT, (memory_id, to_blob(vector), rec["project"] or "", rec["type"],
+                            rec["tier"], epoch(rec["created_at"])))
+
+
+def vec_drop(db: Database, memory_id: int) -> None:
+    db.execute(VEC_UPSERT_DEL, (memory_id,))
+
+
+def insert(db: Database, mem: NewMemory, vector: np.ndarray | None, *, actor: str,
+           run_id: str | None = None, action: str = "add") -> dict[str, Any]:
+    """Insert exactly as given (ids and timestamps kept); vector only when active."""
+    stamp = now_iso()
+    created = mem.created_at or stamp
+    params = {
+        "id": mem.id, "text": mem.text, "type": mem.type, "tier": mem.tier,
+        "project": mem.project, "tags": _json(mem.tags) or "[]", "importance": mem.importance,
+        "author": mem.author, "status": mem.status, "pinned": int(mem.pinned),
+        "canonical": int(mem.canonical), "confidence": mem.confidence, "created_at": created,
+        "updated_at": mem.updated_at or created, "confirmed_at": mem.confirmed_at,
+        "consolidated_into": mem.consolidated_into, "superseded_by": mem.superseded_by,
+        "source": _json(mem.source), "dedup_key": mem.dedup_key,
+        "content_hash": content_hash(mem.text),
+    }
+    if mem.id is not None and db.scalar("SELECT 1 FROM memories WHERE id = ?", (mem.id,)):
+        raise UsageError(f"a memory with id {mem.id} already exists")
+    db.execute(INSERT, params)
+    new_id = mem.id if mem.id is not None else db.conn.last_insert_rowid()
+    rec = get(db, new_id)
+    if vector is not None and rec["status"] == "active":
+        vec_put(db, new_id, rec, vector)
+    audit.log(db, new_id, action, actor=actor, after=rec, run_id=run_id, at=rec["created_at"])
+    return rec
+
+
+def merge_source(old: dict[str, Any] | None, new: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Union two provenance objects: lists are concatenated without repeats."""
+    if not new:
+        return old
+    if not old:
+        return new
+    out = dict(old)
+    for key, value in new.items():
+        prev = out.get(key)
+        if isinstance(prev, list) or isinstance(value, list):
+            items = (prev if isinstance(prev, list) else [prev] if prev is not None else [])
+            for v in value if isinstance(value, list) else [value]:
+                if v not in items:
+                    items = [*items, v]
+            out[key] = items
+        elif prev is None:
+            out[key] = value
+        elif prev != value:
+            out[key] = [prev, value]
+    return out
+
+
+def reinforce(db: Database, existing: dict[str, Any], mem: NewMemory, *, actor: str,
+              run_id: str | None = None) -> dict[str, Any]:
+    """The same statement seen again: confirm it, raise confidence, keep the richer fields."""
+    stamp = now_iso()
+    tags = sorted(set(existing["tags"]) | set(mem.tags))
+    confidence = round(existing["confidence"] + (1.0 - existing["confidence"]) * 0.2, 6)
+    db.execute(
+        "UPDATE memories SET confirmed_at = ?, updated_at = ?, confidence = ?, importance = ?, "
+        "tags = ?, source = ? WHERE id = ?",
+        (stamp, stamp, confidence, max(existing["importance"], mem.importance), _json(tags),
+         _json(merge_source(existing["source"], mem.source)), existing["id"]),
+    )
+    after = get(db, existing["id"])
+    audit.log(db, existing["id"], "reinforce", actor=actor, before=existing, after=after,
+              run_id=run_id, at=stamp)
+    return after
+
+
+def find_same(db: Database, mem: NewMemory) -> dict[str, Any] | None:
+    row = db.row(FIND_SAME, (mem.dedup_key,))
+    return to_record(row) if row else None
+
+
+@dataclass(slots=True)
+class Change:
+    """Outcome of writing one input record."""
+
+    action: str  # "added" | "reinforced"
+    record: dict[str, Any]
+
+
+def add_many(db: Database, mems: Sequence[NewMemory], vectors: np.ndarray, *, actor: str,
+             run_id: str | None = None) -> list[Change]:
+    """Store or reinforce each memory, all in the caller's transaction."""
+    out: list[Change] = []
+    for mem, vec in zip(mems, vectors):
+        same = find_same(db, mem)
+        if same is not None and (mem.id is None or mem.id == same["id"]):
+            out.append(Change("reinforced", reinforce(db, same, mem, actor=actor, run_id=run_id)))
+        else:
+            out.append(Change("added", insert(db, mem, vec, actor=actor, run_id=run_id)))
+    return out
+
+
+def update(db: Database, memory_id: int, changes: dict[str, Any], *, actor: str, action: str,
+           run_id: str | None = None, vector: np.ndarray | None = None) -> dict[str, Any]:
+    """Change columns of one memory, keep vec0 in step with its status, and audit it."""
+    before = get(db, memory_id)
+    if not changes:
+        return before
+    allowed = {"text", "type", "tier", "project", "tags", "importance", "status", "pinned",
+               "canonical", "confidence", "confirmed_at", "consolidated_into",
+               "superseded_by", "source", "author"}
+    bad = set(changes) - allowed
+    if bad:
+        raise UsageError(f"cannot change {sorted(bad)[0]}")
+    stamp = now_iso()
+    values = dict(changes)
+    for key in ("tags", "source"):
+        if key in values:
+            values[key] = _json(values[key]) if values[key] is not None else (
+                "[]" if key == "tags" else None)
+    for key in ("pinned", "canonical"):
+        if key in values:
+            values[key] = int(bool(values[key]))
+    sets = ", ".join(f"{k} = :{k}" for k in values)  # keys come from `allowed`, never input
+    values.update(id=memory_id, updated_at=stamp)
+    if "text" in changes or "type" in changes or "project" in changes:
+        after_text = changes.get("text", before["text"])
+        from hippo.records import dedup_key
+
+        values["dedup_key"] = dedup_key(changes.get("type", before["type"]),
+                                        changes.get("project", before["project"]), after_text)
+        values["content_hash"] = content_hash(after_text)
+        sets += ", dedup_key = :dedup_key, content_hash = :content_hash"
+    db.execute(f"UPDATE memories SET {sets}, updated_at = :updated_at WHERE id = :id", values)
+    after = get(db, memory_id)
+    if after["status"] != "active":
+        vec_drop(db, memory_id)
+    elif vector is not None:
+        vec_put(db, memory_id, after, vector)
+    elif any(k in changes for k in ("project", "type", "tier", "status")):
+        blob = db.scalar("SELECT embedding FROM memories_vec WHERE memory_id = ?", (memory_id,))
+        if blob is not None:
+            from hippo.vectors import from_blob
+
+            vec_put(db, memory_id, after, from_blob(blob))
+    audit.log(db, memory_id, action, actor=actor, before=before, after=after, run_id=run_id,
+              at=stamp)
+    return after
+
+
+def purge(db: Database, memory_id: int, *, actor: str) -> dict[str, Any]:
+    """Hard forget: the text, tags, provenance, vector and audit text are erased."""
+    before = get(db, memory_id)
+    db.execute("PRAGMA secure_delete = ON")
+    vec_drop(db, memory_id)
+    db.execute(
+        "UPDATE memories SET text = '', tags = '[]', source = NULL, status = 'deleted', "
+        "dedup_key = ?, content_hash = '', updated_at = ? WHERE id = ?",
+        (f"purged:{memory_id}", now_iso(), memory_id),
+    )
+    db.execute("DELETE FROM memory_sources WHERE memory_id = ?", (memory_id,))
+    h = content_hash(before["text"])
+    if not db.scalar("SELECT 1 FROM memories WHERE content_hash = ?", (h,)):
+        db.execute("DELETE FROM embed_cache WHERE content_hash = ?", (h,))
+    db.execute(audit.PURGE_TEXT, (memory_id,))
+    db.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
+    audit.log(db, memory_id, "purge", actor=actor)
+    return get(db, memory_id)
+
+
+def sources(db: Database, memory_id: int) -> list[dict[str, Any]]:
+    return db.rows(SOURCES, (memory_id,))
+
+
+def listing(db: Database, *, types: Sequence[str] = (), tiers: Sequence[str] = (),
+            projects: Sequence[str | None] | None = None, statuses: Sequence[str] = ("active",),
+            since: str | None = None, tags: Sequence[str] = (), limit: int = 0,
+            order: str = "id DESC") -> list[dict[str, Any]]:
+    """Memories matching the filters (all bound parameters; `order` is chosen by code)."""
+    where, params = filters_sql(types=types, tiers=tiers, projects=projects, statuses=statuses,
+                                since=since, tags=tags)
+    sql = f"SELECT {COLUMNS} FROM memories m WHERE {where} ORDER BY {order}"
+    if limit:
+        sql += " LIMIT ?"
+        params.append(limit)
+    return [to_record(r) for r in db.rows(sql, params)]
+
+
+def filters_sql(*, types: Sequence[str] = (), tiers: Sequence[str] = (),
+                projects: Sequence[str | None] | None = None, statuses: Sequence[str] = (),
+                since: str | None = None, until: str | None = None,
+                tags: Sequence[str] = (), alias: str = "m") -> tuple[str, list[Any]]:
+    """A WHERE clause over `memories` (alias m) for the common filters."""
+    parts: list[str] = ["1"]
+    params: list[Any] = []
+
+    def among(column: str, values: Sequence[Any]) -> None:
+        parts.append(f"{alias}.{column} IN ({','.join('?' * len(values))})")
+        params.extend(values)
+
+    if statuses:
+        among("status", list(statuses))
+    if types:
+        among("type", list(types))
+    if tiers:
+        among("tier", list(tiers))
+    if projects is not None:
+        named = [p for p in projects if p is not None]
+        clause = []
+        if named:
+            clause.append(f"{alias}.project IN ({','.join('?' * len(named))})")
+            params.extend(named)
+        if any(p is None for p in projects):
+            clause.append(f"{alias}.project IS NULL")
+        parts.append("(" + (" OR ".join(clause) or "0") + ")")
+    if since:
+        parts.append(f"{alias}.created_at >= ?")
+        params.append(since)
+    if until:
+        parts.append(f"{alias}.created_at <= ?")
+        params.append(until)
+    for tag in tags:
+        parts.append(f"EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE value = ?)")
+        params.append(tag.lower())
+    return " AND ".join(parts), params
+
+
+def export_rows(db: Database) -> Any:
+    cur = db.execute(EXPORT)
+    names = [d[0] for d in cur.getdescription()]
+    for row in cur:
+        yield to_record(dict(zip(names, row)))

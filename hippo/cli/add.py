@@ -1,0 +1,91 @@
+"""`hippo add`: store a memory, or many from JSON lines on stdin (`hippo add -`)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from hippo.cli.common import DbOpt, EmbedderOpt, JsonOpt, ProjectOpt, open_hippo
+from hippo.errors import ExitCode, HippoError, UsageError
+
+COLUMNS = ("id", "action", "type", "project", "text")
+
+
+def add(
+    ctx: typer.Context,
+    text: Annotated[str, typer.Argument(help="The memory text, or - to read JSON lines "
+                                        "(one SPEC record per line) from stdin.")],
+    type_: Annotated[str | None, typer.Option("--type", "-t", help="Memory type "
+                                              "(rule, decision, fact, task, ...).")] = None,
+    tier: Annotated[str | None, typer.Option(help="procedural, semantic or episodic "
+                                             "(default: by type).")] = None,
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="A tag; repeatable.")] = None,
+    importance: Annotated[float | None, typer.Option(help="0..1 (default 0.5).")] = None,
+    author: Annotated[str | None, typer.Option(help="human (default) or machine.")] = None,
+    pin: Annotated[bool, typer.Option("--pin", help="Pin it (never retired).")] = False,
+    global_: Annotated[bool, typer.Option("--global", help="Store it for every project.")] = False,
+    atomic: Annotated[bool, typer.Option(help="With -: store nothing if any line is bad.")] = False,
+    project: ProjectOpt = None,
+    db: DbOpt = None,
+    embedder: EmbedderOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Add a memory. Re-adding the same statement reinforces the existing one."""
+    from hippo.output import emit
+    from hippo.records import from_input
+
+    h = open_hippo(ctx, db=db, project=project, embedder=embedder)
+    default_project = None if global_ else h.project
+    if text != "-":
+        fields: dict[str, object] = {"text": text}
+        for key, value in (("type", type_), ("tier", tier), ("tags", tag),
+                           ("importance", importance), ("author", author)):
+            if value is not None:
+                fields[key] = value
+        if pin:
+            fields["pinned"] = True
+        mems = [from_input(fields, h.types, default_project=default_project)]
+        errors: list[str] = []
+    else:
+        mems, errors = _read_stdin(h, default_project, type_, tag)
+        if errors and atomic:
+            raise HippoError(f"{errors[0]}; nothing stored (--atomic)"
+                             + (f", {len(errors) - 1} more bad lines" if len(errors) > 1 else ""))
+    changes = h.add(mems) if mems else []
+    emit(({"id": c.record["id"], "action": c.action, **{k: c.record[k] for k in
+           ("type", "project", "text")}} for c in changes), json_flag=json, columns=COLUMNS)
+    for err in errors:
+        sys.stderr.write(f"hippo: {err}\n")
+    if errors:
+        sys.stderr.write(f"hippo: stored {len(changes)}, skipped {len(errors)} bad lines\n")
+        raise typer.Exit(int(ExitCode.PARTIAL))
+
+
+def _read_stdin(h: object, default_project: str | None, type_: str | None,
+                tag: list[str] | None) -> tuple[list, list[str]]:
+    import orjson
+
+    from hippo.records import from_input
+
+    mems, errors = [], []
+    data = sys.stdin.buffer
+    for lineno, raw in enumerate(data, start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            errors.append(f"line {lineno}: not valid JSON ({str(exc).split(':')[0]})")
+            continue
+        if isinstance(obj, dict):
+            if type_ and "type" not in obj:
+                obj["type"] = type_
+            if tag and "tags" not in obj:
+                obj["tags"] = tag
+        try:
+            mems.append(from_input(obj, h.types, default_project=default_project))  # type: ignore[attr-defined]
+        except UsageError as exc:
+            errors.append(f"line {lineno}: {exc}")
+    return mems, errors

@@ -1,0 +1,66 @@
+"""Options shared by every command and the one way a command opens hippo."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from hippo.errors import UsageError
+
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="JSON lines on stdout even at a terminal.")
+]
+DbOpt = Annotated[
+    Path | None,
+    typer.Option("--db", help="Database file (env HIPPO_DB).", show_default=False,
+                 dir_okay=False),
+]
+ProjectOpt = Annotated[
+    str | None,
+    typer.Option("--project", "-p", help="Project name (env HIPPO_PROJECT; default: git root "
+                 "or directory name).", show_default=False),
+]
+EmbedderOpt = Annotated[
+    str | None,
+    typer.Option("--embedder", help="Embedding provider: local, openai, hash "
+                 "(env HIPPO_EMBEDDER).", show_default=False),
+]
+
+
+def root_flags(ctx: typer.Context) -> dict[str, Any]:
+    root = ctx.find_root()
+    return dict(root.obj or {})
+
+
+def open_hippo(ctx: typer.Context, *, db: Path | None = None, project: str | None = None,
+               embedder: str | None = None) -> Any:
+    """Build the Hippo for this call: command flags win over the root's, then env/config."""
+    from hippo.core import Hippo
+
+    flags = root_flags(ctx)
+    for key, value in (("db", str(db) if db else None), ("project", project),
+                       ("embedder", embedder)):
+        if value is not None:
+            flags[key] = value
+    flags.pop("debug", None)
+    return Hippo(None, **flags)
+
+
+def parse_ids(values: list[str]) -> list[int]:
+    out = []
+    for v in values:
+        if not v.strip().isdigit():
+            raise UsageError(f"not a memory id: {v!r} (ids are positive integers)")
+        out.append(int(v))
+    return out
+
+
+def read_text_arg(value: str) -> str:
+    """`-` means stdin everywhere."""
+    if value == "-":
+        import sys
+
+        return sys.stdin.read()
+    return value

@@ -1,0 +1,32 @@
+"""`hippo config`: every effective setting and path, and where each came from."""
+
+from __future__ import annotations
+
+import typer
+
+from hippo.cli.common import DbOpt, JsonOpt, open_hippo
+
+
+def config(ctx: typer.Context, db: DbOpt = None, json: JsonOpt = False) -> None:
+    """Show effective settings and paths with their origin (flag, env, file, default)."""
+    from hippo import config as cfg
+    from hippo.output import emit
+
+    h = open_hippo(ctx, db=db)
+    s = h.settings
+    rows = [{"name": o.name, "value": s[o.name], "origin": s.origins[o.name], "help": o.help}
+            for o in cfg.OPTIONS]
+    rows += [
+        {"name": "path.home", "value": str(cfg.home_dir()), "origin":
+            "env HIPPO_HOME" if "HIPPO_HOME" in __import__("os").environ else "platform",
+         "help": "user data dir"},
+        {"name": "path.config", "value": str(s.file), "origin":
+            "exists" if s.file.exists() else "absent", "help": "config file"},
+        {"name": "path.db", "value": str(s.db_path), "origin": s.origins["db"],
+         "help": "database file"},
+        {"name": "project.current", "value": h.project, "origin": s.origins["project"]
+            if s["project"] else "git root or cwd", "help": "current project"},
+    ]
+    for table, values in sorted(s.tables.items()):
+        rows.append({"name": f"[{table}]", "value": values, "origin": "file", "help": ""})
+    emit(rows, json_flag=json, columns=("name", "value", "origin"))

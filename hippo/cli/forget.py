@@ -1,0 +1,58 @@
+"""`hippo forget`, `pin`, `unpin`: a person's changes to a memory's status, all audited."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from hippo.cli.common import DbOpt, JsonOpt, open_hippo, parse_ids
+
+COLUMNS = ("id", "status", "pinned", "text")
+
+
+def _apply(ctx: typer.Context, ids: list[str], db: object, json: bool, action: str,
+           changes: dict[str, object]) -> None:
+    from hippo import brain
+    from hippo.output import emit
+
+    h = open_hippo(ctx, db=db)  # type: ignore[arg-type]
+    out = []
+    with h.db.transaction():
+        for memory_id in parse_ids(ids):
+            out.append(brain.update(h.db, memory_id, changes, actor="human", action=action))
+    emit(out, json_flag=json, columns=COLUMNS)
+
+
+def forget(
+    ctx: typer.Context,
+    ids: Annotated[list[str], typer.Argument(help="Memory ids.")],
+    hard: Annotated[bool, typer.Option("--hard", help="Purge the text, its vectors and its "
+                                       "audit text for good.")] = False,
+    db: DbOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Forget memories: soft delete (audited, restorable), or --hard purge."""
+    if not hard:
+        _apply(ctx, ids, db, json, "forget", {"status": "deleted"})
+        return
+    from hippo import brain
+    from hippo.output import emit
+
+    h = open_hippo(ctx, db=db)
+    with h.db.transaction():
+        out = [brain.purge(h.db, i, actor="human") for i in parse_ids(ids)]
+    h.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    emit(out, json_flag=json, columns=COLUMNS)
+
+
+def pin(ctx: typer.Context, ids: Annotated[list[str], typer.Argument(help="Memory ids.")],
+        db: DbOpt = None, json: JsonOpt = False) -> None:
+    """Pin memories: never retired or merged automatically."""
+    _apply(ctx, ids, db, json, "pin", {"pinned": True})
+
+
+def unpin(ctx: typer.Context, ids: Annotated[list[str], typer.Argument(help="Memory ids.")],
+          db: DbOpt = None, json: JsonOpt = False) -> None:
+    """Unpin memories."""
+    _apply(ctx, ids, db, json, "unpin", {"pinned": False})

@@ -1,0 +1,45 @@
+"""`hippo list`: memories by type, tier, project, status and age."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from hippo.cli.common import DbOpt, JsonOpt, ProjectOpt, open_hippo
+
+COLUMNS = ("id", "type", "project", "status", "importance", "created_at", "text")
+
+
+def list_(
+    ctx: typer.Context,
+    type_: Annotated[list[str] | None, typer.Option("--type", "-t", help="Repeatable.")] = None,
+    tier: Annotated[list[str] | None, typer.Option(help="Repeatable.")] = None,
+    status: Annotated[list[str] | None, typer.Option(help="active (default), done, "
+                                                     "consolidated, retired, deleted, all.")] = None,
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="Repeatable; all must match.")] = None,
+    since: Annotated[str | None, typer.Option(help="Created since: ISO date or 7d, 12h.")] = None,
+    all_projects: Annotated[bool, typer.Option("--all-projects", help="Every project.")] = False,
+    limit: Annotated[int, typer.Option(help="At most this many (0: no limit).")] = 50,
+    project: ProjectOpt = None,
+    db: DbOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """List memories, newest first (current project and global ones by default)."""
+    from hippo import brain
+    from hippo.output import emit
+    from hippo.records import STATUSES
+    from hippo.timeutil import iso, parse_since
+
+    h = open_hippo(ctx, db=db, project=project)
+    statuses = list(STATUSES) if status and "all" in status else (status or ["active"])
+    projects = None if all_projects else [h.project, None]
+    for t in type_ or []:
+        from hippo.memtypes import resolve
+
+        resolve(t, h.types)
+    rows = brain.listing(
+        h.db, types=type_ or [], tiers=tier or [], projects=projects, statuses=statuses,
+        since=iso(parse_since(since)) if since else None, tags=tag or [], limit=max(limit, 0),
+    )
+    emit(rows, json_flag=json, columns=COLUMNS)

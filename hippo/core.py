@@ -1,0 +1,95 @@
+"""`Hippo`: settings, the open database, the embedder and the current project, opened lazily."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hippo import brain, config
+from hippo.memtypes import MemType, registry
+from hippo.records import NewMemory
+from hippo.vectors import embed_texts, ensure_store
+
+if TYPE_CHECKING:
+    from hippo.db import Database
+    from hippo.embed import Embedder
+
+
+def detect_project(cwd: str | os.PathLike[str] | None = None) -> str | None:
+    """Basename of the enclosing git root, else of the directory itself."""
+    start = Path(cwd or os.getcwd()).expanduser()
+    try:
+        start = start.resolve()
+    except OSError:
+        pass
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate.name or None
+    return start.name or None
+
+
+class Hippo:
+    """One invocation's view of hippo: resolve settings once, open things on first use."""
+
+    def __init__(self, settings: config.Settings | None = None, **flags: Any) -> None:
+        self.settings = settings or config.load(flags)
+
+    @classmethod
+    def open(cls, db: str | os.PathLike[str] | None = None, **flags: Any) -> Hippo:
+        return cls(config.load({"db": str(db) if db else None, **flags}))
+
+    @cached_property
+    def db(self) -> Database:
+        from hippo.db import connect
+
+        path = self.settings.db_path
+        if self.settings.origins.get("db") == "default":
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return connect(path, busy_timeout_ms=int(self.settings["busy_timeout_ms"]))
+
+    @cached_property
+    def types(self) -> dict[str, MemType]:
+        return registry(self.settings.table("types"))
+
+    @cached_property
+    def project(self) -> str | None:
+        return self.settings["project"] or detect_project()
+
+    def embedder(self, store: str = "brain") -> Embedder:
+        """The store's embedder: the one it was built with, unless one was chosen explicitly."""
+        cache = self.__dict__.setdefault("_embedders", {})
+        if store not in cache:
+            from hippo import embed
+
+            name = self.settings["embedder"]
+            if self.settings.origins.get("embedder") == "default":
+                recorded = self.db.scalar("SELECT value FROM meta WHERE key = ?",
+                                          (f"{store}.embedder",))
+                name = recorded or name
+            emb = embed.get(name, self.settings)
+            for other in cache.values():  # share one loaded model between stores
+                if other.name == emb.name and other.model_id == emb.model_id:
+                    emb = other
+            cache[store] = emb
+        return cache[store]
+
+    def embed(self, texts: Sequence[str], store: str = "brain") -> Any:
+        emb = self.embedder(store)
+        ensure_store(self.db, store, emb)
+        return embed_texts(self.db, emb, texts)
+
+    # -- Brain writes --------------------------------------------------------------
+    def add(self, mems: Sequence[NewMemory], *, actor: str = "human",
+            run_id: str | None = None) -> list[brain.Change]:
+        """Store or reinforce memories (one transaction); embeddings come from the cache."""
+        vectors = self.embed([m.text for m in mems])
+        with self.db.transaction():
+            return brain.add_many(self.db, mems, vectors, actor=actor, run_id=run_id)
+
+    def close(self) -> None:
+        if "db" in self.__dict__:
+            self.db.close()
+            del self.__dict__["db"]

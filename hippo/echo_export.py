@@ -1,0 +1,24 @@
+"""Echo chunks as JSON records (for `hippo export --store echo`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hippo.db import Database
+
+EXPORT = (
+    "SELECT c.id, e.session_key AS session, e.format, c.project, c.source_path, c.roles, "
+    "c.line_start, c.line_end, c.message_ids, c.started_at, c.ended_at, c.text "
+    "FROM echo_chunks c JOIN echo_sessions e ON e.id = c.session_id ORDER BY c.id"
+)
+
+
+def rows(db: Database) -> Iterator[dict[str, Any]]:
+    import orjson
+
+    for row in db.rows(EXPORT):
+        row["roles"] = row["roles"].split(",") if row["roles"] else []
+        row["message_ids"] = orjson.loads(row["message_ids"]) if row["message_ids"] else []
+        yield row

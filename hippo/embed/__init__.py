@@ -1,0 +1,88 @@
+"""Embedding providers: one abstract batch method, registered by name like a plugin.
+
+`local` (default, offline MiniLM int8 ONNX), `openai` (any OpenAI-compatible server) and
+`hash` (deterministic feature hashing, for tests and air-gapped smoke checks).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from hippo.errors import UsageError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from hippo.config import Settings
+
+
+class Embedder(ABC):
+    """A text-embedding model. Subclasses set `model_id` and `dimensions`."""
+
+    name: str = ""
+    model_id: str = ""
+    dimensions: int = 0
+    #: Whether a call costs money or leaves the machine (spend guard applies).
+    remote: bool = False
+
+    @abstractmethod
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        """Return an (n, dimensions) float32 array of L2-normalised vectors."""
+
+    def count_tokens(self, text: str) -> int:
+        """Approximate token count (providers with a tokenizer override this)."""
+        return max(1, len(text) // 4)
+
+
+Factory = Callable[["Settings | None"], Embedder]
+_REGISTRY: dict[str, Factory] = {}
+
+
+def register(name: str, factory: Factory) -> None:
+    """Register a provider under `name` (built-ins use this too)."""
+    _REGISTRY[name] = factory
+
+
+def _builtins() -> None:
+    if _REGISTRY:
+        return
+
+    def local(settings: Settings | None) -> Embedder:
+        from hippo.embed.local import LocalEmbedder
+
+        return LocalEmbedder()
+
+    def openai(settings: Settings | None) -> Embedder:
+        from hippo.embed.openai import OpenAIEmbedder
+
+        return OpenAIEmbedder.from_settings(settings)
+
+    def hashed(settings: Settings | None) -> Embedder:
+        from hippo.embed.hashed import HashEmbedder
+
+        return HashEmbedder()
+
+    register("local", local)
+    register("openai", openai)
+    register("hash", hashed)
+
+
+def names() -> list[str]:
+    _builtins()
+    return sorted(_REGISTRY)
+
+
+def get(name: str, settings: Settings | None = None) -> Embedder:
+    """Build the provider called `name`; an unknown name lists the known ones."""
+    _builtins()
+    try:
+        factory = _REGISTRY[name]
+    except KeyError:
+        raise UsageError(f"unknown embedder {name!r}; known: {', '.join(names())}") from None
+    return factory(settings)
+
+
+def describe(embedder: Embedder) -> dict[str, Any]:
+    return {"name": embedder.name, "model": embedder.model_id, "dimensions": embedder.dimensions}

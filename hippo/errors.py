@@ -1,0 +1,57 @@
+"""One error hierarchy; each error carries the process exit code the CLI returns."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Documented exit codes (SPEC "Shape")."""
+
+    OK = 0
+    ERROR = 1
+    USAGE = 2
+    PARTIAL = 3
+    TEMPFAIL = 75  # busy past the timeout, a job lock held, a spend cap or open circuit
+    CONFIG = 78  # schema newer than this hippo, model mismatch, missing API key
+
+
+class HippoError(Exception):
+    """Base error: one line for stderr and an exit code."""
+
+    exit_code: ExitCode = ExitCode.ERROR
+
+    def __init__(self, message: str, *, exit_code: ExitCode | None = None) -> None:
+        super().__init__(message)
+        if exit_code is not None:
+            self.exit_code = exit_code
+
+
+class UsageError(HippoError):
+    """Bad arguments or bad input values (unknown type, importance out of range...)."""
+
+    exit_code = ExitCode.USAGE
+
+
+class ConfigError(HippoError):
+    """Configuration problem the user must fix: newer schema, model mismatch, missing key."""
+
+    exit_code = ExitCode.CONFIG
+
+
+class BusyError(HippoError):
+    """Try again later: database busy past the timeout, lock held, cap reached, circuit open."""
+
+    exit_code = ExitCode.TEMPFAIL
+
+
+class NotFoundError(HippoError):
+    """A named record does not exist."""
+
+    exit_code = ExitCode.ERROR
+
+
+class ProviderError(HippoError):
+    """A remote or local model provider failed (network, timeout, bad answer)."""
+
+    exit_code = ExitCode.ERROR

@@ -1,0 +1,226 @@
+"""Named, append-only, transactional schema steps, recorded in `_migrations`, applied on open.
+
+Never edit or reorder a step that has shipped: append a new one.
+Vector tables depend on the embedding model's dimension and are created by
+`hippo.vectors.ensure_store` when a store first receives vectors.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hippo.errors import ConfigError
+
+if TYPE_CHECKING:
+    from hippo.db import Database
+
+M0001_CORE = """
+CREATE TABLE meta (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+
+CREATE TABLE memories (
+  id                INTEGER PRIMARY KEY,
+  text              TEXT NOT NULL,
+  type              TEXT NOT NULL,
+  tier              TEXT NOT NULL,
+  project           TEXT,
+  tags              TEXT NOT NULL DEFAULT '[]',
+  importance        REAL NOT NULL DEFAULT 0.5 CHECK (importance >= 0 AND importance <= 1),
+  author            TEXT NOT NULL DEFAULT 'human' CHECK (author IN ('human', 'machine')),
+  status            TEXT NOT NULL DEFAULT 'active'
+                    CHECK (status IN ('active', 'done', 'consolidated', 'retired', 'deleted')),
+  pinned            INTEGER NOT NULL DEFAULT 0,
+  canonical         INTEGER NOT NULL DEFAULT 0,
+  confidence        REAL NOT NULL DEFAULT 0.5,
+  created_at        TEXT NOT NULL,
+  updated_at        TEXT NOT NULL,
+  confirmed_at      TEXT,
+  consolidated_into INTEGER REFERENCES memories(id),
+  superseded_by     INTEGER REFERENCES memories(id),
+  source            TEXT,
+  dedup_key         TEXT NOT NULL,
+  content_hash      TEXT NOT NULL
+);
+CREATE INDEX memories_dedup ON memories(dedup_key);
+CREATE INDEX memories_scope ON memories(status, project, type);
+CREATE INDEX memories_created ON memories(created_at);
+
+CREATE VIRTUAL TABLE memories_fts USING fts5(
+  text, tags, content='memories', content_rowid='id',
+  tokenize='porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER memories_fts_ai AFTER INSERT ON memories BEGIN
+  INSERT INTO memories_fts(rowid, text, tags) VALUES (new.id, new.text, new.tags);
+END;
+CREATE TRIGGER memories_fts_ad AFTER DELETE ON memories BEGIN
+  INSERT INTO memories_fts(memories_fts, rowid, text, tags)
+  VALUES ('delete', old.id, old.text, old.tags);
+END;
+CREATE TRIGGER memories_fts_au AFTER UPDATE OF text, tags ON memories BEGIN
+  INSERT INTO memories_fts(memories_fts, rowid, text, tags)
+  VALUES ('delete', old.id, old.text, old.tags);
+  INSERT INTO memories_fts(rowid, text, tags) VALUES (new.id, new.text, new.tags);
+END;
+
+-- Provenance links from a Brain memory to the Echo chunks it came from.
+CREATE TABLE memory_sources (
+  memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+  chunk_id  INTEGER NOT NULL,
+  added_at  TEXT NOT NULL,
+  PRIMARY KEY (memory_id, chunk_id)
+) WITHOUT ROWID;
+CREATE INDEX memory_sources_chunk ON memory_sources(chunk_id);
+
+-- Append-only history of every change to a memory.
+CREATE TABLE audit (
+  id        INTEGER PRIMARY KEY,
+  memory_id INTEGER NOT NULL,
+  run_id    TEXT,
+  actor     TEXT NOT NULL,
+  action    TEXT NOT NULL,
+  at        TEXT NOT NULL,
+  before    TEXT,
+  after     TEXT
+);
+CREATE INDEX audit_memory ON audit(memory_id);
+CREATE INDEX audit_run ON audit(run_id);
+
+CREATE TABLE echo_sessions (
+  id             INTEGER PRIMARY KEY,
+  session_key    TEXT NOT NULL UNIQUE,
+  format         TEXT NOT NULL,
+  source_path    TEXT NOT NULL,
+  project        TEXT,
+  cwd            TEXT,
+  parent_key     TEXT,
+  agent          TEXT,
+  started_at     TEXT,
+  ended_at       TEXT,
+  messages       INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TABLE echo_chunks (
+  id           INTEGER PRIMARY KEY,
+  session_id   INTEGER NOT NULL REFERENCES echo_sessions(id) ON DELETE CASCADE,
+  seq          INTEGER NOT NULL,
+  source_path  TEXT NOT NULL,
+  project      TEXT,
+  roles        TEXT NOT NULL,
+  line_start   INTEGER,
+  line_end     INTEGER,
+  message_ids  TEXT NOT NULL DEFAULT '[]',
+  started_at   TEXT,
+  ended_at     TEXT,
+  text         TEXT NOT NULL,
+  content_hash TEXT NOT NULL,
+  created_at   TEXT NOT NULL,
+  UNIQUE (session_id, seq)
+);
+CREATE INDEX echo_chunks_time ON echo_chunks(started_at);
+
+CREATE VIRTUAL TABLE echo_fts USING fts5(
+  text, content='echo_chunks', content_rowid='id',
+  tokenize='porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER echo_fts_ai AFTER INSERT ON echo_chunks BEGIN
+  INSERT INTO echo_fts(rowid, text) VALUES (new.id, new.text);
+END;
+CREATE TRIGGER echo_fts_ad AFTER DELETE ON echo_chunks BEGIN
+  INSERT INTO echo_fts(echo_fts, rowid, text) VALUES ('delete', old.id, old.text);
+END;
+CREATE TRIGGER echo_fts_au AFTER UPDATE OF text ON echo_chunks BEGIN
+  INSERT INTO echo_fts(echo_fts, rowid, text) VALUES ('delete', old.id, old.text);
+  INSERT INTO echo_fts(rowid, text) VALUES (new.id, new.text);
+END;
+
+-- How far each transcript file has been read.
+CREATE TABLE watermarks (
+  path        TEXT PRIMARY KEY,
+  offset      INTEGER NOT NULL DEFAULT 0,
+  line        INTEGER NOT NULL DEFAULT 0,
+  head_hash   TEXT,
+  size        INTEGER,
+  mtime       REAL,
+  format      TEXT,
+  session_id  INTEGER,
+  complete    INTEGER NOT NULL DEFAULT 0,
+  updated_at  TEXT NOT NULL
+);
+
+-- Vectors already computed, keyed by model and content hash (documents and queries).
+CREATE TABLE embed_cache (
+  model        TEXT NOT NULL,
+  content_hash TEXT NOT NULL,
+  vector       BLOB NOT NULL,
+  created_at   TEXT NOT NULL,
+  PRIMARY KEY (model, content_hash)
+) WITHOUT ROWID;
+
+CREATE TABLE counters (
+  name  TEXT PRIMARY KEY,
+  value INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+
+CREATE TABLE runs (
+  id          TEXT PRIMARY KEY,
+  job         TEXT NOT NULL,
+  started_at  TEXT NOT NULL,
+  finished_at TEXT,
+  outcome     TEXT,
+  summary     TEXT
+);
+CREATE INDEX runs_job ON runs(job, started_at);
+
+CREATE TABLE locks (
+  name        TEXT PRIMARY KEY,
+  owner       TEXT NOT NULL,
+  pid         INTEGER,
+  acquired_at TEXT NOT NULL
+);
+
+-- Spend caps and circuit breakers of paid/remote providers; survives across processes.
+CREATE TABLE guard (
+  provider             TEXT PRIMARY KEY,
+  day                  TEXT,
+  calls                INTEGER NOT NULL DEFAULT 0,
+  tokens               INTEGER NOT NULL DEFAULT 0,
+  consecutive_failures INTEGER NOT NULL DEFAULT 0,
+  open_until           REAL,
+  last_error           TEXT
+);
+"""
+
+# (name, sql) — append only.
+MIGRATIONS: tuple[tuple[str, str], ...] = (("0001_core", M0001_CORE),)
+
+
+def migrate(db: Database) -> list[str]:
+    """Apply every missing step, each in its own transaction; refuse a newer schema."""
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+    applied = [r[0] for r in db.execute("SELECT name FROM _migrations ORDER BY name")]
+    known = [name for name, _ in MIGRATIONS]
+    newer = [name for name in applied if name not in known]
+    if newer:
+        raise ConfigError(
+            f"database {db.path} has schema step {newer[-1]!r}, newer than this hippo; "
+            "upgrade hippo (pip install -U hippo)"
+        )
+    done: list[str] = []
+    for name, sql in MIGRATIONS:
+        if name in applied:
+            continue
+        with db.transaction():
+            if db.scalar("SELECT 1 FROM _migrations WHERE name = ?", (name,)):
+                continue  # another process applied it while we waited for the lock
+            db.execute(sql)
+            db.execute(
+                "INSERT INTO _migrations(name, applied_at) "
+                "VALUES (?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+                (name,),
+            )
+        done.append(name)
+    return done

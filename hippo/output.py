@@ -1,0 +1,75 @@
+"""Output: JSON lines (one encoder) for machines, a rich table for a person at a terminal."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+_OPTS: int | None = None
+
+
+def dumps(obj: Any) -> bytes:
+    import orjson
+
+    global _OPTS
+    if _OPTS is None:
+        _OPTS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
+    return orjson.dumps(obj, option=_OPTS, default=str)
+
+
+def want_json(flag: bool | None) -> bool:
+    """JSON when asked, and whenever stdout is not a terminal."""
+    return bool(flag) or not sys.stdout.isatty()
+
+
+def write_json_lines(records: Iterable[dict[str, Any]]) -> int:
+    out = sys.stdout.buffer
+    n = 0
+    for rec in records:
+        out.write(dumps(rec))
+        n += 1
+    out.flush()
+    return n
+
+
+def _cell(value: Any, width: int = 80) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else ""
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    text = str(value).replace("\n", " ")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def table(records: Sequence[dict[str, Any]], columns: Sequence[str], *,
+          title: str | None = None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=title, show_lines=False, header_style="bold")
+    for col in columns:
+        t.add_column(col, overflow="fold", no_wrap=col in ("id", "type", "score"))
+    for rec in records:
+        t.add_row(*(_cell(rec.get(c)) for c in columns))
+    Console().print(t)
+
+
+def emit(records: Iterable[dict[str, Any]], *, json_flag: bool | None,
+         columns: Sequence[str], title: str | None = None) -> int:
+    """Print records; no records means no output at all."""
+    if want_json(json_flag):
+        return write_json_lines(records)
+    rows = list(records)
+    if rows:
+        table(rows, columns, title=title)
+    return len(rows)
+
+
+def stderr(message: str) -> None:
+    sys.stderr.write(message.rstrip("\n") + "\n")
+    sys.stderr.flush()

@@ -1,0 +1,184 @@
+"""The SPEC memory record: validation of input and the one canonical JSON form on output."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any
+
+from hippo import timeutil
+from hippo.errors import UsageError
+from hippo.memtypes import TIERS, MemType, resolve
+
+FIELDS = (
+    "id", "text", "type", "tier", "project", "tags", "importance", "author", "status",
+    "pinned", "canonical", "confidence", "created_at", "updated_at", "confirmed_at",
+    "consolidated_into", "superseded_by", "source",
+)
+STATUSES = ("active", "done", "consolidated", "retired", "deleted")
+AUTHORS = ("human", "machine")
+MAX_TEXT_CHARS = 20_000
+MAX_TAGS = 64
+
+_SPACE = re.compile(r"\s+")
+_TRAIL = re.compile(r"[\s.!;,]+$")
+
+
+def normalise_text(text: str) -> str:
+    """Form used to recognise the same statement: NFKC, case-folded, spaces collapsed."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return _TRAIL.sub("", _SPACE.sub(" ", text).strip())
+
+
+def dedup_key(mtype: str, project: str | None, text: str) -> str:
+    raw = f"{mtype}\x00{project or ''}\x00{normalise_text(text)}"
+    return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def clean_tags(tags: Any) -> list[str]:
+    if tags is None:
+        return []
+    if isinstance(tags, str):
+        tags = [t for t in re.split(r"[,\s]+", tags) if t]
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise UsageError("tags must be a list of strings")
+    out = sorted({t.strip().lower() for t in tags if t.strip()})
+    if len(out) > MAX_TAGS:
+        raise UsageError(f"at most {MAX_TAGS} tags")
+    return out
+
+
+def _unit(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise UsageError(f"{name} must be a number between 0 and 1, got {value!r}") from None
+    if not 0.0 <= float(value) <= 1.0:
+        raise UsageError(f"{name} must be between 0 and 1, got {value}")
+    return float(value)
+
+
+@dataclass(slots=True)
+class NewMemory:
+    """A validated memory ready to store (ids and timestamps optional, kept when given)."""
+
+    text: str
+    type: str
+    tier: str
+    project: str | None
+    tags: list[str] = field(default_factory=list)
+    importance: float = 0.5
+    author: str = "human"
+    status: str = "active"
+    pinned: bool = False
+    canonical: bool = False
+    confidence: float = 0.5
+    id: int | None = None
+    created_at: str | None = None
+    updated_at: str | None = None
+    confirmed_at: str | None = None
+    consolidated_into: int | None = None
+    superseded_by: int | None = None
+    source: dict[str, Any] | None = None
+
+    @property
+    def dedup_key(self) -> str:
+        return dedup_key(self.type, self.project, self.text)
+
+
+def _opt_int(value: Any, name: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise UsageError(f"{name} must be a positive integer id, got {value!r}")
+    return value
+
+
+def _opt_time(value: Any, name: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise UsageError(f"{name} must be an ISO-8601 string")
+    return timeutil.normalise(value)
+
+
+def from_input(data: Any, types: dict[str, MemType], *, default_project: str | None,
+               default_author: str = "human") -> NewMemory:
+    """Validate one input record; only `text` is required. Raises UsageError."""
+    if isinstance(data, str):
+        data = {"text": data}
+    if not isinstance(data, dict):
+        raise UsageError("a record must be a JSON object with at least \"text\"")
+    unknown = [k for k in data if k not in FIELDS and k != "score"]
+    if unknown:
+        raise UsageError(f"unknown field {unknown[0]!r}; fields: {', '.join(FIELDS)}")
+    text = data.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise UsageError("\"text\" must be a non-empty string")
+    if len(text) > MAX_TEXT_CHARS:
+        raise UsageError(f"text is {len(text)} characters; the limit is {MAX_TEXT_CHARS}")
+    mtype = resolve(str(data.get("type") or "fact"), types)
+    tier = data.get("tier") or mtype.tier
+    if tier not in TIERS:
+        raise UsageError(f"unknown tier {tier!r}; known tiers: {', '.join(TIERS)}")
+    project = data["project"] if "project" in data else default_project
+    if project is not None and (not isinstance(project, str) or not project.strip()):
+        raise UsageError("project must be a non-empty string or null (global)")
+    author = data.get("author") or default_author
+    if author not in AUTHORS:
+        raise UsageError(f"author must be one of {', '.join(AUTHORS)}, got {author!r}")
+    status = data.get("status") or "active"
+    if status not in STATUSES:
+        raise UsageError(f"status must be one of {', '.join(STATUSES)}, got {status!r}")
+    source = data.get("source")
+    if source is not None and not isinstance(source, dict):
+        raise UsageError("source must be a JSON object or null")
+    return NewMemory(
+        text=text.strip(),
+        type=mtype.name,
+        tier=tier,
+        project=project.strip() if isinstance(project, str) else None,
+        tags=clean_tags(data.get("tags")),
+        importance=_unit(data.get("importance", 0.5), "importance"),
+        author=author,
+        status=status,
+        pinned=bool(data.get("pinned", False)),
+        canonical=bool(data.get("canonical", False)),
+        confidence=_unit(data.get("confidence", 0.5), "confidence"),
+        id=_opt_int(data.get("id"), "id"),
+        created_at=_opt_time(data.get("created_at"), "created_at"),
+        updated_at=_opt_time(data.get("updated_at"), "updated_at"),
+        confirmed_at=_opt_time(data.get("confirmed_at"), "confirmed_at"),
+        consolidated_into=_opt_int(data.get("consolidated_into"), "consolidated_into"),
+        superseded_by=_opt_int(data.get("superseded_by"), "superseded_by"),
+        source=source,
+    )
+
+
+def to_record(row: dict[str, Any]) -> dict[str, Any]:
+    """A `memories` row as the SPEC record (stable key order, parsed JSON fields)."""
+    import orjson
+
+    return {
+        "id": row["id"],
+        "text": row["text"],
+        "type": row["type"],
+        "tier": row["tier"],
+        "project": row["project"],
+        "tags": orjson.loads(row["tags"]) if row["tags"] else [],
+        "importance": row["importance"],
+        "author": row["author"],
+        "status": row["status"],
+        "pinned": bool(row["pinned"]),
+        "canonical": bool(row["canonical"]),
+        "confidence": row["confidence"],
+        "created_at": row["created_at"],
+        "updated_at": row["updated_at"],
+        "confirmed_at": row["confirmed_at"],
+        "consolidated_into": row["consolidated_into"],
+        "superseded_by": row["superseded_by"],
+        "source": orjson.loads(row["source"]) if row["source"] else None,
+    }
