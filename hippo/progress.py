@@ -1,0 +1,61 @@
+"""Progress on stderr for a person; silence when stderr is not a terminal (cron, pipes)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
+from typing import Any, Protocol
+
+
+class Progress(Protocol):
+    def advance(self, n: int = 1) -> None: ...
+    def total(self, n: int | None) -> None: ...
+    def describe(self, text: str) -> None: ...
+
+
+class _Quiet:
+    def advance(self, n: int = 1) -> None:
+        pass
+
+    def total(self, n: int | None) -> None:
+        pass
+
+    def describe(self, text: str) -> None:
+        pass
+
+
+class _Rich:
+    def __init__(self, bar: Any, task: Any) -> None:
+        self._bar, self._task = bar, task
+
+    def advance(self, n: int = 1) -> None:
+        self._bar.advance(self._task, n)
+
+    def total(self, n: int | None) -> None:
+        self._bar.update(self._task, total=n)
+
+    def describe(self, text: str) -> None:
+        self._bar.update(self._task, description=text)
+
+
+def interactive() -> bool:
+    return sys.stderr.isatty() and os.environ.get("HIPPO_NO_PROGRESS") != "1"
+
+
+@contextlib.contextmanager
+def progress(description: str, total: int | None = None) -> Iterator[Progress]:
+    """A rich progress bar on stderr when a person watches, else a no-op."""
+    if not interactive():
+        yield _Quiet()
+        return
+    from rich.console import Console
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress as RichProgress,
+                               SpinnerColumn, TextColumn, TimeElapsedColumn)
+
+    bar = RichProgress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                       MofNCompleteColumn(), TimeElapsedColumn(),
+                       console=Console(stderr=True), transient=True)
+    with bar:
+        yield _Rich(bar, bar.add_task(description, total=total))
