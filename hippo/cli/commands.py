@@ -7,14 +7,18 @@ import typer
 
 def register(app: typer.Typer) -> None:
     from hippo.cli import add, config_cmd, export, forget, listing, show, stats
+    from hippo.cli.common import handled
 
-    app.command("add")(add.add)
-    app.command("show")(show.show)
-    app.command("list")(listing.list_)
-    app.command("forget")(forget.forget)
-    app.command("pin")(forget.pin)
-    app.command("unpin")(forget.unpin)
-    app.command("export")(export.export)
-    app.command("import")(export.import_)
-    app.command("stats")(stats.stats)
-    app.command("config")(config_cmd.config)
+    def command(name: str, fn: object) -> None:
+        app.command(name)(handled(fn))
+
+    command("add", add.add)
+    command("show", show.show)
+    command("list", listing.list_)
+    command("forget", forget.forget)
+    command("pin", forget.pin)
+    command("unpin", forget.unpin)
+    command("export", export.export)
+    command("import", export.import_)
+    command("stats", stats.stats)
+    command("config", config_cmd.config)

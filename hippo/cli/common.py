@@ -64,3 +64,24 @@ def read_text_arg(value: str) -> str:
 
         return sys.stdin.read()
     return value
+
+
+def handled(fn: Any) -> Any:
+    """Wrap a command: a HippoError becomes one stderr line and its exit code."""
+    import functools
+    import os
+    import sys
+
+    from hippo.errors import HippoError
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except HippoError as exc:
+            if os.environ.get("HIPPO_DEBUG") == "1":
+                raise
+            sys.stderr.write(f"hippo: {exc}\n")
+            raise typer.Exit(int(exc.exit_code)) from None
+
+    return wrapper

@@ -1,0 +1,85 @@
+"""Shared fixtures: every test gets its own HIPPO_HOME and database in tmp."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+DATA = SHARED / "data"
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """HIPPO_HOME in tmp; no HIPPO_* setting leaks in from the developer's shell."""
+    for key in list(os.environ):
+        if key.startswith("HIPPO_") or key in ("OPENAI_API_KEY", "VOYAGE_API_KEY",
+                                               "OPENAI_BASE_URL"):
+            monkeypatch.delenv(key, raising=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HIPPO_HOME", str(home))
+    monkeypatch.setenv("HIPPO_PROJECT", "testproj")
+    monkeypatch.setenv("HIPPO_NO_PROGRESS", "1")
+    return home
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "hippo.db"
+
+
+@dataclass
+class Result:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def records(self) -> list[dict]:
+        """Every stdout line parsed as JSON (fails the test if one is not)."""
+        return [orjson.loads(line) for line in self.stdout.splitlines() if line.strip()]
+
+
+@pytest.fixture
+def cli(db_path: Path) -> Callable[..., Result]:
+    """Run the real `hippo` in-process (CliRunner), stdout and stderr apart."""
+    from typer.testing import CliRunner
+
+    from hippo.cli.main import app
+
+    def run(*args: str, input: str | bytes | None = None, db: Path | None = db_path,
+            embedder: str | None = "hash", env: dict[str, str] | None = None) -> Result:
+        argv: list[str] = []
+        if db is not None:
+            argv += ["--db", str(db)]
+        if embedder is not None:
+            argv += ["--embedder", embedder]
+        res = CliRunner(env=env).invoke(app, [*argv, *args], input=input,
+                                        catch_exceptions=False)
+        return Result(res.exit_code, res.stdout, res.stderr)
+
+    return run
+
+
+@pytest.fixture
+def hippo_proc(db_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run `python -m hippo` as a real process (for stdin/exit-code/crash tests)."""
+
+    def run(args: Sequence[str], input: str | bytes | None = None,
+            env: dict[str, str] | None = None, timeout: float = 120
+            ) -> subprocess.CompletedProcess[str]:
+        full_env = {**os.environ, **(env or {})}
+        return subprocess.run([sys.executable, "-m", "hippo", "--db", str(db_path), *args],
+                              input=input, capture_output=True, text=isinstance(input, str) or input is None,
+                              env=full_env, timeout=timeout)
+
+    return run
