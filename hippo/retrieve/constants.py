@@ -1,0 +1,176 @@
+"""Every default of the Brain search pipeline, named in one place (SPEC "Brain search pipeline").
+
+Pure data: no I/O at import. The config module feeds overrides through
+`SearchParams.from_mapping`; everything downstream receives a `SearchParams`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+# Retriever names: the keys of the rankings handed to fusion and of `explain`.
+BM25 = "bm25"
+VECTOR = "vector"
+
+# Freshness decay constant τ in days per memory type, used as exp(-age/τ).
+TYPE_TAU_DAYS: Mapping[str, float] = MappingProxyType(
+    {
+        "rule": 3650.0,
+        "architecture": 3650.0,
+        "decision": 3650.0,
+        "tool": 730.0,
+        "config": 730.0,
+        "people": 730.0,
+        "fact": 365.0,
+        "insight": 180.0,
+        "task": 90.0,
+        "todo": 90.0,
+        "observability": 7.0,
+        "procedure": 730.0,
+        "preference": 730.0,
+    }
+)
+
+TIERS: tuple[str, ...] = ("procedural", "semantic", "episodic")
+
+# Default tier by type; a memory may override its own tier.
+TYPE_DEFAULT_TIER: Mapping[str, str] = MappingProxyType(
+    {
+        "rule": "procedural",
+        "procedure": "procedural",
+        "tool": "procedural",
+        "config": "procedural",
+        "fact": "semantic",
+        "decision": "semantic",
+        "architecture": "semantic",
+        "people": "semantic",
+        "insight": "semantic",
+        "preference": "semantic",
+        "task": "episodic",
+        "todo": "episodic",
+        "observability": "episodic",
+    }
+)
+
+MEMORY_TYPES: tuple[str, ...] = tuple(TYPE_TAU_DAYS)
+
+# Types that no automatic job may merge (human authorship and pins are checked elsewhere).
+FROZEN_TYPES: frozenset[str] = frozenset({"rule", "architecture", "decision"})
+
+# Upper bound on the query-hint boost: a nudge, never a re-ranking of the whole list.
+MAX_HINT_BOOST = 0.2
+
+DEFAULT_HINT_WORDS: frozenset[str] = frozenset(
+    {"task", "tasks", "reminder", "remind", "deadline", "due", "next", "todo", "todos"}
+)
+DEFAULT_HINT_TYPES: frozenset[str] = frozenset({"task", "todo"})
+
+
+def _check(name: str, ok: bool, message: str) -> None:
+    if not ok:
+        raise ValueError(f"search setting {name!r} {message}")
+
+
+def _coerce(key: str, value: object, default: object) -> object:
+    """Convert a config value to the type of the setting's default, or raise naming the key.
+
+    Every bad setting is a ValueError (not TypeError) so the config layer maps all of
+    them to one configuration error.
+    """
+    if isinstance(default, frozenset):
+        if isinstance(value, str) or not isinstance(value, Iterable):
+            raise ValueError(f"search setting {key!r} must be a list of words")  # noqa: TRY004
+        words = list(value)
+        if not all(isinstance(w, str) for w in words):
+            raise ValueError(f"search setting {key!r} must be a list of words")
+        return frozenset(w.strip().lower() for w in words if w.strip())
+    if isinstance(value, bool):
+        raise ValueError(f"search setting {key!r} must be a number, not a boolean")  # noqa: TRY004
+    if isinstance(default, int):
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        raise ValueError(f"search setting {key!r} must be a whole number")
+    if isinstance(value, int | float):
+        return float(value)
+    raise ValueError(f"search setting {key!r} must be a number")
+
+
+@dataclass(frozen=True, slots=True)
+class SearchParams:
+    """The tunable numbers of `hippo search`; defaults are the SPEC's values."""
+
+    candidates_per_retriever: int = 30
+    rrf_k: int = 60
+    bm25_weight: float = 1.0
+    vector_weight: float = 1.0
+    # If the AND form of the FTS query finds fewer hits than this, the OR form runs too.
+    fts_and_min_hits: int = 5
+    hint_boost: float = 0.05
+    hint_words: frozenset[str] = DEFAULT_HINT_WORDS
+    hint_types: frozenset[str] = DEFAULT_HINT_TYPES
+    mmr_k: int = 10
+    mmr_lambda: float = 0.65
+    w_relevance: float = 0.75
+    w_importance: float = 0.10
+    w_freshness: float = 0.15
+    result_limit: int = 5
+    rerank_pool: int = 10
+    rerank_timeout_ms: int = 800
+    breaker_failures: int = 3
+    breaker_cooldown_s: int = 300
+    rerank_daily_cap: int = 1000
+
+    def __post_init__(self) -> None:
+        for name in (
+            "candidates_per_retriever",
+            "mmr_k",
+            "result_limit",
+            "rerank_pool",
+            "rerank_timeout_ms",
+            "breaker_failures",
+        ):
+            _check(name, getattr(self, name) >= 1, "must be at least 1")
+        for name in ("rrf_k", "fts_and_min_hits", "breaker_cooldown_s", "rerank_daily_cap"):
+            _check(name, getattr(self, name) >= 0, "must be 0 or more")
+        for name in ("bm25_weight", "vector_weight", "w_relevance", "w_importance", "w_freshness"):
+            value = getattr(self, name)
+            _check(name, math.isfinite(value) and value >= 0, "must be a finite number >= 0")
+        _check(
+            "bm25_weight",
+            self.bm25_weight + self.vector_weight > 0,
+            "bm25_weight and vector_weight cannot both be 0",
+        )
+        _check("mmr_lambda", 0.0 <= self.mmr_lambda <= 1.0, "must be between 0 and 1")
+        _check(
+            "hint_boost",
+            0.0 <= self.hint_boost <= MAX_HINT_BOOST,
+            f"must be between 0 and {MAX_HINT_BOOST}",
+        )
+
+    @property
+    def retriever_weights(self) -> dict[str, float]:
+        """Fusion weights keyed by retriever name (`BM25`, `VECTOR`)."""
+        return {BM25: self.bm25_weight, VECTOR: self.vector_weight}
+
+    @classmethod
+    def from_mapping(cls, overrides: Mapping[str, object]) -> SearchParams:
+        """Defaults with `overrides` applied; an unknown key or a wrong type is a ValueError."""
+        defaults = cls()
+        known = {f.name for f in dataclasses.fields(cls)}
+        changes: dict[str, object] = {}
+        for key, value in overrides.items():
+            if key not in known:
+                raise ValueError(
+                    f"unknown search setting {key!r}; known settings: {', '.join(sorted(known))}"
+                )
+            changes[key] = _coerce(key, value, getattr(defaults, key))
+        return dataclasses.replace(defaults, **changes)  # type: ignore[arg-type]
+
+
+DEFAULT_PARAMS = SearchParams()

@@ -1,0 +1,128 @@
+"""Turn a user's raw query text into a safe FTS5 MATCH expression.
+
+Raw text must never reach FTS5 as syntax: `-`, `:`, `*`, `^`, quotes, parentheses and
+the words AND/OR/NOT/NEAR are all operators there. We tokenise the text the way the
+unicode61 tokenizer does (letters, digits and marks form tokens; everything else
+separates) and emit only double-quoted strings joined by spaces or `OR`.
+
+Fallback policy for the pipeline (the BM25 retriever):
+
+1. Run ``build_match(q, "and")``: every term must occur (best precision).
+2. If it is None, or finds fewer than ``SearchParams.fts_and_min_hits`` rows, also run
+   ``build_match(q, "or")`` (any term; stopwords dropped) and append its hits that
+   the AND query did not return, keeping the AND hits first, up to
+   ``candidates_per_retriever``. Skip step 2 when both strings are equal.
+3. Both None: no lexical retriever for this query (vector candidates only).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Collection
+from functools import lru_cache
+from typing import Literal
+
+# Compact English stopword list: words that carry no topic in an agent's question.
+# Hint words (task, next, due, todo, ...) are deliberately absent.
+_STOPWORD_TEXT = """
+    a about above after again against all am an and any are as at be because been
+    before being below between both but by can could did do does doing down during
+    each few for from further had has have having he her here hers herself him himself
+    his how i if in into is it its itself just me more most my myself no nor not now of
+    off on once only or other our ours ourselves out over own same she should so some
+    such than that the their theirs them themselves then there these they this those
+    through to too under until up very was we were what when where which while who whom
+    why will with would you your yours yourself yourselves
+    """
+DEFAULT_STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
+
+
+@lru_cache(maxsize=4096)
+def _is_token_char(ch: str) -> bool:
+    """True when unicode61 (remove_diacritics) would keep `ch` inside a token.
+
+    Letters, numbers, marks, private-use and unassigned code points are token
+    characters. Treating a few more characters as token characters than FTS5 does is
+    harmless: inside a quoted phrase FTS5 splits them itself. Only rare newer symbols
+    and emoji (which FTS5 keeps as tokens) are split here, costing recall, never validity.
+    """
+    if ch.isascii():
+        return ch.isalnum()
+    category = unicodedata.category(ch)
+    return category[0] in "LNM" or category in ("Co", "Cn")
+
+
+def _is_mark(ch: str) -> bool:
+    return not ch.isascii() and unicodedata.category(ch)[0] == "M"
+
+
+def tokens(text: str) -> list[str]:
+    """Split `text` into unicode61-style tokens, case kept (FTS5 folds case itself)."""
+    out: list[str] = []
+    start = -1
+    for i, ch in enumerate(text):
+        if _is_token_char(ch):
+            if start < 0:
+                start = i
+        elif start >= 0:
+            out.append(text[start:i])
+            start = -1
+    if start >= 0:
+        out.append(text[start:])
+    # A run of bare combining marks is no word (and FTS5 may see no token in it).
+    return [t for t in out if not all(_is_mark(c) for c in t)]
+
+
+def terms(query: str) -> list[str]:
+    """Search terms of `query`: single tokens, or identifier-like runs as one phrase.
+
+    A whitespace-free chunk that splits into several tokens (`src/app.py`,
+    `ERR_SSL_PROTOCOL_ERROR`, `--no-verify`, `key:value`) becomes one phrase of its
+    tokens joined by spaces, so it matches only where those tokens are adjacent.
+    Duplicates (ignoring case) are dropped; order of first appearance is kept.
+    """
+    seen: set[str] = set()
+    out: list[str] = []
+    for chunk in query.split():
+        parts = tokens(chunk)
+        if not parts:
+            continue
+        term = " ".join(parts)
+        key = term.lower()
+        if key not in seen:
+            seen.add(key)
+            out.append(term)
+    return out
+
+
+def quote(term: str) -> str:
+    """An FTS5 string literal: double quotes around `term`, inner quotes doubled."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def build_match(
+    query: str,
+    mode: Literal["and", "or"] = "and",
+    *,
+    stopwords: Collection[str] = DEFAULT_STOPWORDS,
+    max_terms: int = 64,
+) -> str | None:
+    """A valid FTS5 MATCH expression for `query`, or None when no usable term remains.
+
+    Stopwords (single-token terms only; phrases keep every token) are dropped in both
+    modes, except that "and" keeps them when the query has nothing else (`the who`).
+    At most `max_terms` terms are used, and a phrase keeps at most `max_terms` tokens.
+    "and" joins the quoted terms with spaces (FTS5's implicit AND); "or" with ` OR `.
+    """
+    if mode not in ("and", "or"):
+        raise ValueError(f"mode must be 'and' or 'or', not {mode!r}")
+    if max_terms < 1:
+        raise ValueError("max_terms must be at least 1")
+    all_terms = terms(query)
+    kept = [t for t in all_terms if " " in t or t.lower() not in stopwords]
+    if not kept and mode == "and":
+        kept = all_terms
+    if not kept:
+        return None
+    quoted = [quote(" ".join(t.split(" ")[:max_terms])) for t in kept[:max_terms]]
+    return (" " if mode == "and" else " OR ").join(quoted)
