@@ -6,7 +6,9 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    from hippo.cli import add, config_cmd, export, forget, listing, show, stats
+    from importlib import import_module
+
+    from hippo.cli import add, config_cmd, echo, export, forget, ingest, listing, show, stats
     from hippo.cli.common import handled
 
     def command(name: str, fn: object) -> None:
@@ -22,3 +24,17 @@ def register(app: typer.Typer) -> None:
     command("import", export.import_)
     command("stats", stats.stats)
     command("config", config_cmd.config)
+    command("ingest", ingest.ingest)
+    command("echo", echo.echo)
+    command("context", import_module("hippo.cli.context").context)
+    command("guidance", import_module("hippo.cli.guidance").guidance)
+    command("hook", import_module("hippo.cli.hook").hook)
+    command("consolidate", import_module("hippo.cli.consolidate").consolidate)
+    command("retire", import_module("hippo.cli.retire").retire)
+    command("done", import_module("hippo.cli.lifecycle").done)
+    command("verify", import_module("hippo.cli.lifecycle").verify)
+    command("edit", import_module("hippo.cli.lifecycle").edit)
+    command("supersede", import_module("hippo.cli.lifecycle").supersede)
+    command("undo", import_module("hippo.cli.undo").undo)
+    command("reindex", import_module("hippo.cli.reindex").reindex)
+    command("cron", import_module("hippo.cli.cron").cron)

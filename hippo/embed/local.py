@@ -91,9 +91,13 @@ class LocalEmbedder(Embedder):
         _verify_once(path)
         opts = ort.SessionOptions()
         opts.log_severity_level = 3
-        threads = os.environ.get("HIPPO_THREADS")
-        if threads:
-            opts.intra_op_num_threads = int(threads)
+        # Half the cores (at most 4), no spin-waiting: agents, cron and other tools share the
+        # machine, and onnxruntime's spinning threads collapse under contention (measured 2x
+        # slower than one thread on a loaded 2-core box). HIPPO_THREADS overrides.
+        threads = os.environ.get("HIPPO_THREADS") or min(4, max(1, (os.cpu_count() or 2) // 2))
+        opts.intra_op_num_threads = int(threads)
+        opts.inter_op_num_threads = 1
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
 
     def count_tokens(self, text: str) -> int:

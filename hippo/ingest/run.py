@@ -1,0 +1,245 @@
+"""`hippo ingest`: read finished sessions into Echo — idle gate, watermarks, tail resume.
+
+Each file is one transaction (chunks, vectors, session, watermark together), so a killed run
+leaves every file either ingested up to its watermark or untouched; a re-run converges.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hippo.ingest import watermarks as wmarks
+
+if TYPE_CHECKING:
+    from hippo.core import Hippo
+    from hippo.ingest.model import Message, ReadResult
+
+DIR_PATTERNS = ("*.jsonl", "*.json", ".aider.chat.history.md", "*.aider.chat.history.md")
+DEFAULT_LOCATIONS = ("~/.claude/projects", "~/.codex/sessions", "~/.gemini/tmp")
+CHUNK_TOKENS = 256  # MiniLM reads 256 tokens; a longer chunk's tail would not be embedded
+
+
+@dataclass(slots=True)
+class FileResult:
+    """What happened to one file (printed as an `event: file` line)."""
+
+    path: str
+    status: str  # ingested | unchanged | deferred | skipped | reread
+    format: str | None = None
+    session: str | None = None
+    messages: int = 0
+    chunks: int = 0
+    duplicates: int = 0
+    redactions: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    reason: str | None = None
+
+    def event(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"event": "file", "path": self.path, "status": self.status}
+        for key in ("format", "session", "reason"):
+            if getattr(self, key):
+                out[key] = getattr(self, key)
+        if self.status in ("ingested", "reread"):
+            out.update(messages=self.messages, chunks=self.chunks, redactions=self.redactions,
+                       duplicates=self.duplicates)
+        if self.skipped:
+            out["skipped"] = self.skipped
+        return out
+
+
+def discover(paths: Iterable[Path]) -> Iterator[Path]:
+    """Files named directly, plus transcript-looking files under named directories."""
+    seen: set[str] = set()
+    for root in paths:
+        if root.is_dir():
+            found: set[Path] = set()
+            for pattern in DIR_PATTERNS:
+                found.update(root.rglob(pattern))
+            candidates = sorted(found)
+        else:
+            candidates = [root]
+        for p in candidates:
+            key = os.path.abspath(p)
+            if key not in seen:
+                seen.add(key)
+                yield Path(key)
+
+
+def default_paths(configured: list[str] | None) -> list[Path]:
+    locations = configured or list(DEFAULT_LOCATIONS)
+    return [Path(p).expanduser() for p in locations if Path(p).expanduser().exists()]
+
+
+def _file_problem(path: Path) -> tuple[os.stat_result | None, str | None]:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None, "dangling symlink" if path.is_symlink() else "not found"
+    except PermissionError:
+        return None, "permission denied"
+    except OSError as exc:
+        return None, f"cannot stat: {exc.strerror}"
+    if stat.S_ISDIR(st.st_mode):
+        return None, "is a directory"
+    if not stat.S_ISREG(st.st_mode):
+        return None, "not a regular file"
+    if not os.access(path, os.R_OK):
+        return None, "permission denied"
+    return st, None
+
+
+def _session_key(res: ReadResult, path: Path) -> tuple[str, str | None]:
+    s = res.session
+    if s.parent_session_id:
+        return f"{s.parent_session_id}/{path.stem}", s.parent_session_id
+    return (s.session_id or f"file:{path}"), None
+
+
+class Ingestor:
+    """One ingest run over many files."""
+
+    def __init__(self, h: Hippo, *, idle_minutes: float, fmt: str | None = None,
+                 backstop: bool = False, now: float | None = None) -> None:
+        self.h = h
+        self.idle_s = idle_minutes * 60
+        self.fmt = fmt
+        self.backstop = backstop
+        self.now = now if now is not None else time.time()
+        self.marks = wmarks.load_all(h.db)
+
+    def run(self, files: Iterable[Path], emit: Callable[[FileResult], None],
+            advance: Callable[[], None] = lambda: None) -> dict[str, Any]:
+        totals: Counter[str] = Counter()
+        skipped: Counter[str] = Counter()
+        for path in files:
+            res = self.one(path)
+            totals[res.status] += 1
+            totals["messages"] += res.messages
+            totals["chunks"] += res.chunks
+            totals["redactions"] += res.redactions
+            totals["duplicates"] += res.duplicates
+            skipped.update(res.skipped)
+            if res.reason:
+                skipped[res.reason] += 1
+            if res.status != "unchanged":
+                emit(res)
+            advance()
+        return {"event": "summary", "files": sum(totals[k] for k in (
+                    "ingested", "reread", "unchanged", "deferred", "skipped")),
+                "ingested": totals["ingested"] + totals["reread"],
+                "unchanged": totals["unchanged"], "deferred": totals["deferred"],
+                "skipped_files": totals["skipped"], "messages": totals["messages"],
+                "chunks": totals["chunks"], "redactions": totals["redactions"],
+                "duplicates": totals["duplicates"], "skipped": dict(sorted(skipped.items()))}
+
+    def one(self, path: Path) -> FileResult:
+        key = str(path)
+        st, problem = _file_problem(path)
+        if st is None:
+            return FileResult(key, "skipped", reason=problem)
+        wm = self.marks.get(key)
+        if wm and wm.offset >= st.st_size == wm.size and (
+            wm.mtime == st.st_mtime if not self.backstop else wmarks.still_same(path, wm, st.st_size)
+        ):
+            # The daily backstop also re-checks the head of files whose size and mtime look
+            # unchanged (a restore or in-place rewrite can keep both).
+            return FileResult(key, "unchanged")
+        if self.now - st.st_mtime < self.idle_s:
+            return FileResult(key, "deferred", reason=None)
+        if st.st_size == 0:
+            return FileResult(key, "skipped", reason="empty file")
+        try:
+            return self._read(path, st, wm)
+        except PermissionError:
+            return FileResult(key, "skipped", reason="permission denied")
+        except OSError as exc:
+            return FileResult(key, "skipped", reason=f"read error: {exc.strerror}")
+
+    def _read(self, path: Path, st: os.stat_result, wm: wmarks.Watermark | None) -> FileResult:
+        from hippo.ingest.readers import detect, get_reader, read_head
+
+        key = str(path)
+        reread = bool(wm) and not wmarks.still_same(path, wm, st.st_size)  # type: ignore[arg-type]
+        start_offset, start_line = (0, 0) if (wm is None or reread) else (wm.offset, wm.line)
+        if self.fmt:
+            reader = get_reader(self.fmt)
+        elif wm and wm.format and not reread:
+            reader = get_reader(wm.format)
+        else:
+            reader = detect(path, read_head(path))
+        res = reader.read(path, start_offset, start_line)
+        out = FileResult(key, "reread" if reread else "ingested", format=reader.name)
+        out.skipped = dict(Counter(s.reason for s in res.skipped))
+        self._store(path, st, res, out, reread)
+        return out
+
+    def _store(self, path: Path, st: os.stat_result, res: ReadResult, out: FileResult,
+               reread: bool) -> None:
+        import orjson
+
+        from hippo import echo
+        from hippo.core import detect_project
+        from hippo.ingest.chunk import chunk_messages
+        from hippo.ingest.redact import redact
+        from hippo.tokens import count
+
+        db = self.h.db
+        skey, parent = _session_key(res, path)
+        out.session = skey
+        project = detect_project(res.session.cwd) if res.session.cwd else None
+        messages = []
+        for msg in res.messages:
+            text, n = redact(msg.text)
+            out.redactions += n
+            msg.text = text
+            messages.append(msg)
+        out.redactions += res.redactions
+        row = db.row(echo.SESSION_GET, (skey,))
+        if row and not reread:
+            seen = {mid for (ids,) in db.execute(
+                "SELECT message_ids FROM echo_chunks WHERE session_id = ?", (row["id"],))
+                for mid in orjson.loads(ids)}
+            fresh = [m for m in messages if not (m.message_id and m.message_id in seen)]
+            out.duplicates = len(messages) - len(fresh)
+            messages = fresh
+        chunks = chunk_messages(messages, max_tokens=CHUNK_TOKENS, count_tokens=count)
+        texts = [c.text for c in chunks]
+        vectors = self.h.embed(texts, store="echo") if texts else None
+        out.messages = len([m for m in messages if m.kind != "summary"])
+        out.chunks = len(chunks)
+        head = wmarks.head_hash(path, res.end_offset) if res.end_offset else None
+        ended = _last_time(messages)
+        with db.transaction():
+            if reread:
+                echo.delete_file_chunks(db, str(path))
+            sid = echo.session_id(db, skey, fmt=res.session.format, source_path=str(path),
+                                  project=project, cwd=res.session.cwd, parent_key=parent,
+                                  agent=res.session.agent, started_at=res.session.started_at)
+            if chunks:
+                echo.add_chunks(db, sid, chunks, texts, vectors, source_path=str(path),
+                                project=project)
+            echo.touch_session(db, sid, messages=out.messages, ended_at=ended,
+                               started_at=res.session.started_at or _first_time(messages),
+                               cwd=res.session.cwd, project=project, agent=res.session.agent,
+                               parent_key=parent)
+            wmarks.save(db, str(path), offset=res.end_offset, line=res.end_line, head=head,
+                        size=st.st_size, mtime=st.st_mtime, fmt=res.session.format,
+                        session_id=sid, complete=res.end_offset >= st.st_size)
+        self.marks[str(path)] = wmarks.Watermark(str(path), res.end_offset, res.end_line, head,
+                                                 st.st_size, st.st_mtime, res.session.format,
+                                                 sid, res.end_offset >= st.st_size)
+
+
+def _first_time(messages: list[Message]) -> str | None:
+    return next((m.timestamp for m in messages if m.timestamp), None)
+
+
+def _last_time(messages: list[Message]) -> str | None:
+    return next((m.timestamp for m in reversed(messages) if m.timestamp), None)
