@@ -19,15 +19,25 @@ if TYPE_CHECKING:
 
 
 def detect_project(cwd: str | os.PathLike[str] | None = None) -> str | None:
-    """Basename of the enclosing git root, else of the directory itself."""
-    start = Path(cwd or os.getcwd()).expanduser()
-    try:
-        start = start.resolve()
-    except OSError:
-        pass
-    for candidate in (start, *start.parents):
-        if (candidate / ".git").exists():
-            return candidate.name or None
+    """Basename of the enclosing git root, else of the directory itself.
+
+    A recorded cwd from another machine may not exist here, or be a Windows path: then its
+    last component is the project.
+    """
+    from pathlib import PureWindowsPath
+
+    raw = str(cwd) if cwd is not None else os.getcwd()
+    if "\\" in raw and "/" not in raw:
+        return PureWindowsPath(raw).name or None
+    start = Path(raw).expanduser()
+    if start.is_dir():
+        try:
+            start = start.resolve()
+        except OSError:
+            pass
+        for candidate in (start, *start.parents):
+            if (candidate / ".git").exists():
+                return candidate.name or None
     return start.name or None
 
 
