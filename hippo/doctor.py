@@ -1,0 +1,175 @@
+"""`hippo doctor`: check that the one file is consistent, and repair what can be repaired."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hippo.core import Hippo
+
+
+@dataclass(slots=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str = ""
+    fixed: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def record(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"event": "check", "check": self.name, "ok": self.ok}
+        if self.detail:
+            out["detail"] = self.detail
+        if self.fixed:
+            out["fixed"] = self.fixed
+        return out
+
+
+def _exists(h: Hippo, table: str) -> bool:
+    return bool(h.db.scalar("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)))
+
+
+def _fts(h: Hippo, table: str, fix: bool) -> Check:
+    import apsw
+
+    try:
+        h.db.conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
+        return Check(f"fts:{table}", True)
+    except apsw.Error as exc:
+        check = Check(f"fts:{table}", False, f"integrity-check failed: {exc}")
+        if fix:
+            with h.db.transaction():
+                h.db.execute(f"INSERT INTO {table}({table}) VALUES ('rebuild')")
+            check.fixed = "rebuilt the index from its table"
+        return check
+
+
+def _brain_vectors(h: Hippo, fix: bool) -> Check:
+    if not _exists(h, "memories_vec"):
+        active = h.db.scalar("SELECT count(*) FROM memories WHERE status = 'active'")
+        return Check("vectors:brain", active == 0, f"{active} active memories, no vector table"
+                     if active else "")
+    missing = [r[0] for r in h.db.execute(
+        "SELECT id FROM memories WHERE status = 'active' AND id NOT IN "
+        "(SELECT memory_id FROM memories_vec)")]
+    stale = [r[0] for r in h.db.execute(
+        "SELECT memory_id FROM memories_vec WHERE memory_id NOT IN "
+        "(SELECT id FROM memories WHERE status = 'active')")]
+    check = Check("vectors:brain", not missing and not stale,
+                  f"{len(missing)} active memories without a vector, {len(stale)} vectors of "
+                  "inactive or missing memories" if missing or stale else "")
+    if fix and (missing or stale):
+        from hippo import brain
+
+        recs = [brain.get(h.db, i) for i in missing]
+        vectors = h.embed([r["text"] for r in recs]) if recs else []
+        with h.db.transaction():
+            for mid in stale:
+                brain.vec_drop(h.db, mid)
+            for rec, vec in zip(recs, vectors):
+                brain.vec_put(h.db, rec["id"], rec, vec)
+        check.fixed = f"embedded {len(missing)}, removed {len(stale)}"
+    return check
+
+
+def _echo_vectors(h: Hippo, fix: bool) -> Check:
+    chunks = h.db.scalar("SELECT count(*) FROM echo_chunks")
+    if not _exists(h, "echo_vec"):
+        return Check("vectors:echo", chunks == 0, f"{chunks} chunks, no vector table"
+                     if chunks else "")
+    missing = [r[0] for r in h.db.execute(
+        "SELECT id FROM echo_chunks WHERE id NOT IN (SELECT chunk_id FROM echo_vec)")]
+    stale = [r[0] for r in h.db.execute(
+        "SELECT chunk_id FROM echo_vec WHERE chunk_id NOT IN (SELECT id FROM echo_chunks)")]
+    check = Check("vectors:echo", not missing and not stale,
+                  f"{len(missing)} chunks without a vector, {len(stale)} orphan vectors"
+                  if missing or stale else "")
+    if fix and (missing or stale):
+        import orjson
+
+        from hippo.timeutil import epoch
+        from hippo.vectors import to_blob
+
+        rows = h.db.rows("SELECT id, text, project, session_id, started_at FROM echo_chunks "
+                         "WHERE id IN (SELECT value FROM json_each(?))",
+                         (orjson.dumps(missing).decode(),)) if missing else []
+        vectors = h.embed([r["text"] for r in rows], store="echo") if rows else []
+        with h.db.transaction():
+            for cid in stale:
+                h.db.execute("DELETE FROM echo_vec WHERE chunk_id = ?", (cid,))
+            for r, v in zip(rows, vectors):
+                h.db.execute("INSERT INTO echo_vec(chunk_id, embedding, project, session_id, "
+                             "started) VALUES (?, ?, ?, ?, ?)", (r["id"], to_blob(v),
+                             r["project"] or "", r["session_id"], epoch(r["started_at"])))
+        check.fixed = f"embedded {len(rows)}, removed {len(stale)}"
+    return check
+
+
+def _provenance(h: Hippo, fix: bool) -> Check:
+    dangling = h.db.scalar("SELECT count(*) FROM memory_sources WHERE chunk_id NOT IN "
+                           "(SELECT id FROM echo_chunks)")
+    check = Check("provenance", dangling == 0,
+                  f"{dangling} provenance links point at missing Echo chunks" if dangling else "")
+    if fix and dangling:
+        with h.db.transaction():
+            h.db.execute("DELETE FROM memory_sources WHERE chunk_id NOT IN "
+                         "(SELECT id FROM echo_chunks)")
+        check.fixed = f"removed {dangling} links (the memories keep their source record)"
+    return check
+
+
+def _watermarks(h: Hippo, fix: bool) -> Check:
+    bad = []
+    for path, offset in h.db.execute("SELECT path, offset FROM watermarks"):
+        try:
+            size = os.path.getsize(path)
+        except OSError:
+            continue  # a file that is gone is history, not an inconsistency
+        if offset > size:
+            bad.append(path)
+    check = Check("watermarks", not bad,
+                  f"{len(bad)} watermarks beyond the end of their file (e.g. {bad[0]})"
+                  if bad else "")
+    if fix and bad:
+        from hippo import echo
+
+        with h.db.transaction():
+            for path in bad:
+                # As ingest does for a replaced file: drop what was read; the next run re-reads.
+                echo.delete_file_chunks(h.db, path)
+                h.db.execute("DELETE FROM watermarks WHERE path = ?", (path,))
+        check.fixed = f"{len(bad)} files reset; the next ingest reads them from the start"
+    return check
+
+
+def _models(h: Hippo) -> Check:
+    from hippo.vectors import VEC_TABLES, store_model
+
+    problems = []
+    for store, (table, _key, _cols) in VEC_TABLES.items():
+        recorded = store_model(h.db, store)
+        if not _exists(h, table):
+            continue
+        if recorded is None:
+            problems.append(f"{store}: vectors but no recorded model")
+            continue
+        sql = h.db.scalar("SELECT sql FROM sqlite_master WHERE name = ?", (table,)) or ""
+        if f"float[{recorded[1]}]" not in sql:
+            problems.append(f"{store}: table dimension differs from recorded {recorded[1]}")
+    return Check("embedding-model", not problems, "; ".join(problems))
+
+
+def run(h: Hippo, *, fix: bool = False) -> list[Check]:
+    """Every check in order; with `fix`, repairs are applied and reported."""
+    quick = h.db.scalar("PRAGMA integrity_check")
+    checks = [Check("sqlite-integrity", quick == "ok", "" if quick == "ok" else str(quick))]
+    if quick != "ok":
+        return checks  # nothing below is trustworthy on a damaged file
+    fk = h.db.rows("PRAGMA foreign_key_check")
+    checks.append(Check("foreign-keys", not fk, f"{len(fk)} violations" if fk else ""))
+    checks += [_fts(h, "memories_fts", fix), _fts(h, "echo_fts", fix), _models(h),
+               _brain_vectors(h, fix), _echo_vectors(h, fix), _provenance(h, fix),
+               _watermarks(h, fix)]
+    return checks
