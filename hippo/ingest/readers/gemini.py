@@ -1,0 +1,152 @@
+"""Gemini CLI chat files (`~/.gemini/tmp/<projectHash>/chats/session-*.json`).
+
+The file is one JSON document rewritten on every turn, so positions are message indexes:
+message i (0-based) has line_start = line_end = i + 1, `end_line` is the message count and a
+resumed read with start_line = N returns messages N+1... only. `end_offset` is the file size.
+Thoughts are dropped; each tool call becomes a tool_call plus a tool_result message. The file
+records no working directory (only a hash of it), so cwd stays None.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from hippo.ingest.model import Message, ReadResult, SessionInfo
+from hippo.ingest.readers import _whole
+from hippo.ingest.readers._common import (
+    TOOL_CALL_LIMIT,
+    TOOL_RESULT_LIMIT,
+    clean,
+    content_text,
+    format_tool_call,
+    iso_utc,
+    shorten,
+    str_or_none,
+)
+
+_HEAD = re.compile(rb'"(?:sessionId|projectHash)"\s*:')
+_ROLES = {"user": "user", "gemini": "assistant", "model": "assistant", "assistant": "assistant"}
+
+
+class GeminiReader:
+    """Reads Gemini CLI chat JSON."""
+
+    name = "gemini-cli"
+
+    def sniff(self, path: Path, head: bytes) -> bool:
+        if path.suffix != ".json":
+            return False
+        if ".gemini" in path.parts and path.name.startswith("session-"):
+            return True
+        return b'"messages"' in head and bool(_HEAD.search(head))
+
+    def read(
+        self,
+        path: Path,
+        start_offset: int = 0,
+        start_line: int = 0,
+        *,
+        max_line_bytes: int = 8_000_000,
+    ) -> ReadResult:
+        doc, error, size = _whole.load(path)
+        empty = SessionInfo(None, self.name)
+        if error:
+            return _whole.nothing_consumed(empty, start_offset, start_line, error)
+        if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
+            return _whole.nothing_consumed(empty, start_offset, start_line, "unknown record")
+        session_id = str_or_none(doc.get("sessionId"))
+        session = SessionInfo(
+            session_id, self.name, None, None, "gemini-cli", iso_utc(doc.get("startTime"))
+        )
+        out = _Out(session_id)
+        records: list[Any] = doc["messages"]
+        for index in range(start_line, len(records)):
+            record = records[index]
+            if isinstance(record, dict):
+                out.record(index + 1, record)
+            else:
+                out.ignored += 1
+        return ReadResult(
+            session,
+            out.messages,
+            [],
+            size,
+            max(len(records), start_line),
+            out.ignored,
+            out.redactions,
+        )
+
+
+class _Out:
+    """Collects the messages of one read."""
+
+    def __init__(self, session_id: str | None):
+        self.session_id = session_id
+        self.messages: list[Message] = []
+        self.ignored = 0
+        self.redactions = 0
+
+    def record(self, line: int, record: dict[str, Any]) -> None:
+        role = _ROLES.get(str(record.get("type")))
+        if role is None:  # info / error / warning notices of the CLI itself
+            self.ignored += 1
+            return
+        ts = iso_utc(record.get("timestamp"))
+        mid = str_or_none(record.get("id"))
+        self.add(role, content_text(record.get("content")), "message", ts, line, mid)
+        calls = record.get("toolCalls")
+        for call in calls if isinstance(calls, list) else []:
+            if isinstance(call, dict):
+                self.tool_call(line, ts, call)
+
+    def tool_call(self, line: int, ts: str | None, call: dict[str, Any]) -> None:
+        ts = iso_utc(call.get("timestamp")) or ts
+        cid = str_or_none(call.get("id"))
+        name = str_or_none(call.get("name")) or "tool"
+        text, found = shorten(format_tool_call(name, call.get("args")), TOOL_CALL_LIMIT)
+        self.redactions += found
+        self.add("assistant", text, "tool_call", ts, line, cid, cleaned=True)
+        result = _result_text(call.get("result")) or content_text(call.get("resultDisplay"))
+        if call.get("status") in ("error", "cancelled"):
+            result = f"[{call['status']}] {result}"
+        text, found = shorten(result, TOOL_RESULT_LIMIT)
+        self.redactions += found
+        self.add(
+            "tool", text, "tool_result", ts, line, f"{cid}:result" if cid else None, cleaned=True
+        )
+
+    def add(
+        self,
+        role: str,
+        text: str,
+        kind: str,
+        ts: str | None,
+        line: int,
+        mid: str | None,
+        *,
+        cleaned: bool = False,
+    ) -> None:
+        text = text if cleaned else clean(text)
+        if text:
+            self.messages.append(Message(role, text, kind, ts, line, line, mid, self.session_id))
+
+
+def _result_text(result: Any) -> str:
+    """Text of `[{functionResponse: {response: {output | error}}}]`, the shape Gemini records."""
+    if not isinstance(result, list):
+        return content_text(result)
+    parts: list[str] = []
+    for item in result:
+        wrapper = item.get("functionResponse") if isinstance(item, dict) else None
+        response = wrapper.get("response") if isinstance(wrapper, dict) else None
+        if isinstance(response, dict):
+            value = response.get("output", response.get("error", ""))
+            parts.append(value if isinstance(value, str) else content_text(value))
+        else:
+            parts.append(content_text(item))
+    return "\n".join(p for p in parts if p)
+
+
+READER = GeminiReader()
