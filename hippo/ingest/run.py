@@ -19,6 +19,7 @@ from hippo.ingest import watermarks as wmarks
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
+    from hippo.db import Database
     from hippo.ingest.model import Message, ReadResult
 
 DIR_PATTERNS = ("*.jsonl", "*.json", ".aider.chat.history.md", "*.aider.chat.history.md")
@@ -97,9 +98,7 @@ def _file_problem(path: Path) -> tuple[os.stat_result | None, str | None]:
 
 def _session_key(res: ReadResult, path: Path) -> tuple[str, str | None]:
     s = res.session
-    if s.parent_session_id:
-        return f"{s.parent_session_id}/{path.stem}", s.parent_session_id
-    return (s.session_id or f"file:{path}"), None
+    return (s.session_id or f"file:{path}"), s.parent_session_id
 
 
 class Ingestor:
@@ -182,8 +181,6 @@ class Ingestor:
 
     def _store(self, path: Path, st: os.stat_result, res: ReadResult, out: FileResult,
                reread: bool) -> None:
-        import orjson
-
         from hippo import echo
         from hippo.core import detect_project
         from hippo.ingest.chunk import chunk_messages
@@ -194,47 +191,80 @@ class Ingestor:
         skey, parent = _session_key(res, path)
         out.session = skey
         project = detect_project(res.session.cwd) if res.session.cwd else None
-        messages = []
+        # One file can hold several sessions (aider appends every session to one history).
+        groups: dict[str, list[Message]] = {skey: []}
         for msg in res.messages:
-            text, n = redact(msg.text)
+            msg.text, n = redact(msg.text)
             out.redactions += n
-            msg.text = text
-            messages.append(msg)
+            key = skey if not msg.session_id or msg.session_id == res.session.session_id \
+                else msg.session_id
+            groups.setdefault(key, []).append(msg)
         out.redactions += res.redactions
-        row = db.row(echo.SESSION_GET, (skey,))
-        if row and not reread:
-            seen = {mid for (ids,) in db.execute(
-                "SELECT message_ids FROM echo_chunks WHERE session_id = ?", (row["id"],))
-                for mid in orjson.loads(ids)}
-            fresh = [m for m in messages if not (m.message_id and m.message_id in seen)]
-            out.duplicates = len(messages) - len(fresh)
-            messages = fresh
-        chunks = chunk_messages(messages, max_tokens=CHUNK_TOKENS, count_tokens=count)
-        texts = [c.text for c in chunks]
+        planned = []
+        for key, msgs in groups.items():
+            if not reread:
+                fresh = _not_stored(db, key, msgs)
+                out.duplicates += len(msgs) - len(fresh)
+                msgs = fresh
+            chunks = chunk_messages(msgs, max_tokens=CHUNK_TOKENS, count_tokens=count)
+            out.messages += len([m for m in msgs if m.kind != "summary"])
+            out.chunks += len(chunks)
+            planned.append((key, msgs, chunks))
+        texts = [c.text for _, _, chunks in planned for c in chunks]
         vectors = self.h.embed(texts, store="echo") if texts else None
-        out.messages = len([m for m in messages if m.kind != "summary"])
-        out.chunks = len(chunks)
         head = wmarks.head_hash(path, res.end_offset) if res.end_offset else None
-        ended = _last_time(messages)
+        complete = res.end_offset >= st.st_size
         with db.transaction():
             if reread:
                 echo.delete_file_chunks(db, str(path))
-            sid = echo.session_id(db, skey, fmt=res.session.format, source_path=str(path),
-                                  project=project, cwd=res.session.cwd, parent_key=parent,
-                                  agent=res.session.agent, started_at=res.session.started_at)
-            if chunks:
-                echo.add_chunks(db, sid, chunks, texts, vectors, source_path=str(path),
-                                project=project)
-            echo.touch_session(db, sid, messages=out.messages, ended_at=ended,
-                               started_at=res.session.started_at or _first_time(messages),
-                               cwd=res.session.cwd, project=project, agent=res.session.agent,
-                               parent_key=parent)
+            offset, sid = 0, None
+            for key, msgs, chunks in planned:
+                if key != skey and not msgs:
+                    continue
+                first = key == skey
+                started = (res.session.started_at if first else None) or _first_time(msgs)
+                gid = echo.session_id(db, key, fmt=res.session.format, source_path=str(path),
+                                      project=project, cwd=res.session.cwd,
+                                      parent_key=parent if first else None,
+                                      agent=res.session.agent, started_at=started)
+                sid = gid if first else sid
+                if chunks:
+                    part = vectors[offset: offset + len(chunks)] if vectors is not None else None
+                    echo.add_chunks(db, gid, chunks, [c.text for c in chunks], part,
+                                    source_path=str(path), project=project)
+                    offset += len(chunks)
+                echo.touch_session(db, gid, messages=len([m for m in msgs if m.kind != "summary"]),
+                                   ended_at=_last_time(msgs), started_at=started,
+                                   cwd=res.session.cwd, project=project,
+                                   agent=res.session.agent, parent_key=parent if first else None)
             wmarks.save(db, str(path), offset=res.end_offset, line=res.end_line, head=head,
                         size=st.st_size, mtime=st.st_mtime, fmt=res.session.format,
-                        session_id=sid, complete=res.end_offset >= st.st_size)
+                        session_id=sid, complete=complete)
         self.marks[str(path)] = wmarks.Watermark(str(path), res.end_offset, res.end_line, head,
                                                  st.st_size, st.st_mtime, res.session.format,
-                                                 sid, res.end_offset >= st.st_size)
+                                                 sid, complete)
+
+
+def _not_stored(db: Database, key: str, msgs: list[Message]) -> list[Message]:
+    """Drop messages a session already holds (same id and same text), e.g. a copied file.
+
+    The text must match too: a Claude reply split across two reads shares its message id.
+    """
+    import orjson
+
+    from hippo import echo
+
+    row = db.row(echo.SESSION_GET, (key,))
+    if not row or not any(m.message_id for m in msgs):
+        return msgs
+    ids: set[str] = set()
+    stored = []
+    for ids_json, text in db.execute(
+            "SELECT message_ids, text FROM echo_chunks WHERE session_id = ?", (row["id"],)):
+        ids.update(orjson.loads(ids_json))
+        stored.append(text)
+    corpus = "\n".join(stored)
+    return [m for m in msgs if not (m.message_id in ids and m.text[:200] in corpus)]
 
 
 def _first_time(messages: list[Message]) -> str | None:
