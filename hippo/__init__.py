@@ -8,6 +8,7 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
+    from hippo.retrieve.pipeline import SearchResult
 
 
 def open(db: Any = None, **flags: Any) -> Hippo:  # noqa: A001 - mirrors sqlite3.connect
@@ -17,4 +18,12 @@ def open(db: Any = None, **flags: Any) -> Hippo:  # noqa: A001 - mirrors sqlite3
     return Hippo.open(db, **flags)
 
 
-__all__ = ["__version__", "open"]
+def search(h: Hippo, query: str, **options: Any) -> SearchResult:
+    """Search the Brain: `hippo.retrieve.pipeline.search` (limit, types, tiers, tags, since,
+    until, projects, include_superseded, explain, rerank, params, now)."""
+    from hippo.retrieve.pipeline import search as run
+
+    return run(h, query, **options)
+
+
+__all__ = ["__version__", "open", "search"]

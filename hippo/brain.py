@@ -295,3 +295,74 @@ def export_rows(db: Database) -> Any:
     names = [d[0] for d in cur.getdescription()]
     for row in cur:
         yield to_record(dict(zip(names, row)))
+
+
+# -- exact restores and provenance links (used by `hippo undo` and consolidation) -------
+RESTORE = (
+    "UPDATE memories SET text = :text, type = :type, tier = :tier, project = :project, "
+    "tags = :tags, importance = :importance, author = :author, status = :status, "
+    "pinned = :pinned, canonical = :canonical, confidence = :confidence, "
+    "created_at = :created_at, updated_at = :updated_at, confirmed_at = :confirmed_at, "
+    "consolidated_into = :consolidated_into, superseded_by = :superseded_by, source = :source, "
+    "dedup_key = :dedup_key, content_hash = :content_hash WHERE id = :id"
+)
+DELETE_ROW = "DELETE FROM memories WHERE id = ?"
+CHUNK_IDS = "SELECT chunk_id FROM memory_sources WHERE memory_id = ? ORDER BY chunk_id"
+LINK = "INSERT OR IGNORE INTO memory_sources(memory_id, chunk_id, added_at) VALUES (?, ?, ?)"
+UNLINK = "DELETE FROM memory_sources WHERE memory_id = ? AND chunk_id = ?"
+
+
+def restore(db: Database, rec: dict[str, Any], vector: np.ndarray | None, *, actor: str,
+            action: str, run_id: str | None = None) -> dict[str, Any]:
+    """Write a SPEC record back exactly (timestamps included); vec0 follows its status."""
+    from hippo.records import dedup_key
+
+    before = get(db, rec["id"])
+    params = {k: rec[k] for k in ("id", "text", "type", "tier", "project", "importance",
+                                  "author", "status", "confidence", "created_at", "updated_at",
+                                  "confirmed_at", "consolidated_into", "superseded_by")}
+    params.update(tags=_json(rec["tags"]) or "[]", source=_json(rec["source"]),
+                  pinned=int(rec["pinned"]), canonical=int(rec["canonical"]),
+                  dedup_key=dedup_key(rec["type"], rec["project"], rec["text"]),
+                  content_hash=content_hash(rec["text"]))
+    db.execute(RESTORE, params)
+    after = get(db, rec["id"])
+    if after["status"] != "active":
+        vec_drop(db, rec["id"])
+    elif vector is not None:
+        vec_put(db, rec["id"], after, vector)
+    else:
+        blob = db.scalar("SELECT embedding FROM memories_vec WHERE memory_id = ?", (rec["id"],))
+        if blob is not None:
+            from hippo.vectors import from_blob
+
+            vec_put(db, rec["id"], after, from_blob(blob))
+    audit.log(db, rec["id"], action, actor=actor, before=before, after=after, run_id=run_id)
+    return after
+
+
+def delete_row(db: Database, memory_id: int, *, actor: str, action: str,
+               run_id: str | None = None) -> None:
+    """Remove a row entirely (undoing its creation); the audit keeps what it was."""
+    before = get(db, memory_id)
+    vec_drop(db, memory_id)
+    db.execute(DELETE_ROW, (memory_id,))
+    audit.log(db, memory_id, action, actor=actor, before=before, run_id=run_id)
+
+
+def chunk_ids(db: Database, memory_id: int) -> list[int]:
+    return [r[0] for r in db.execute(CHUNK_IDS, (memory_id,))]
+
+
+def link(db: Database, memory_id: int, chunks: Sequence[int], *, actor: str,
+         run_id: str | None = None, add: bool = True) -> None:
+    """Add (or with add=False remove) provenance links, audited as `link`/`unlink`."""
+    if not chunks:
+        return
+    stamp = now_iso()
+    for chunk in chunks:
+        db.execute(LINK if add else UNLINK,
+                   (memory_id, chunk, stamp) if add else (memory_id, chunk))
+    audit.log(db, memory_id, "link" if add else "unlink", actor=actor, run_id=run_id, at=stamp,
+              **({"after": {"chunks": list(chunks)}} if add
+                 else {"before": {"chunks": list(chunks)}}))

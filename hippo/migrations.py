@@ -192,8 +192,25 @@ CREATE TABLE guard (
 );
 """
 
+M0002_MAINTAIN = """
+-- Pairs of memories a person separated by undoing the merge that joined them
+-- (`hippo undo` of a consolidate run): consolidation never merges them again.
+CREATE TABLE keep_apart (
+  a      INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+  b      INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+  run_id TEXT NOT NULL,
+  at     TEXT NOT NULL,
+  PRIMARY KEY (a, b),
+  CHECK (a < b)
+) WITHOUT ROWID;
+CREATE INDEX keep_apart_run ON keep_apart(run_id);
+"""
+
 # (name, sql) — append only.
-MIGRATIONS: tuple[tuple[str, str], ...] = (("0001_core", M0001_CORE),)
+MIGRATIONS: tuple[tuple[str, str], ...] = (
+    ("0001_core", M0001_CORE),
+    ("0002_maintain", M0002_MAINTAIN),
+)
 
 
 def migrate(db: Database) -> list[str]:

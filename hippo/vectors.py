@@ -46,6 +46,14 @@ def from_blob(blob: bytes) -> np.ndarray:
     return np.frombuffer(blob, dtype="<f4")
 
 
+def vec_table_ddl(store: str, dimensions: int, table: str | None = None, extra: str = "") -> str:
+    """CREATE statement of a store's vec0 table (`table` overrides the name, e.g. a side table)."""
+    name, key, meta_cols = VEC_TABLES[store]
+    return (f"CREATE VIRTUAL TABLE IF NOT EXISTS {table or name} USING vec0("
+            f"{key} INTEGER PRIMARY KEY, embedding float[{dimensions}] "
+            f"distance_metric=cosine, {meta_cols}{extra})")
+
+
 def store_model(db: Database, store: str) -> tuple[str, int] | None:
     model = db.scalar("SELECT value FROM meta WHERE key = ?", (f"{store}.embed_model",))
     dim = db.scalar("SELECT value FROM meta WHERE key = ?", (f"{store}.embed_dim",))
@@ -69,18 +77,14 @@ def check_model(db: Database, store: str, embedder: Embedder) -> bool:
 
 def ensure_store(db: Database, store: str, embedder: Embedder) -> str:
     """Create the store's vec0 table for this model on first use; return its name."""
-    table, key, meta_cols = VEC_TABLES[store]
+    table = VEC_TABLES[store][0]
     if check_model(db, store, embedder):
         return table
     with db.transaction():
         if store_model(db, store) is not None:  # created by a concurrent process
             check_model(db, store, embedder)
             return table
-        db.execute(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0("
-            f"{key} INTEGER PRIMARY KEY, embedding float[{embedder.dimensions}] "
-            f"distance_metric=cosine, {meta_cols})"
-        )
+        db.execute(vec_table_ddl(store, embedder.dimensions))
         db.execute(
             "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?), (?, ?), (?, ?)",
             (

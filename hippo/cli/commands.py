@@ -8,13 +8,15 @@ import typer
 def register(app: typer.Typer) -> None:
     from importlib import import_module
 
-    from hippo.cli import add, config_cmd, echo, export, forget, ingest, listing, show, stats
+    from hippo.cli import (add, config_cmd, doctor, echo, export, forget, ingest, listing, show,
+                           stats)
     from hippo.cli.common import handled
 
     def command(name: str, fn: object) -> None:
         app.command(name)(handled(fn))
 
     command("add", add.add)
+    command("search", import_module("hippo.cli.search").search)
     command("show", show.show)
     command("list", listing.list_)
     command("forget", forget.forget)
@@ -26,6 +28,8 @@ def register(app: typer.Typer) -> None:
     command("config", config_cmd.config)
     command("ingest", ingest.ingest)
     command("echo", echo.echo)
+    command("extract", import_module("hippo.cli.extract").extract)
+    command("doctor", doctor.doctor)
     command("context", import_module("hippo.cli.context").context)
     command("guidance", import_module("hippo.cli.guidance").guidance)
     command("hook", import_module("hippo.cli.hook").hook)

@@ -10,56 +10,14 @@ import dataclasses
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
 
 # Retriever names: the keys of the rankings handed to fusion and of `explain`.
 BM25 = "bm25"
 VECTOR = "vector"
 
-# Freshness decay constant τ in days per memory type, used as exp(-age/τ).
-TYPE_TAU_DAYS: Mapping[str, float] = MappingProxyType(
-    {
-        "rule": 3650.0,
-        "architecture": 3650.0,
-        "decision": 3650.0,
-        "tool": 730.0,
-        "config": 730.0,
-        "people": 730.0,
-        "fact": 365.0,
-        "insight": 180.0,
-        "task": 90.0,
-        "todo": 90.0,
-        "observability": 7.0,
-        "procedure": 730.0,
-        "preference": 730.0,
-    }
-)
-
-TIERS: tuple[str, ...] = ("procedural", "semantic", "episodic")
-
-# Default tier by type; a memory may override its own tier.
-TYPE_DEFAULT_TIER: Mapping[str, str] = MappingProxyType(
-    {
-        "rule": "procedural",
-        "procedure": "procedural",
-        "tool": "procedural",
-        "config": "procedural",
-        "fact": "semantic",
-        "decision": "semantic",
-        "architecture": "semantic",
-        "people": "semantic",
-        "insight": "semantic",
-        "preference": "semantic",
-        "task": "episodic",
-        "todo": "episodic",
-        "observability": "episodic",
-    }
-)
-
-MEMORY_TYPES: tuple[str, ...] = tuple(TYPE_TAU_DAYS)
-
-# Types that no automatic job may merge (human authorship and pins are checked elsewhere).
-FROZEN_TYPES: frozenset[str] = frozenset({"rule", "architecture", "decision"})
+# Memory types (τ, default tier, frozen) live in `hippo.memtypes`, the one table the
+# whole program uses; the pipeline reads them from `Hippo.types` (with user types).
+# Breaker and spend caps of the reranker live in `hippo.guard` ([guard.voyage]).
 
 # Upper bound on the query-hint boost: a nudge, never a re-ranking of the whole list.
 MAX_HINT_BOOST = 0.2
@@ -116,15 +74,18 @@ class SearchParams:
     hint_types: frozenset[str] = DEFAULT_HINT_TYPES
     mmr_k: int = 10
     mmr_lambda: float = 0.65
+    # How much of MMR's redundancy penalty, (1−λ)/λ · max cosine to a better pick, is
+    # taken off the relevance that enters the final score. 1.0: a near-copy of a picked
+    # memory also scores lower, so it cannot climb back into the answer when the 10
+    # picks are re-sorted by final score; 0.0: MMR only chooses which 10 are scored.
+    mmr_penalty_weight: float = 1.0
     w_relevance: float = 0.75
     w_importance: float = 0.10
     w_freshness: float = 0.15
     result_limit: int = 5
+    # The reranker sees this many of the MMR selection (at least the answer's size).
     rerank_pool: int = 10
     rerank_timeout_ms: int = 800
-    breaker_failures: int = 3
-    breaker_cooldown_s: int = 300
-    rerank_daily_cap: int = 1000
 
     def __post_init__(self) -> None:
         for name in (
@@ -133,10 +94,9 @@ class SearchParams:
             "result_limit",
             "rerank_pool",
             "rerank_timeout_ms",
-            "breaker_failures",
         ):
             _check(name, getattr(self, name) >= 1, "must be at least 1")
-        for name in ("rrf_k", "fts_and_min_hits", "breaker_cooldown_s", "rerank_daily_cap"):
+        for name in ("rrf_k", "fts_and_min_hits"):
             _check(name, getattr(self, name) >= 0, "must be 0 or more")
         for name in ("bm25_weight", "vector_weight", "w_relevance", "w_importance", "w_freshness"):
             value = getattr(self, name)
@@ -147,6 +107,8 @@ class SearchParams:
             "bm25_weight and vector_weight cannot both be 0",
         )
         _check("mmr_lambda", 0.0 <= self.mmr_lambda <= 1.0, "must be between 0 and 1")
+        _check("mmr_penalty_weight", 0.0 <= self.mmr_penalty_weight <= 1.0,
+               "must be between 0 and 1")
         _check(
             "hint_boost",
             0.0 <= self.hint_boost <= MAX_HINT_BOOST,

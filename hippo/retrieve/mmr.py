@@ -3,12 +3,14 @@
 Each step picks argmax of λ·relevance − (1−λ)·(max cosine to what is already picked),
 so a near-duplicate of a selected memory must be much more relevant to get in.
 A candidate without a vector (a lexical-only hit) has similarity 0 to everything.
+`mmr` takes vectors (numpy); `select` takes a similarity function, so the search
+pipeline can let SQLite compute the cosines and skip importing numpy.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -51,6 +53,52 @@ def _unit_rows(
     return mat
 
 
+def _check(ids: Sequence[int], relevance: Mapping[int, float], lam: float) -> None:
+    if not 0.0 <= lam <= 1.0:
+        raise ValueError("mmr lambda must be between 0 and 1")
+    if len(set(ids)) != len(ids):
+        raise ValueError("mmr ids must be unique")
+    missing = [i for i in ids if i not in relevance]
+    if missing:
+        raise ValueError(f"no relevance for ids {missing[:5]}")
+    if not all(math.isfinite(relevance[i]) for i in ids):
+        raise ValueError("relevance scores must be finite")
+
+
+def select(
+    ids: Sequence[int],
+    relevance: Mapping[int, float],
+    similarity: Callable[[int, int], float],
+    k: int = 10,
+    lam: float = 0.65,
+) -> list[tuple[int, float]]:
+    """MMR over a similarity function (pure Python, for a few dozen candidates).
+
+    `similarity(a, b)` is the cosine of two ids (0 when either has no vector); it is
+    asked only for pairs of distinct ids. Same result and tie rules as `mmr`.
+    """
+    _check(ids, relevance, lam)
+    if k <= 0 or not ids:
+        return []
+    # Work in id order so that the first maximum breaks ties by smallest id.
+    pool = sorted(ids)
+    max_sim = dict.fromkeys(pool, 0.0)
+    picked: list[tuple[int, float]] = []
+    for step in range(min(k, len(pool))):
+        best, best_score, best_key = pool[0], -math.inf, -math.inf
+        for i in pool:
+            score = lam * relevance[i] - (1.0 - lam) * max_sim[i]
+            # The first pick is the most relevant one even when λ = 0 makes every score 0.
+            key = relevance[i] if step == 0 else score
+            if key > best_key:
+                best, best_score, best_key = i, score, key
+        picked.append((best, best_score))
+        pool.remove(best)
+        for i in pool:
+            max_sim[i] = max(max_sim[i], similarity(i, best)) if step else similarity(i, best)
+    return picked
+
+
 def mmr(
     ids: Sequence[int],
     relevance: Mapping[int, float],
@@ -67,37 +115,10 @@ def mmr(
     Rows are L2-normalised here, so cosine is a dot product. Ties go to the smallest id.
     The first pick is the most relevant id; its score is λ·relevance (similarity 0).
     """
-    import numpy as np
-
-    n = len(ids)
-    if not 0.0 <= lam <= 1.0:
-        raise ValueError("mmr lambda must be between 0 and 1")
-    if len(set(ids)) != n:
-        raise ValueError("mmr ids must be unique")
-    missing = [i for i in ids if i not in relevance]
-    if missing:
-        raise ValueError(f"no relevance for ids {missing[:5]}")
-    if not all(math.isfinite(relevance[i]) for i in ids):
-        raise ValueError("relevance scores must be finite")
-    mat = _unit_rows(vectors, n, mask)
-    if k <= 0 or n == 0:
+    _check(ids, relevance, lam)
+    mat = _unit_rows(vectors, len(ids), mask)
+    if k <= 0 or not ids:
         return []
-
-    # Work in id order so that argmax (first maximum) breaks ties by smallest id.
-    order = np.argsort(np.asarray(ids, dtype=np.int64), kind="stable")
-    id_sorted = [ids[i] for i in order]
-    rel = np.array([relevance[i] for i in id_sorted], dtype=np.float64)
-    mat = mat[order]
-
-    available = np.ones(n, dtype=bool)
-    max_sim = np.zeros(n)
-    picked: list[tuple[int, float]] = []
-    for step in range(min(k, n)):
-        scores = np.where(available, lam * rel - (1.0 - lam) * max_sim, -np.inf)
-        # The first pick is the most relevant one even when λ = 0 makes every score 0.
-        j = int(np.argmax(rel if step == 0 else scores))
-        picked.append((int(id_sorted[j]), float(scores[j])))
-        available[j] = False
-        sims = mat @ mat[j]
-        max_sim = sims if step == 0 else np.maximum(max_sim, sims)
-    return picked
+    sims = (mat @ mat.T).tolist()
+    row = {item: n for n, item in enumerate(ids)}
+    return select(ids, relevance, lambda a, b: sims[row[a]][row[b]], k, lam)

@@ -10,7 +10,8 @@ import math
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
-from hippo.retrieve.constants import DEFAULT_PARAMS, TYPE_TAU_DAYS, SearchParams
+from hippo.memtypes import BUILTIN, MemType
+from hippo.retrieve.constants import DEFAULT_PARAMS, SearchParams
 
 _SECONDS_PER_DAY = 86400.0
 
@@ -27,11 +28,11 @@ def freshness(age_days: float, tau_days: float) -> float:
     return math.exp(-max(age_days, 0.0) / tau_days)
 
 
-def tau_for(memory_type: str, custom: Mapping[str, float] | None = None) -> float:
-    """τ in days for `memory_type`; `custom` (user-declared types) wins over the SPEC table."""
-    table = {**TYPE_TAU_DAYS, **(custom or {})}
+def tau_for(memory_type: str, types: Mapping[str, MemType] | None = None) -> float:
+    """τ in days for `memory_type` from `types` (`Hippo.types`: built-in plus user types)."""
+    table = BUILTIN if types is None else types
     try:
-        return float(table[memory_type])
+        return float(table[memory_type].tau_days)
     except KeyError:
         known = ", ".join(sorted(table))
         raise ValueError(f"unknown memory type {memory_type!r}; known types: {known}") from None

@@ -20,7 +20,10 @@ def test_connect_sets_wal_fk_and_loads_vec(db_path: Path) -> None:
     assert db.scalar("PRAGMA journal_mode") == "wal"
     assert db.scalar("PRAGMA foreign_keys") == 1
     assert db.scalar("SELECT vec_version()").startswith("v")
-    assert [r[0] for r in db.execute("SELECT name FROM _migrations")] == ["0001_core"]
+    from hippo.migrations import MIGRATIONS
+
+    applied = [r[0] for r in db.execute("SELECT name FROM _migrations ORDER BY name")]
+    assert applied == [name for name, _ in MIGRATIONS] and applied[0] == "0001_core"
     assert db_path.stat().st_mode & 0o777 == 0o600
 
 

@@ -9,15 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hippo.retrieve.constants import (
-    BM25,
-    DEFAULT_PARAMS,
-    FROZEN_TYPES,
-    TYPE_DEFAULT_TIER,
-    TYPE_TAU_DAYS,
-    VECTOR,
-    SearchParams,
-)
+from hippo.memtypes import BUILTIN, TIERS, MemType, registry
+from hippo.retrieve.constants import BM25, DEFAULT_PARAMS, VECTOR, SearchParams
 from hippo.retrieve.score import age_days, final_score, freshness, parse_timestamp, tau_for
 
 NOW = datetime(2026, 1, 31, 12, 0, tzinfo=UTC)
@@ -94,27 +87,32 @@ def test_tau_table_matches_spec() -> None:
         "observability": 7.0,
         **dict.fromkeys(["procedure", "preference"], 730.0),
     }
-    assert dict(TYPE_TAU_DAYS) == expected
-    assert FROZEN_TYPES == {"rule", "architecture", "decision"}
-    assert set(TYPE_DEFAULT_TIER) == set(expected)
-    assert {t for t, tier in TYPE_DEFAULT_TIER.items() if tier == "episodic"} == {
+    assert {name: t.tau_days for name, t in BUILTIN.items()} == expected
+    assert {name for name, t in BUILTIN.items() if t.frozen} == {"rule", "architecture", "decision"}
+    assert TIERS == ("procedural", "semantic", "episodic")
+    assert {name for name, t in BUILTIN.items() if t.tier == "episodic"} == {
         "task",
         "todo",
         "observability",
     }
-    assert {t for t, tier in TYPE_DEFAULT_TIER.items() if tier == "procedural"} == {
+    assert {name for name, t in BUILTIN.items() if t.tier == "procedural"} == {
         "rule",
         "procedure",
         "tool",
         "config",
     }
+    assert {tau_for(name) for name in BUILTIN} == {3650.0, 730.0, 365.0, 180.0, 90.0, 7.0}
 
 
 def test_tau_for_unknown_type_lists_known_ones() -> None:
     with pytest.raises(ValueError, match="unknown memory type 'memo'.*decision"):
         tau_for("memo")
-    assert tau_for("memo", {"memo": 30}) == 30.0
-    assert tau_for("fact", {"fact": 100}) == 100.0
+    assert tau_for("memo", {"memo": MemType("memo", 30, "episodic")}) == 30.0
+    # User types from [types.NAME] come with the built-ins and may override a τ.
+    types = registry({"memo": {"tau_days": 30}, "fact": {"tau_days": 100}})
+    assert tau_for("memo", types) == 30.0
+    assert tau_for("fact", types) == 100.0
+    assert tau_for("decision", types) == 3650.0
 
 
 def test_search_params_defaults() -> None:
@@ -122,8 +120,7 @@ def test_search_params_defaults() -> None:
     assert (p.candidates_per_retriever, p.rrf_k, p.mmr_k, p.result_limit) == (30, 60, 10, 5)
     assert (p.mmr_lambda, p.w_relevance, p.w_importance, p.w_freshness) == (0.65, 0.75, 0.10, 0.15)
     assert p.retriever_weights == {BM25: 1.0, VECTOR: 1.0}
-    assert (p.rerank_pool, p.rerank_timeout_ms, p.breaker_failures) == (10, 800, 3)
-    assert (p.breaker_cooldown_s, p.rerank_daily_cap) == (300, 1000)
+    assert (p.rerank_pool, p.rerank_timeout_ms) == (10, 800)
     assert p.hint_boost == 0.05
     assert p.hint_words == {
         "task",

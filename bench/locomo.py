@@ -1,0 +1,203 @@
+"""LoCoMo retrieval recall of the Brain search pipeline over observations (issue 3).
+
+Usage:
+    python bench/locomo.py [--data FILE] [--audit FILE] [--db PATH] [--embedder local]
+
+Each conversation's `observation` facts become Brain memories through the real store
+(`Hippo.add`: type fact, importance 0.5, created at the session date, source = the
+evidence dia_ids, one project per conversation) in a temporary database. Every
+category 1-4 question is asked against its own conversation through `hippo.search`,
+and a question is a hit at k when any (recall_any) / all (recall_all) of its evidence
+dia_ids are among the dia_ids of the top-k memories' sources.
+
+Reported per category and overall, for the full pipeline and, in the same run (same
+database, vectors and cached query embeddings reused): the BM25 retriever alone, the
+vector retriever alone, fusion without MMR, fusion without freshness. With --audit,
+the same figures again with the corrected evidence of locomo-audit-dev.json. The last
+line of output is one JSON object (full pipeline): n, recall_any@5, recall_any@10,
+recall_all@5, recall_all@10, p50_ms, p95_ms (in-process latency of `hippo.search`,
+query embedding included: each question is new to the cache on the full-pipeline pass).
+
+`now` for freshness is one day after the conversation's last session, as if the agent
+asked right after the conversation ended.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import locomo_common as lc  # noqa: E402
+
+FULL = "full pipeline"
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def load_brain(h: Any, convs: Sequence[lc.Conversation]) -> dict[str, int]:
+    """Observations -> Brain memories via `Hippo.add`; returns counts (added, reinforced)."""
+    from hippo.records import from_input
+
+    counts = {"memories": 0, "reinforced": 0}
+    for c in convs:
+        mems = []
+        for o in c.observations:
+            mems.append(from_input({
+                "text": o.text,
+                "type": "fact",
+                "importance": 0.5,
+                "project": c.sample_id,
+                "created_at": lc.iso(o.date),
+                "source": {"dia_ids": list(o.dia_ids), "session": o.session,
+                           "speaker": o.speaker},
+            }, h.types, default_project=c.sample_id, default_author="machine"))
+        for change in h.add(mems, actor="machine"):
+            counts["memories" if change.action == "added" else "reinforced"] += 1
+    return counts
+
+
+def dia_ids(record: dict[str, Any]) -> list[str]:
+    src = record.get("source") or {}
+    ids = src.get("dia_ids") or []
+    return [str(i) for i in (ids if isinstance(ids, list) else [ids])]
+
+
+def systems(h: Any) -> dict[str, Callable[[str, str, Any], list[list[str]]]]:
+    """name -> f(question, project, now) -> dia_id lists of the top 10, best first."""
+    import hippo
+    from hippo.retrieve import fts, vec
+    from hippo.retrieve.pipeline import load_params, make_filters, query_vector
+
+    base = load_params(h.settings)
+
+    def pipeline(params: Any) -> Callable[[str, str, Any], list[list[str]]]:
+        def run(question: str, project: str, now: Any) -> list[list[str]]:
+            res = hippo.search(h, question, limit=10, projects=[project], now=now, params=params)
+            return [dia_ids(r) for r in res.results]
+        return run
+
+    def records(ids: Sequence[int]) -> list[list[str]]:
+        from hippo.brain import get
+
+        return [dia_ids(get(h.db, i)) for i in ids]
+
+    def bm25_only(question: str, project: str, now: Any) -> list[list[str]]:
+        filters = make_filters(h, projects=[project])
+        try:
+            hits = fts.search(h.db, question, base.candidates_per_retriever, filters,
+                              and_min_hits=base.fts_and_min_hits)
+        except fts.FtsUnavailable:
+            return []
+        return records([x.id for x in hits[:10]])
+
+    def vector_only(question: str, project: str, now: Any) -> list[list[str]]:
+        filters = make_filters(h, projects=[project])
+        blob = query_vector(h, question, [])
+        if blob is None:
+            return []
+        return records([x.id for x in vec.search(h.db, blob, 10, filters)])
+
+    return {
+        FULL: pipeline(base),
+        "BM25 only": bm25_only,
+        "vector only": vector_only,
+        "fusion, no MMR": pipeline(dataclasses.replace(base, mmr_lambda=1.0)),
+        "fusion, no freshness": pipeline(dataclasses.replace(base, w_freshness=0.0)),
+    }
+
+
+def evaluate(h: Any, convs: Sequence[lc.Conversation],
+             audit: dict[str, tuple[str, ...]] | None) -> tuple[dict, dict | None, list[float]]:
+    """Run every system over every question; reports on dataset (and audit) evidence."""
+    qs = lc.eval_questions(convs)
+    qs_audit = {q.qid: q for _, q in lc.eval_questions(convs, audit)} if audit else None
+    reports = {name: lc.Report() for name in systems(h)}
+    reports_audit = {name: lc.Report() for name in reports} if audit else None
+    latencies: list[float] = []
+    for name, run in systems(h).items():
+        t0 = time.perf_counter()
+        for c, q in qs:
+            now = c.last_date + timedelta(days=1)
+            t = time.perf_counter()
+            got = run(q.question, c.sample_id, now)
+            if name == FULL:
+                latencies.append((time.perf_counter() - t) * 1000)
+            reports[name].add(q.category, got, q.evidence)
+            if reports_audit is not None and qs_audit is not None and q.qid in qs_audit:
+                aq = qs_audit[q.qid]
+                reports_audit[name].add(aq.category, got, aq.evidence)
+        _log(f"locomo: {name}: {len(qs)} questions in {time.perf_counter() - t0:.1f}s")
+    return reports, reports_audit, latencies
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, default=lc.DEFAULT_DATA)
+    ap.add_argument("--audit", type=Path, default=None,
+                    help="locomo-audit-dev.json: add figures with corrected evidence")
+    ap.add_argument("--db", type=Path, default=None,
+                    help="keep the database here (reused when it exists: no re-embedding)")
+    ap.add_argument("--embedder", default="local")
+    args = ap.parse_args(argv)
+
+    convs = lc.load(args.data)
+    audit = lc.load_audit(args.audit, convs) if args.audit else None
+    with tempfile.TemporaryDirectory(prefix="hippo-locomo-") as tmp:
+        # A private HIPPO_HOME: no user config file changes what is measured.
+        os.environ["HIPPO_HOME"] = str(Path(tmp) / "home")
+        os.environ.setdefault("HIPPO_NO_PROGRESS", "1")
+        Path(tmp, "home").mkdir()
+        from hippo.core import Hippo
+
+        db_path = args.db or Path(tmp) / "locomo.db"
+        fresh = not db_path.exists()
+        h = Hippo.open(db_path, embedder=args.embedder)
+        t0 = time.perf_counter()
+        counts = load_brain(h, convs) if fresh else {"memories": "reused"}
+        load_s = time.perf_counter() - t0
+        _log(f"locomo: loaded {counts} in {load_s:.1f}s")
+        t0 = time.perf_counter()
+        reports, reports_audit, latencies = evaluate(h, convs, audit)
+        eval_s = time.perf_counter() - t0
+        h.close()
+
+    drops = lc.dropped_counts(convs)
+    print(f"LoCoMo observations as Brain memories: {args.data.name}, "
+          f"{len(convs)} conversations, embedder {args.embedder}")
+    print(f"memories: {counts}; load {load_s:.1f}s, questions {eval_s:.1f}s")
+    print(f"evidence: dropped {drops['qa_ids_dropped']} malformed/nonexistent QA ids "
+          f"({drops['qa_questions_touched']} questions touched, "
+          f"{drops['qa_questions_without_evidence']} left without evidence and skipped); "
+          f"dropped {drops['observation_ids_dropped']} observation ids")
+    print()
+    print(lc.format_table(reports, "recall over dataset evidence"))
+    if reports_audit is not None:
+        print()
+        print(lc.format_table(reports_audit,
+                              f"recall over audit-corrected evidence ({len(audit or {})} QAs "
+                              "re-cited)"))
+    full = lc.final_line(reports[FULL], latencies)
+    bm25 = reports["BM25 only"].overall.figures()["recall_any@5"]
+    print()
+    print(f"full pipeline vs its BM25-only ablation, recall_any@5: "
+          f"{full['recall_any@5']:.3f} vs {bm25:.3f}")
+    print(json.dumps(full))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,306 @@
+"""Shared LoCoMo loading and retrieval metrics for `bench/locomo.py` and `bench/locomo_echo.py`.
+
+No hippo imports here: this module only reads the benchmark file and scores ranked lists,
+so `tests/bench/test_locomo_metrics.py` can check it on a tiny hand-made sample.
+
+Data (see ../shared/data/README.md): a list of samples, each with `conversation`
+(`speaker_a`, `speaker_b`, `session_N` turn lists, `session_N_date_time`), `observation`
+(`session_N_observation` -> {speaker: [[fact, dia_id(s)], ...]}) and `qa`
+(`question`, `answer`, `evidence`, `category`; 5 = adversarial, left out of recall).
+
+Metric: a question is a hit at k for recall_any when any of its evidence dia_ids is
+among the dia_ids of the top-k retrieved items, for recall_all when all of them are.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+CATEGORIES: Mapping[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+KS: tuple[int, ...] = (5, 10)
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_DATA = REPO.parent / "shared" / "data" / "locomo" / "locomo10-dev.json"
+
+_ID_SPLIT = re.compile(r"[;,\s]+")
+_SESSION_KEY = re.compile(r"^session_(\d+)$")
+_DATE = re.compile(
+    r"^\s*(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})\s*$", re.I
+)
+_MONTHS = {m: i for i, m in enumerate(
+    ("january february march april may june july august september october november december")
+    .split(), start=1)}
+
+
+def parse_session_date(text: str) -> datetime:
+    """'1:56 pm on 8 May, 2023' -> aware UTC datetime (LoCoMo's session stamp format)."""
+    m = _DATE.match(text)
+    if not m:
+        raise ValueError(f"unrecognised LoCoMo date {text!r}")
+    hour, minute, ampm, day, month, year = m.groups()
+    h = int(hour) % 12 + (12 if ampm.lower() == "pm" else 0)
+    mon = _MONTHS.get(month.lower())
+    if mon is None:
+        raise ValueError(f"unrecognised month in {text!r}")
+    return datetime(int(year), mon, int(day), h, int(minute), tzinfo=UTC)
+
+
+def iso(dt: datetime) -> str:
+    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
+def split_ids(raw: str | Sequence[str] | None) -> list[str]:
+    """Every id token in a dia_id field: a string or a list, split on `;`, `,` and spaces."""
+    if raw is None:
+        return []
+    items = [raw] if isinstance(raw, str) else list(raw)
+    out: list[str] = []
+    for item in items:
+        out.extend(t for t in _ID_SPLIT.split(str(item)) if t)
+    return out
+
+
+def clean_ids(raw: str | Sequence[str] | None, valid: Iterable[str]) -> tuple[list[str], list[str]]:
+    """(kept ids in order without repeats, dropped tokens): ids not in `valid` are dropped."""
+    known = valid if isinstance(valid, set | frozenset) else set(valid)
+    kept: list[str] = []
+    dropped: list[str] = []
+    for tok in split_ids(raw):
+        if tok in known:
+            if tok not in kept:
+                kept.append(tok)
+        else:
+            dropped.append(tok)
+    return kept, dropped
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    dia_id: str
+    speaker: str
+    text: str
+    session: int
+    date: datetime
+    seq: int  # position in the whole conversation, 0-based
+    caption: str | None = None  # an image's caption when the turn shared one
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    text: str
+    speaker: str
+    session: int
+    date: datetime
+    dia_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    qid: str  # locomo_<conversation index>_qa<qa index>, as the audit file names it
+    question: str
+    answer: str
+    category: int
+    evidence: tuple[str, ...]
+    dropped: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class Conversation:
+    index: int
+    sample_id: str
+    speakers: tuple[str, str]
+    turns: list[Turn] = field(default_factory=list)
+    observations: list[Observation] = field(default_factory=list)
+    questions: list[Question] = field(default_factory=list)
+    session_dates: dict[int, datetime] = field(default_factory=dict)
+    dropped_observation_ids: list[str] = field(default_factory=list)
+
+    @property
+    def dia_ids(self) -> set[str]:
+        return {t.dia_id for t in self.turns}
+
+    @property
+    def last_date(self) -> datetime:
+        return max(self.session_dates.values())
+
+
+def parse_sample(index: int, sample: Mapping) -> Conversation:
+    conv = sample["conversation"]
+    c = Conversation(index, str(sample.get("sample_id", f"conv-{index}")),
+                     (conv["speaker_a"], conv["speaker_b"]))
+    sessions = sorted(int(m.group(1)) for k in conv if (m := _SESSION_KEY.match(k)))
+    seq = 0
+    for s in sessions:
+        turns = conv[f"session_{s}"]
+        if not isinstance(turns, list):
+            continue
+        date = parse_session_date(conv[f"session_{s}_date_time"])
+        c.session_dates[s] = date
+        for t in turns:
+            caption = t.get("blip_caption") or None
+            c.turns.append(Turn(t["dia_id"], t["speaker"], t.get("text", ""), s, date, seq,
+                                caption))
+            seq += 1
+    valid = c.dia_ids
+    for key, per_speaker in (sample.get("observation") or {}).items():
+        m = re.match(r"^session_(\d+)_observation$", key)
+        if not m or int(m.group(1)) not in c.session_dates:
+            continue
+        s = int(m.group(1))
+        for speaker, facts in per_speaker.items():
+            for fact in facts:
+                text, raw_ids = fact[0], fact[1] if len(fact) > 1 else None
+                kept, dropped = clean_ids(raw_ids, valid)
+                c.dropped_observation_ids.extend(dropped)
+                c.observations.append(Observation(str(text), speaker, s, c.session_dates[s],
+                                                  tuple(kept)))
+    for qi, qa in enumerate(sample.get("qa") or []):
+        cat = int(qa.get("category", 0))
+        kept, dropped = clean_ids(qa.get("evidence"), valid)
+        c.questions.append(Question(f"locomo_{index}_qa{qi}", str(qa.get("question", "")),
+                                    str(qa.get("answer", qa.get("adversarial_answer", ""))),
+                                    cat, tuple(kept), tuple(dropped)))
+    return c
+
+
+def load(path: str | Path) -> list[Conversation]:
+    with open(path, encoding="utf-8") as fh:
+        data = json.load(fh)
+    return [parse_sample(i, s) for i, s in enumerate(data)]
+
+
+def load_audit(path: str | Path, convs: Sequence[Conversation]) -> dict[str, tuple[str, ...]]:
+    """question_id -> corrected evidence (only entries with a usable `correct_evidence`)."""
+    with open(path, encoding="utf-8") as fh:
+        data = json.load(fh)
+    valid = {f"locomo_{c.index}_": c.dia_ids for c in convs}
+    out: dict[str, tuple[str, ...]] = {}
+    for entry in data:
+        qid = entry.get("question_id", "")
+        ev = entry.get("correct_evidence")
+        if not ev:
+            continue
+        prefix = qid[: qid.index("qa")] if "qa" in qid else ""
+        kept, _ = clean_ids(ev, valid.get(prefix, set()))
+        if kept:
+            out[qid] = tuple(kept)
+    return out
+
+
+def eval_questions(convs: Sequence[Conversation],
+                   audit: Mapping[str, tuple[str, ...]] | None = None
+                   ) -> list[tuple[Conversation, Question]]:
+    """Category 1-4 questions that keep at least one evidence id (audit evidence if given)."""
+    out = []
+    for c in convs:
+        for q in c.questions:
+            if q.category not in CATEGORIES:
+                continue
+            if audit is not None and q.qid in audit:
+                q = Question(q.qid, q.question, q.answer, q.category, audit[q.qid], q.dropped)
+            if q.evidence:
+                out.append((c, q))
+    return out
+
+
+def dropped_counts(convs: Sequence[Conversation]) -> dict[str, int]:
+    """How many malformed/nonexistent evidence tokens were dropped, and what it cost."""
+    qs = [q for c in convs for q in c.questions if q.category in CATEGORIES]
+    return {
+        "qa_ids_dropped": sum(len(q.dropped) for q in qs),
+        "qa_questions_touched": sum(1 for q in qs if q.dropped),
+        "qa_questions_without_evidence": sum(1 for q in qs if not q.evidence),
+        "observation_ids_dropped": sum(len(c.dropped_observation_ids) for c in convs),
+    }
+
+
+# -- metrics -------------------------------------------------------------------------
+
+def hit(retrieved: Sequence[Iterable[str]], evidence: Iterable[str], k: int) -> tuple[bool, bool]:
+    """(any, all) evidence ids among the ids of the first k retrieved items."""
+    ev = set(evidence)
+    if not ev:
+        raise ValueError("a question without evidence cannot be scored")
+    seen: set[str] = set()
+    for ids in retrieved[:k]:
+        seen.update(ids)
+    return bool(ev & seen), ev <= seen
+
+
+@dataclass(slots=True)
+class Tally:
+    """Recall counters for one system over a set of questions."""
+
+    n: int = 0
+    any_: dict[int, int] = field(default_factory=lambda: {k: 0 for k in KS})
+    all_: dict[int, int] = field(default_factory=lambda: {k: 0 for k in KS})
+
+    def add(self, retrieved: Sequence[Iterable[str]], evidence: Iterable[str]) -> None:
+        self.n += 1
+        for k in KS:
+            a, b = hit(retrieved, evidence, k)
+            self.any_[k] += a
+            self.all_[k] += b
+
+    def figures(self) -> dict[str, float | int]:
+        out: dict[str, float | int] = {"n": self.n}
+        for k in KS:
+            out[f"recall_any@{k}"] = round(self.any_[k] / self.n, 4) if self.n else 0.0
+        for k in KS:
+            out[f"recall_all@{k}"] = round(self.all_[k] / self.n, 4) if self.n else 0.0
+        return out
+
+
+@dataclass(slots=True)
+class Report:
+    """Per-category and overall tallies for one system."""
+
+    overall: Tally = field(default_factory=Tally)
+    by_cat: dict[int, Tally] = field(default_factory=lambda: {c: Tally() for c in CATEGORIES})
+
+    def add(self, category: int, retrieved: Sequence[Iterable[str]],
+            evidence: Iterable[str]) -> None:
+        self.overall.add(retrieved, evidence)
+        self.by_cat[category].add(retrieved, evidence)
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    """Nearest-rank percentile (p in 0..100); 0.0 for no values."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    rank = max(1, math.ceil(p / 100 * len(ordered)))
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+def format_table(reports: Mapping[str, Report], title: str) -> str:
+    """A plain-text table: one row per system x (category, overall)."""
+    cols = [f"any@{k}" for k in KS] + [f"all@{k}" for k in KS]
+    lines = [title, f"{'system':<24} {'slice':<12} {'n':>5} " + " ".join(f"{c:>7}" for c in cols)]
+    for name, rep in reports.items():
+        rows = [(CATEGORIES[c], rep.by_cat[c]) for c in CATEGORIES] + [("overall", rep.overall)]
+        for label, t in rows:
+            f = t.figures()
+            vals = [f[f"recall_any@{k}"] for k in KS] + [f[f"recall_all@{k}"] for k in KS]
+            lines.append(f"{name:<24} {label:<12} {t.n:>5} " +
+                         " ".join(f"{v:>7.3f}" for v in vals))
+    return "\n".join(lines)
+
+
+def final_line(report: Report, latencies_ms: Sequence[float]) -> dict[str, float | int]:
+    """The last-line JSON object both benches print (full pipeline figures)."""
+    f = report.overall.figures()
+    return {
+        "n": f["n"],
+        "recall_any@5": f["recall_any@5"],
+        "recall_any@10": f["recall_any@10"],
+        "recall_all@5": f["recall_all@5"],
+        "recall_all@10": f["recall_all@10"],
+        "p50_ms": round(percentile(latencies_ms, 50), 2),
+        "p95_ms": round(percentile(latencies_ms, 95), 2),
+    }

@@ -1,0 +1,32 @@
+"""`hippo consolidate`: merge near-duplicate machine memories (nightly job)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from hippo.cli.common import DbOpt, open_hippo
+
+DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print what would change (JSON "
+                                         "lines) and write nothing.")]
+
+
+def consolidate(
+    ctx: typer.Context,
+    threshold: Annotated[float | None, typer.Option(
+        min=0.0, max=1.0, help="Cosine at or above which memories merge (default 0.93, "
+        "[maintain] threshold).", show_default=False)] = None,
+    full: Annotated[bool, typer.Option("--full", help="Compare every pair, not only "
+                                       "memories changed since the last run.")] = False,
+    dry_run: DryRunOpt = False,
+    db: DbOpt = None,
+) -> None:
+    """Merge near-duplicate machine memories of one type and project; JSON line per event."""
+    from hippo.maintain import consolidate as job
+    from hippo.maintain.settings import MaintainParams
+    from hippo.output import write_json_lines
+
+    h = open_hippo(ctx, db=db)
+    params = MaintainParams.from_table(h.settings.table("maintain"), threshold=threshold)
+    job.run(h, params, full=full, dry_run=dry_run, on_event=lambda ev: write_json_lines([ev]))

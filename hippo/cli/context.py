@@ -1,0 +1,101 @@
+"""`hippo context`: the rule floor for a session start, optionally with a route's guidance."""
+
+# No `from __future__ import annotations`: Typer would eval every string annotation
+# (twice) at each start; real annotations cost nothing.
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from hippo.cli.common import DbOpt, JsonOpt, ProjectOpt, open_hippo
+
+if TYPE_CHECKING:
+    from hippo.layers import Packed
+
+BudgetOpt = Annotated[int, typer.Option("--budget", "-b", min=0,
+                                        help="Token budget (shipped tokenizer).")]
+TopicOpt = Annotated[list[str] | None, typer.Option(
+    "--topic", help="A route topic (a tag); repeatable; any one matches.")]
+MAX_IDS = 20  # ids named on the stderr report line; --json lists them all
+AllProjectsOpt = Annotated[bool, typer.Option("--all-projects",
+                                              help="Every project, not just the current one.")]
+
+
+def context(
+    ctx: typer.Context,
+    budget: BudgetOpt = 800,
+    route: Annotated[bool, typer.Option("--route", help="Append the domain guidance of the "
+                                        "project (and --topic tags).")] = False,
+    topic: TopicOpt = None,
+    guidance_budget: Annotated[int, typer.Option(
+        "--guidance-budget", min=0, help="Separate token budget for the guidance of --route.")
+    ] = 1500,
+    all_projects: AllProjectsOpt = False,
+    project: ProjectOpt = None,
+    db: DbOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Print the rule floor: active rules of the project and global ones, within a budget.
+
+    Human-authored first, then by importance, pinned first among equals, then id. Markdown
+    on stdout (JSON lines with --json); the token count and what was left out go to stderr.
+    --route (or --topic) appends the route's guidance under its own budget, so guidance
+    never crowds rules out.
+    """
+    from hippo.layers import Route, guidance, rule_floor
+
+    h = open_hippo(ctx, db=db, project=project)
+    where = Route(h.project, tuple(topic or ()), all_projects)
+    parts = [rule_floor(h.db, where, budget)]
+    if route or topic:
+        parts.append(guidance(h.db, where, guidance_budget))
+    emit_layers(parts, json_flag=json)
+
+
+def emit_layers(parts: "Sequence[Packed]", *, json_flag: bool) -> None:
+    """Markdown (report on stderr) or JSON lines: one record per memory, then a summary."""
+    from hippo.layers import render
+    from hippo.output import write_json_lines
+
+    if json_flag:
+        write_json_lines([*(r for p in parts for r in p.included), summary(parts)])
+        return
+    text = render(parts)
+    if text:
+        out = sys.stdout.buffer
+        out.write(text.encode("utf-8"))
+        out.flush()
+    sys.stderr.write(report(parts, text) + "\n")
+
+
+def summary(parts: "Sequence[Packed]") -> dict[str, object]:
+    """The final JSON line: totals over the layers (and each layer when there are several)."""
+    from hippo.layers import render, wordpiece
+
+    out: dict[str, object] = {
+        "event": "summary",
+        "tokens": wordpiece.count(render(parts)),
+        "budget": sum(p.budget for p in parts),
+        "included": sum(len(p.included) for p in parts),
+        "omitted": sum(len(p.omitted) for p in parts),
+        "omitted_ids": [r["id"] for p in parts for r in p.omitted],
+    }
+    if len(parts) > 1:
+        out["layers"] = {p.layer: p.summary() for p in parts}
+    return out
+
+
+def report(parts: "Sequence[Packed]", text: str) -> str:
+    """One stderr line: tokens printed, per layer what loaded and the ids left out."""
+    from hippo.layers import wordpiece
+
+    names = {"rule_floor": "rules", "guidance": "guidance"}
+    bits = []
+    for p in parts:
+        ids = " ".join(f"#{r['id']}" for r in p.omitted[:MAX_IDS])
+        more = f" +{len(p.omitted) - MAX_IDS} more" if len(p.omitted) > MAX_IDS else ""
+        left = f", left out {len(p.omitted)}: {ids}{more}" if p.omitted else ""
+        bits.append(f"{names.get(p.layer, p.layer)} {len(p.included)} "
+                    f"({p.tokens}/{p.budget} tokens{left})")
+    return f"hippo: {wordpiece.count(text)} tokens printed; " + "; ".join(bits)

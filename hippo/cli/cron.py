@@ -1,0 +1,32 @@
+"""`hippo cron --print`: crontab entries with this machine's hippo and database paths."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from hippo.cli.common import DbOpt, open_hippo
+
+
+def cron(
+    ctx: typer.Context,
+    print_: Annotated[bool, typer.Option("--print", help="Print the entries (what this "
+                                         "command does; it installs nothing).")] = False,
+    log: Annotated[Path | None, typer.Option(help="Log file the jobs append to (default: "
+                                             "hippo-cron.log next to the database).",
+                                             show_default=False, dir_okay=False)] = None,
+    db: DbOpt = None,
+) -> None:
+    """Print crontab lines: hourly ingest+extract, daily backstop, nightly consolidate+retire."""
+    import os
+
+    from hippo.maintain.cron import crontab, env_to_pass, hippo_command
+
+    h = open_hippo(ctx, db=db)
+    db_path = Path(os.path.abspath(h.settings.db_path))
+    log_path = Path(os.path.abspath(log)) if log else db_path.parent / "hippo-cron.log"
+    sys.stdout.write(crontab(hippo_command(), str(db_path), str(log_path),
+                             env_to_pass(os.environ)))

@@ -1,0 +1,67 @@
+"""`hippo extract`: turn new Echo content into durable Brain memories (with provenance)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from hippo.cli.common import DbOpt, EmbedderOpt, open_hippo
+from hippo.errors import ExitCode, HippoError
+
+
+def extract(
+    ctx: typer.Context,
+    extractor: Annotated[str | None, typer.Option(
+        "--extractor", envvar="HIPPO_EXTRACTOR",
+        help="rules (offline patterns, default) or llm (OpenAI-compatible chat endpoint); "
+        "config: [extract] extractor.", show_default=False)] = None,
+    model: Annotated[str | None, typer.Option(
+        "--model", help="Chat model for --extractor llm (config: [extract] model; default "
+        "gpt-4o-mini).", show_default=False)] = None,
+    session: Annotated[str | None, typer.Option(
+        "--session", help="Extract every chunk of this Echo session again (e.g. one a run "
+        "skipped); the watermark does not move.", show_default=False)] = None,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Print what would be written; write nothing.")] = False,
+    db: DbOpt = None,
+    embedder: EmbedderOpt = None,
+) -> None:
+    """Extract memories from new Echo chunks; one JSON line per memory and session, then a
+    summary. Exit 3 when a session was skipped, 75 when a spend cap, an open circuit or a
+    failing provider stopped the run (nothing of the session in progress is written)."""
+    from hippo import jobs
+    from hippo.extract import get
+    from hippo.extract.run import Extraction
+    from hippo.extract.settings import ExtractSettings
+    from hippo.maintain.common import mark_stale_runs
+    from hippo.output import write_json_lines
+    from hippo.progress import progress
+
+    def emit(event: dict[str, Any]) -> None:
+        write_json_lines([event])
+
+    h = open_hippo(ctx, db=db, embedder=embedder)
+    conf = ExtractSettings.from_settings(h.settings, extractor=extractor, model=model)
+    ex = get(conf.extractor, h, conf)
+    stopped: HippoError | None = None
+    with jobs.job(h.db, "extract", dry_run=dry_run) as run:
+        if not dry_run:  # we hold the lock: an earlier run still "running" was killed
+            mark_stale_runs(h.db, "extract", run.id)
+        x = Extraction(h, ex, conf, run_id=run.id, dry_run=dry_run)
+        plan = x.plan(session)
+        with progress("extract", total=len(plan)) as bar:
+            try:
+                summary = x.run(plan, emit, bar.advance, move_watermark=session is None)
+            except HippoError as exc:
+                stopped, summary = exc, x.summary
+        if not dry_run:
+            summary["run_id"] = run.id
+        run.summary = summary
+        run.outcome = ("stopped" if stopped else
+                       "partial" if summary["sessions_skipped"] else "ok")
+    write_json_lines([summary])
+    if stopped is not None:
+        raise stopped
+    if summary["sessions_skipped"]:
+        raise typer.Exit(int(ExitCode.PARTIAL))

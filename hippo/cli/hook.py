@@ -1,0 +1,134 @@
+"""`hippo hook AGENT [EVENT]`: answer an agent's lifecycle hook with hippo's layers.
+
+Reads the hook's JSON from stdin and prints what the agent adds as context. A hook must
+never break the agent: on any error nothing goes to stdout, one line to stderr, exit 0.
+"""
+
+# No `from __future__ import annotations`: Typer would eval every string annotation
+# (twice) at each start; real annotations cost nothing.
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from hippo.cli.common import DbOpt, ProjectOpt, open_hippo, root_flags
+from hippo.cli.context import TopicOpt
+
+AGENTS = ("claude-code",)
+# Our event names and the agent's, both accepted; the agent's is what we answer with.
+EVENTS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit"}
+ALIASES = {"sessionstart": "session-start", "session-start": "session-start",
+           "userpromptsubmit": "prompt", "user-prompt-submit": "prompt", "prompt": "prompt"}
+
+
+class HookInputError(Exception):
+    """The hook's arguments or stdin are not what the agent sends."""
+
+
+def hook(
+    ctx: typer.Context,
+    agent: Annotated[str, typer.Argument(help="The agent calling: claude-code.",
+                                         autocompletion=lambda: list(AGENTS))],
+    event: Annotated[str | None, typer.Argument(
+        help="session-start or prompt (default: the stdin's hook_event_name).",
+        autocompletion=lambda: list(EVENTS))] = None,
+    budget: Annotated[int, typer.Option("--budget", "-b", help="Token budget of what is "
+                                        "printed (rules, or prompt memories).")] = 800,
+    route: Annotated[bool, typer.Option("--route", help="session-start: add the project's "
+                                        "guidance (own budget, 1500).")] = False,
+    topic: TopicOpt = None,
+    limit: Annotated[int, typer.Option("--limit", "-n",
+                                       help="prompt: at most this many memories.")] = 5,
+    plain: Annotated[bool, typer.Option("--plain", help="Print the context as plain text "
+                                        "instead of the agent's JSON.")] = False,
+    project: ProjectOpt = None,
+    db: DbOpt = None,
+) -> None:
+    """Answer an agent hook: read its JSON on stdin, print the context it adds.
+
+    session-start prints the rule floor (like `hippo context`); prompt prints the memories
+    that match the prompt (like `hippo search --format markdown`). The project is
+    --project, else the hook's `cwd`. Output is Claude Code's
+    hookSpecificOutput.additionalContext JSON (--plain: the text). Errors never fail the
+    agent: nothing on stdout, one line on stderr, exit 0.
+    """
+    try:
+        text, answer_as = _answer(ctx, agent, event, budget=budget, route=route,
+                                  topics=tuple(topic or ()), limit=limit, project=project, db=db)
+    except Exception as exc:  # noqa: BLE001 - the agent must go on whatever happened here
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        sys.stderr.write(f"hippo hook: {message} (no context added)\n")
+        return
+    if not text:
+        return
+    if plain:
+        sys.stdout.write(text)
+    else:
+        from hippo.output import dumps
+
+        sys.stdout.buffer.write(dumps({"hookSpecificOutput": {
+            "hookEventName": answer_as, "additionalContext": text}}))
+    sys.stdout.flush()
+
+
+def read_payload() -> dict[str, Any]:
+    import orjson
+
+    raw = sys.stdin.buffer.read()
+    if not raw.strip():
+        return {}
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        raise HookInputError("stdin is not the hook's JSON") from None
+    if not isinstance(data, dict):
+        raise HookInputError("stdin is not a JSON object")
+    return data
+
+
+def resolve_event(event: str | None, payload: dict[str, Any]) -> str:
+    """Our event name from the argument, else from the payload's hook_event_name."""
+    given = event or str(payload.get("hook_event_name") or "")
+    name = ALIASES.get(given.strip().lower())
+    if name is None:
+        raise HookInputError(f"unknown hook event {given!r}; known: {', '.join(EVENTS)}"
+                             if given else "no event given and no hook_event_name on stdin")
+    return name
+
+
+def _answer(ctx: typer.Context, agent: str, event: str | None, *, budget: int, route: bool,
+            topics: tuple[str, ...], limit: int, project: str | None, db: Any
+            ) -> tuple[str, str]:
+    if agent not in AGENTS:
+        raise HookInputError(f"unknown agent {agent!r}; known: {', '.join(AGENTS)}")
+    payload = read_payload()
+    name = resolve_event(event, payload)
+    answer_as = str(payload.get("hook_event_name") or EVENTS[name])
+    chosen = project or root_flags(ctx).get("project")
+    if not chosen and isinstance(payload.get("cwd"), str) and payload["cwd"]:
+        from hippo.core import detect_project
+
+        chosen = detect_project(payload["cwd"])
+    h = open_hippo(ctx, db=db, project=chosen)
+    from hippo.layers import Route
+
+    where = Route(h.project, topics)
+    if name == "session-start":
+        from hippo.cli.context import report
+        from hippo.layers import guidance, render, rule_floor
+
+        parts = [rule_floor(h.db, where, budget)]
+        if route or topics:
+            parts.append(guidance(h.db, where))
+        text = render(parts)
+        sys.stderr.write(report(parts, text) + "\n")
+        return text, answer_as
+    prompt = payload.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        return "", answer_as
+    from hippo.layers import recall
+
+    records, degraded = recall.recall(h, prompt, where, limit)
+    for note in degraded:
+        sys.stderr.write(f"hippo: degraded: {note}\n")
+    return recall.render(records, budget), answer_as

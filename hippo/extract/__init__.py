@@ -1,0 +1,121 @@
+"""Extraction: turn new Echo chunks into durable Brain memories (`hippo extract`).
+
+An extractor is a class with ONE method, `extract(session) -> list[Candidate]`; built-ins
+register by name the way plugins would (`rules`: offline patterns, `llm`: any
+OpenAI-compatible chat endpoint). `hippo.extract.run` feeds them sessions past the
+watermark and `hippo.extract.write` stores what they find, de-duplicated.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from hippo.errors import HippoError, UsageError
+
+if TYPE_CHECKING:
+    from hippo.core import Hippo
+    from hippo.extract.settings import ExtractSettings
+
+
+@dataclass(frozen=True, slots=True)
+class EchoChunk:
+    """One Echo chunk as extraction sees it: `role: text` blocks plus where it came from."""
+
+    id: int
+    seq: int
+    source_path: str
+    roles: tuple[str, ...]
+    line_start: int | None
+    line_end: int | None
+    message_ids: tuple[str, ...]
+    started_at: str | None
+    text: str
+
+
+@dataclass(slots=True)
+class SessionChunks:
+    """New chunks of one session, in order (a session's tail when it grew since last time)."""
+
+    session_id: int
+    key: str
+    project: str | None
+    format: str
+    started_at: str | None
+    chunks: list[EchoChunk]
+
+    @property
+    def chunk_ids(self) -> list[int]:
+        return [c.id for c in self.chunks]
+
+
+@dataclass(slots=True)
+class Candidate:
+    """A statement an extractor proposes to remember, with the chunks that show it."""
+
+    type: str
+    text: str
+    importance: float
+    evidence: list[int]
+    tags: list[str] = field(default_factory=list)
+    confidence: float = 0.5
+
+
+class SkipSession(HippoError):
+    """This session cannot be extracted (e.g. the model's answer stayed invalid): skip it."""
+
+
+class Extractor(ABC):
+    """Finds memory candidates in one session's chunks. Subclasses set `name`."""
+
+    name: str = ""
+    #: Whether a call leaves the machine (it is guarded and may cost money).
+    remote: bool = False
+
+    @abstractmethod
+    def extract(self, session: SessionChunks) -> list[Candidate]:
+        """Candidates found in `session`; raise SkipSession to skip it, BusyError to stop."""
+
+
+Factory = Callable[["Hippo", "ExtractSettings"], Extractor]
+_REGISTRY: dict[str, Factory] = {}
+
+
+def register(name: str, factory: Factory) -> None:
+    """Register an extractor under `name` (built-ins use this too)."""
+    _REGISTRY[name] = factory
+
+
+def _builtins() -> None:
+    if _REGISTRY:
+        return
+
+    def rules(h: Hippo, conf: ExtractSettings) -> Extractor:
+        from hippo.extract.rules import RulesExtractor
+
+        return RulesExtractor()
+
+    def llm(h: Hippo, conf: ExtractSettings) -> Extractor:
+        from hippo.extract.llm import LlmExtractor
+
+        return LlmExtractor.from_settings(h, conf)
+
+    register("rules", rules)
+    register("llm", llm)
+
+
+def names() -> list[str]:
+    _builtins()
+    return sorted(_REGISTRY)
+
+
+def get(name: str, h: Hippo, conf: ExtractSettings) -> Extractor:
+    """Build the extractor called `name`; an unknown name lists the known ones."""
+    _builtins()
+    try:
+        factory = _REGISTRY[name]
+    except KeyError:
+        raise UsageError(f"unknown extractor {name!r}; known: {', '.join(names())}") from None
+    return factory(h, conf)

@@ -1,0 +1,253 @@
+"""`hippo extract`: feed Echo chunks past the watermark to an extractor, session by session.
+
+New chunks are read in id order and cut into segments: consecutive chunks of one session
+(what one ingest added to it). Each segment is one transaction: its memories, provenance
+links and the watermark (`meta` key `extract.last_chunk_id`) move together, so a re-run
+never repeats work and a killed run never skips any. The extractor runs before that
+transaction opens (a model call never holds the write lock); a session it skips still
+advances the watermark and is reported (re-extract it with `--session KEY`). An error
+that stops the run (spend cap, open circuit, provider down) leaves the session in progress
+unwritten and the watermark before it. A dry run writes inside a transaction it rolls
+back, so it reports exactly what would happen (one transaction for the whole run with a
+local extractor; per session with a remote one, whose guard counters must persist).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from hippo.errors import HippoError, NotFoundError, UsageError
+from hippo.extract import Candidate, EchoChunk, Extractor, SessionChunks, SkipSession
+from hippo.extract.write import Outcome, write
+from hippo.maintain.common import failpoint
+
+if TYPE_CHECKING:
+    from hippo.core import Hippo
+    from hippo.extract.settings import ExtractSettings
+    from hippo.records import NewMemory
+
+WATERMARK = "extract.last_chunk_id"
+META_GET = "SELECT value FROM meta WHERE key = ?"
+META_SET = "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)"
+PENDING = "SELECT id, session_id FROM echo_chunks WHERE id > ? ORDER BY id"
+SESSION = ("SELECT id, session_key, project, format, started_at FROM echo_sessions "
+           "WHERE id = ?")
+SESSION_BY_KEY = "SELECT id FROM echo_sessions WHERE session_key = ?"
+SEGMENT = ("SELECT id, seq, source_path, roles, line_start, line_end, message_ids, started_at, "
+           "text FROM echo_chunks WHERE session_id = ? AND id BETWEEN ? AND ? ORDER BY seq, id")
+SESSION_RANGE = "SELECT min(id) AS first, max(id) AS last FROM echo_chunks WHERE session_id = ?"
+
+Emit = Callable[[dict[str, Any]], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    session_id: int
+    first: int
+    last: int
+    count: int
+
+
+class _Rollback(Exception):
+    """Raised inside a dry run's transaction to discard what it wrote."""
+
+
+def watermark(h: Hippo) -> int:
+    value = h.db.scalar(META_GET, (WATERMARK,))
+    return int(value) if value is not None else 0
+
+
+def segments(h: Hippo, after: int) -> list[Segment]:
+    """Runs of consecutive new chunks of the same session, in id order."""
+    out: list[Segment] = []
+    for row in h.db.rows(PENDING, (after,)):
+        cid, sid = int(row["id"]), int(row["session_id"])
+        if out and out[-1].session_id == sid:
+            last = out[-1]
+            out[-1] = Segment(sid, last.first, cid, last.count + 1)
+        else:
+            out.append(Segment(sid, cid, cid, 1))
+    return out
+
+
+def session_segment(h: Hippo, key: str) -> Segment:
+    sid = h.db.scalar(SESSION_BY_KEY, (key,))
+    if sid is None:
+        raise NotFoundError(f"no Echo session {key!r}; `hippo echo` or `hippo stats` lists them")
+    row = h.db.row(SESSION_RANGE, (sid,))
+    first, last = (row["first"], row["last"]) if row else (None, None)
+    if first is None or last is None:
+        raise UsageError(f"session {key!r} has no chunks to extract")
+    return Segment(int(sid), int(first), int(last), 0)
+
+
+def load(h: Hippo, seg: Segment) -> SessionChunks:
+    import orjson
+
+    s = h.db.row(SESSION, (seg.session_id,))
+    assert s is not None
+    chunks = [EchoChunk(r["id"], r["seq"], r["source_path"],
+                        tuple(r["roles"].split(",")) if r["roles"] else (),
+                        r["line_start"], r["line_end"], tuple(orjson.loads(r["message_ids"])),
+                        r["started_at"], r["text"])
+              for r in h.db.rows(SEGMENT, (seg.session_id, seg.first, seg.last))]
+    return SessionChunks(s["id"], s["session_key"], s["project"], s["format"], s["started_at"],
+                         chunks)
+
+
+def provenance(session: SessionChunks, evidence: list[int], extractor: str) -> dict[str, Any]:
+    """`source` of a memory: its chunks, the session, and the file and line span they cover."""
+    by_id = {c.id: c for c in session.chunks}
+    shown = [by_id[e] for e in evidence if e in by_id]
+    out: dict[str, Any] = {"chunks": [c.id for c in shown], "session": session.key,
+                           "extractor": extractor}
+    if shown:
+        path = shown[0].source_path
+        same = [c for c in shown if c.source_path == path]
+        starts = [c.line_start for c in same if c.line_start is not None]
+        ends = [c.line_end for c in same if c.line_end is not None]
+        out["file"] = path
+        if starts and ends:
+            out["lines"] = [min(starts), max(ends)]
+    return out
+
+
+def to_memory(h: Hippo, c: Candidate, session: SessionChunks, extractor: str) -> NewMemory:
+    from hippo.records import from_input
+
+    return from_input({"text": c.text, "type": c.type, "tags": c.tags,
+                       "importance": round(min(max(c.importance, 0.0), 1.0), 3),
+                       "confidence": round(min(max(c.confidence, 0.0), 1.0), 3),
+                       "project": session.project, "author": "machine",
+                       "source": provenance(session, c.evidence, extractor)},
+                      h.types, default_project=session.project, default_author="machine")
+
+
+class Extraction:
+    """One `hippo extract` run."""
+
+    def __init__(self, h: Hippo, extractor: Extractor, conf: ExtractSettings, *,
+                 run_id: str | None, dry_run: bool = False) -> None:
+        self.h = h
+        self.extractor = extractor
+        self.conf = conf
+        self.run_id = run_id
+        self.dry_run = dry_run
+        self.totals: Counter[str] = Counter()
+        self.summary: dict[str, Any] = {}
+        self._outer = False
+        self._would_add: set[int] = set()  # dry run: ids of memories it would have added
+
+    def plan(self, session_key: str | None = None) -> list[Segment]:
+        if session_key:
+            return [session_segment(self.h, session_key)]
+        return segments(self.h, watermark(self.h))
+
+    def run(self, plan: list[Segment], emit: Emit, advance: Callable[[], None] = lambda: None,
+            *, move_watermark: bool = True) -> dict[str, Any]:
+        """Extract every segment; a HippoError that stops the run is re-raised after the
+        summary is filled in (`summary["stopped"]`)."""
+        self.summary = {"event": "summary", "extractor": self.extractor.name}
+        try:
+            if self.dry_run and not self.extractor.remote:
+                # Nothing leaves the machine: one transaction over the whole run, rolled
+                # back, so later sessions see what earlier ones would have written.
+                self._outer = True
+                try:
+                    with self.h.db.transaction():
+                        self._all(plan, emit, advance, move_watermark)
+                        raise _Rollback
+                except _Rollback:
+                    pass
+            else:
+                self._all(plan, emit, advance, move_watermark)
+        except HippoError as exc:
+            self.summary["stopped"] = str(exc)
+            raise
+        finally:
+            self.summary.update(self._figures())
+        return self.summary
+
+    def _all(self, plan: list[Segment], emit: Emit, advance: Callable[[], None],
+             move_watermark: bool) -> None:
+        for seg in plan:
+            self.segment(seg, emit, move_watermark)
+            advance()
+
+    def _figures(self) -> dict[str, Any]:
+        t = self.totals
+        out = {k: t[k] for k in ("sessions", "sessions_skipped", "chunks", "candidates",
+                                 "added", "reinforced", "linked", "skipped")}
+        out["watermark"] = watermark(self.h)
+        out["dry_run"] = self.dry_run
+        for key in ("calls", "retries"):
+            if hasattr(self.extractor, key):
+                out[f"llm_{key}"] = getattr(self.extractor, key)
+        return out
+
+    def segment(self, seg: Segment, emit: Emit, move_watermark: bool) -> None:
+        session = load(self.h, seg)
+        base = {"session": session.key, "project": session.project,
+                "chunks": len(session.chunks), "first_chunk": seg.first, "last_chunk": seg.last}
+        try:
+            found = self.extractor.extract(session)
+        except SkipSession as exc:
+            self.totals.update(sessions=1, sessions_skipped=1, chunks=len(session.chunks))
+            if move_watermark and not self.dry_run:
+                with self.h.db.transaction():
+                    self._advance(seg)
+            emit({"event": "session", **base, "status": "skipped", "reason": str(exc)})
+            return
+        events, counts = self._store(session, seg, found, move_watermark)
+        for ev in events:
+            emit(ev)
+        self.totals.update(sessions=1, chunks=len(session.chunks), candidates=len(found),
+                           **counts)
+        emit({"event": "session", **base, "status": "extracted", "candidates": len(found),
+              **{k: counts[k] for k in ("added", "reinforced", "linked", "skipped")}})
+
+    def _hide_rolled_back(self, out: Outcome, ev: dict[str, Any]) -> None:
+        """A dry run's ids of memories it only would have added mean nothing: hide them."""
+        if out.action == "add" and out.memory_id is not None:
+            self._would_add.add(out.memory_id)
+            ev["id"] = None
+        elif out.match is not None and out.match in self._would_add:
+            ev.update(id=None, match=None, reason=ev.get("reason")
+                      or "repeats a memory this run would add")
+
+    def _advance(self, seg: Segment) -> None:
+        self.h.db.execute(META_SET, (WATERMARK, str(max(seg.last, watermark(self.h)))))
+
+    def _store(self, session: SessionChunks, seg: Segment, found: list[Candidate],
+               move_watermark: bool) -> tuple[list[dict[str, Any]], Counter[str]]:
+        db = self.h.db
+        mems = [to_memory(self.h, c, session, self.extractor.name) for c in found]
+        vectors = self.h.embed([m.text for m in mems]) if mems and not self.dry_run else None
+        events: list[dict[str, Any]] = []
+        counts: Counter[str] = Counter(added=0, reinforced=0, linked=0, skipped=0)
+        plural = {"add": "added", "reinforce": "reinforced", "link": "linked", "skip": "skipped"}
+        try:
+            with db.transaction():
+                if vectors is None and mems:
+                    vectors = self.h.embed([m.text for m in mems])
+                for mem, vec, cand in zip(mems, vectors if vectors is not None else [], found):
+                    out = write(db, mem, vec, list(mem.source["chunks"]) if mem.source else [],
+                                threshold=self.conf.similarity, run_id=self.run_id)
+                    counts[plural[out.action]] += 1
+                    ev = {"event": "memory", **out.fields(), "type": mem.type, "text": mem.text,
+                          "project": mem.project, "session": session.key,
+                          "importance": mem.importance, "chunks": cand.evidence}
+                    if self.dry_run:
+                        self._hide_rolled_back(out, ev)
+                    events.append(ev)
+                failpoint("extract.txn")  # crash tests: SIGKILL before the commit
+                if move_watermark:
+                    self._advance(seg)
+                if self.dry_run and not self._outer:
+                    raise _Rollback
+        except _Rollback:
+            pass
+        return events, counts

@@ -1,0 +1,82 @@
+"""Curated retrieval for an agent's prompt hook: the search pipeline, or FTS5 alone without it.
+
+The hook runs on every prompt; when the full pipeline is unavailable it still answers
+from the lexical index, which needs no embedding model.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import TYPE_CHECKING, Any
+
+from hippo.layers.floor import COLUMNS, Route
+from hippo.records import to_record
+
+if TYPE_CHECKING:
+    from hippo.core import Hippo
+
+LIMIT = 5
+FTS = (
+    f"SELECT {COLUMNS} FROM memories_fts f JOIN memories m ON m.id = f.rowid "
+    "WHERE memories_fts MATCH ? AND m.status = 'active' AND {scope} "
+    "ORDER BY bm25(memories_fts), m.id LIMIT ?"
+)
+
+
+def match_expression(prompt: str) -> str | None:
+    """A safe FTS5 MATCH for free text: any of its words, each quoted (no operators)."""
+    try:
+        from hippo.retrieve.ftsquery import build_match
+    except ImportError:  # the search pipeline is not installed: quote words ourselves
+        words = ["".join(c for c in w if c.isalnum()) for w in prompt.split()]
+        quoted = [f'"{w}"' for w in dict.fromkeys(w for w in words if len(w) > 2)]
+        return " OR ".join(quoted[:64]) or None
+    return build_match(prompt, "or")
+
+
+def lexical(h: Hippo, prompt: str, route: Route, limit: int = LIMIT) -> list[dict[str, Any]]:
+    """Up to `limit` active memories of the route ranked by BM25 against the prompt."""
+    expr = match_expression(prompt)
+    if expr is None:
+        return []
+    where, params = route.scope(with_topics=False)
+    rows = h.db.rows(FTS.format(scope=where), [expr, *params, limit])
+    return [to_record(r) for r in rows]
+
+
+def has_pipeline() -> bool:
+    return importlib.util.find_spec("hippo.retrieve.pipeline") is not None
+
+
+def recall(h: Hippo, prompt: str, route: Route, limit: int = LIMIT
+           ) -> tuple[list[dict[str, Any]], list[str]]:
+    """Memories for a prompt, best first, and the degradations met on the way."""
+    if limit < 1 or not prompt.strip():
+        return [], []
+    if not has_pipeline():
+        return lexical(h, prompt, route, limit), ["lexical-only: search pipeline not installed"]
+    from hippo.retrieve.pipeline import search
+
+    projects = None if route.all_projects else tuple(dict.fromkeys((route.project, None)))
+    found = search(h, prompt, limit=limit, projects=projects)
+    return found.results, list(found.degraded)
+
+
+def render(records: list[dict[str, Any]], budget: int) -> str:
+    """The Markdown of `hippo search --format markdown` (its renderer when installed)."""
+    if not records:
+        return ""
+    try:
+        from hippo.retrieve.render import markdown
+    except ImportError:
+        return _render(records, budget)
+    return markdown(records, budget).text
+
+
+def _render(records: list[dict[str, Any]], budget: int) -> str:
+    from hippo.layers.pack import pack
+
+    return pack("recall", "Relevant memories", [
+        {**r, "text": f"{r['text']} ({r['type']}, {r.get('project') or 'global'}, "
+                      f"{str(r.get('created_at') or '')[:10]}, #{r['id']})"} for r in records
+    ], budget).text

@@ -1,0 +1,70 @@
+"""Each layer's size in tokens, for `hippo stats`: what it would cost to load it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from hippo.layers.floor import (
+    CURRENT,
+    FLOOR_BUDGET,
+    GUIDANCE_BUDGET,
+    Route,
+    guidance,
+    rule_floor,
+)
+from hippo.layers.pack import Packed, bullet
+
+if TYPE_CHECKING:
+    from hippo.db import Database
+
+CURATED = f"SELECT text FROM memories m WHERE {CURRENT} AND {{scope}}"
+ECHO_TEXTS = "SELECT text FROM echo_chunks m WHERE {scope}"
+BATCH = 512
+
+
+def count_many(texts: Iterable[str]) -> int:
+    """Total tokens of many texts, encoded in batches (one call per text is slow on archives)."""
+    from hippo import tokens
+
+    tok = tokens._tokenizer()  # the same tokenizer `tokens.count` uses
+    total, batch = 0, []
+    for text in texts:
+        if text:
+            batch.append(text)
+        if len(batch) >= BATCH:
+            total += sum(len(e.ids) for e in tok.encode_batch(batch, add_special_tokens=False))
+            batch = []
+    if batch:
+        total += sum(len(e.ids) for e in tok.encode_batch(batch, add_special_tokens=False))
+    return total
+
+
+def _size(packed: Packed) -> dict[str, Any]:
+    everything = packed.included + packed.omitted
+    full = f"## {packed.heading}\n" + "".join(bullet(r) for r in everything) if everything else ""
+    return {"memories": len(everything), "tokens": count_many([full]), "budget": packed.budget,
+            "loaded": len(packed.included), "loaded_tokens": packed.tokens}
+
+
+def layer_sizes(db: Database, project: str | None, *, all_projects: bool = False,
+                floor_budget: int = FLOOR_BUDGET, guidance_budget: int = GUIDANCE_BUDGET,
+                echo: bool = True) -> dict[str, Any]:
+    """Tokens per layer for `project` (plus global memories): all of it, and what loads.
+
+    rule_floor/guidance: `tokens` is the whole layer rendered, `loaded_tokens` what
+    fits the default budget. curated/echo: total tokens of their texts (loaded on demand).
+    """
+    route = Route(project, all_projects=all_projects)
+    where, params = route.scope(with_topics=False)
+    curated = [r["text"] for r in db.rows(CURATED.format(scope=where), params)]
+    out = {
+        "project": None if all_projects else project,
+        "rule_floor": _size(rule_floor(db, route, floor_budget)),
+        "guidance": _size(guidance(db, route, guidance_budget)),
+        "curated": {"memories": len(curated), "tokens": count_many(curated)},
+    }
+    if echo:
+        texts = [row[0] for row in db.execute(ECHO_TEXTS.format(scope=where), params)]
+        out["echo"] = {"chunks": len(texts), "tokens": count_many(texts)}
+    return out

@@ -1,0 +1,73 @@
+"""What every maintenance job shares: meta keys, stale runs, the FTS backstop, a failpoint."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import apsw
+
+if TYPE_CHECKING:
+    from hippo.db import Database
+
+Event = dict[str, Any]
+OnEvent = Callable[[Event], object]
+T = TypeVar("T")
+
+META_GET = "SELECT value FROM meta WHERE key = ?"
+META_SET = "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)"
+META_DEL = "DELETE FROM meta WHERE key = ?"
+# Only the lock holder runs a job, so any other run of it still marked running is dead.
+STALE_RUNS = "UPDATE runs SET outcome = 'killed' WHERE job = ? AND outcome = 'running' AND id != ?"
+FTS_CHECK = "INSERT INTO memories_fts(memories_fts, rank) VALUES ('integrity-check', 1)"
+FTS_REBUILD = "INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')"
+
+
+def meta_get(db: Database, key: str) -> str | None:
+    value = db.scalar(META_GET, (key,))
+    return None if value is None else str(value)
+
+
+def meta_set(db: Database, key: str, value: str | None) -> None:
+    if value is None:
+        db.execute(META_DEL, (key,))
+    else:
+        db.execute(META_SET, (key, value))
+
+
+def mark_stale_runs(db: Database, job: str, run_id: str) -> None:
+    with db.transaction():
+        db.execute(STALE_RUNS, (job, run_id))
+
+
+def fts_backstop(db: Database, *, repair: bool = True) -> str:
+    """FTS5 integrity-check of the Brain index; rebuild it when the check fails."""
+    try:
+        db.conn.execute(FTS_CHECK)  # raw: a failed check is apsw.CorruptError, expected here
+        return "ok"
+    except apsw.CorruptError:
+        if not repair:
+            return "corrupt"
+    with db.transaction():
+        db.execute(FTS_REBUILD)
+    return "rebuilt"
+
+
+def batches(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def failpoint(name: str) -> None:
+    """Crash tests: HIPPO_FAILPOINT=name:N kills this process with SIGKILL on the Nth hit."""
+    spec = os.environ.get("HIPPO_FAILPOINT")
+    if not spec or not spec.startswith(name + ":"):
+        return
+    hits = _HITS[name] = _HITS.get(name, 0) + 1
+    if hits >= int(spec.rsplit(":", 1)[1]):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+_HITS: dict[str, int] = {}

@@ -1,0 +1,234 @@
+"""`hippo consolidate`: merge near-duplicate machine memories of one type and project.
+
+Eligible: active, machine-authored, not pinned, not canonical, not superseded, and of a
+type that is not frozen (rule, architecture, decision and user types declared frozen).
+Compatible: the same type and the same project (global memories only with global ones).
+Incremental by default: only memories changed since the last successful run (audit ids
+above the recorded watermark) are compared against all; `--full` compares every pair.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from hippo import brain
+from hippo.jobs import job
+from hippo.maintain import guard, neighbors
+from hippo.maintain.common import (
+    OnEvent,
+    batches,
+    failpoint,
+    fts_backstop,
+    mark_stale_runs,
+    meta_get,
+    meta_set,
+)
+from hippo.maintain.merge import Cluster, Veto, group, merged
+from hippo.records import to_record
+
+if TYPE_CHECKING:
+    from hippo.core import Hippo
+    from hippo.db import Database
+    from hippo.maintain.settings import MaintainParams
+    from hippo.memtypes import MemType
+
+ACTOR = "consolidate"
+# Types whose repeats raise the survivor's confidence (SPEC: learned procedures).
+CONFIDENCE_TYPES = frozenset({"procedure"})
+
+ELIGIBLE = (
+    "SELECT id, type, coalesce(project, '') FROM memories WHERE status = 'active' "
+    "AND author = 'machine' AND pinned = 0 AND canonical = 0 AND superseded_by IS NULL"
+)
+# A run's own merges need no re-check: a survivor takes one member's statement and vector,
+# whose neighbours were examined when that member was new (or in this run).
+CHANGED_SINCE = (
+    f"SELECT DISTINCT memory_id FROM audit WHERE id > ? AND actor != '{ACTOR}'"
+)
+LAST_AUDIT = "SELECT coalesce(max(id), 0) FROM audit"
+RECORDS = f"SELECT {brain.COLUMNS} FROM memories WHERE id IN (SELECT value FROM json_each(?))"
+HAS_VECTORS = "SELECT 1 FROM sqlite_master WHERE name = 'memories_vec'"
+KEEP_APART = "SELECT a, b, run_id FROM keep_apart"
+
+WATERMARK = "consolidate.audit_watermark"
+THRESHOLD = "consolidate.threshold"
+GUARD = "consolidate.literal_guard"
+FULL_PENDING = "consolidate.full_pending"
+
+
+@dataclass(slots=True)
+class Plan:
+    mode: str  # "full" | "incremental"
+    why: str
+    strategy: str  # "scan" | "knn"
+    candidates: int
+    checked: int
+    pairs: int
+    watermark: int
+    clusters: list[Cluster] = field(default_factory=list)
+    vetoes: list[Veto] = field(default_factory=list)
+    records: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+
+def load(db: Database, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    import orjson
+
+    out: dict[int, dict[str, Any]] = {}
+    for start in range(0, len(ids), 5000):
+        arg = orjson.dumps(list(ids[start:start + 5000])).decode()
+        out.update((r["id"], to_record(r)) for r in db.rows(RECORDS, (arg,)))
+    return out
+
+
+def _full_reason(db: Database, params: MaintainParams, full: bool) -> str | None:
+    last_threshold = meta_get(db, THRESHOLD)
+    if full:
+        return "--full"
+    if meta_get(db, WATERMARK) is None:
+        return "first run"
+    if meta_get(db, FULL_PENDING):
+        return "an earlier full run did not finish"
+    if last_threshold is not None and params.threshold < float(last_threshold):
+        return f"threshold lowered from {last_threshold}"
+    if meta_get(db, GUARD) == "1" and not params.literal_guard:
+        return "literal guard turned off"
+    return None
+
+
+def plan(db: Database, types: Mapping[str, MemType], params: MaintainParams, *,
+         full: bool = False) -> Plan:
+    """Find what would merge, writing nothing."""
+    watermark = int(db.scalar(LAST_AUDIT))
+    frozen = {name for name, t in types.items() if t.frozen}
+    eligible = {r[0]: (r[1], r[2]) for r in db.execute(ELIGIBLE) if r[1] not in frozen}
+    why = _full_reason(db, params, full)
+    if why:
+        changed: set[int] | None = None
+    else:
+        since = int(meta_get(db, WATERMARK) or 0)
+        changed = {r[0] for r in db.execute(CHANGED_SINCE, (since,)) if r[0] in eligible}
+    n_checked = len(eligible) if changed is None else len(changed)
+    strategy = "knn" if changed is not None and len(changed) <= params.knn_limit else "scan"
+    p = Plan("full" if why else "incremental", why or "changes since the last run", strategy,
+             len(eligible), n_checked, 0, watermark)
+    if not n_checked or not db.scalar(HAS_VECTORS):
+        return p
+    if strategy == "knn":
+        assert changed is not None
+        pairs = neighbors.knn_pairs(db, changed, eligible, params.threshold, params.knn_k)
+    else:
+        pairs = neighbors.scan_pairs(db, changed, eligible, params.threshold)
+    p.pairs = len(pairs)
+    p.records = load(db, sorted({i for pair in pairs for i in pair}))
+    apart = {(a, b): run_id for a, b, run_id in db.execute(KEEP_APART)}
+
+    def conflict(x: int, y: int) -> str | None:
+        undone = apart.get((min(x, y), max(x, y)))
+        if undone:
+            return f"kept apart since {undone} undid their merge"
+        if params.literal_guard:
+            return guard.conflict(p.records[x]["text"], p.records[y]["text"])
+        return None
+
+    groups, p.vetoes = group(pairs, conflict)
+    where = {i: n for n, ids in enumerate(groups) for i in ids}
+    inside: list[list[tuple[int, int, float]]] = [[] for _ in groups]
+    for (a, b), sim in pairs.items():
+        if a in where and where[a] == where.get(b):
+            inside[where[a]].append((a, b, sim))
+    for ids, links in zip(groups, inside):
+        recs = [p.records[i] for i in ids]
+        p.clusters.append(merged(recs, links,
+                                 gains_confidence=recs[0]["type"] in CONFIDENCE_TYPES))
+    p.clusters.sort(key=lambda c: c.survivor)
+    return p
+
+
+def merge_event(c: Cluster, records: Mapping[int, dict[str, Any]]) -> dict[str, Any]:
+    surv = records[c.survivor]
+    return {"event": "merge", "survivor": c.survivor, "absorbed": c.absorbed,
+            "type": surv["type"], "project": surv["project"],
+            "pairs": [[a, b, s] for a, b, s in c.pairs], "text": c.text, "changes": c.changes}
+
+
+def _apply(db: Database, c: Cluster, vector: Any, planned: Mapping[int, dict[str, Any]],
+           run_id: str) -> bool:
+    """Write one merge; False (nothing written) when a member changed since planning."""
+    ids = [c.survivor, *c.absorbed]
+    now = load(db, ids)
+    if any(i not in now or now[i]["status"] != "active"
+           or now[i]["updated_at"] != planned[i]["updated_at"] for i in ids):
+        return False
+    brain.update(db, c.survivor, c.changes, actor=ACTOR, action="merge", run_id=run_id,
+                 vector=vector)
+    have = set(brain.chunk_ids(db, c.survivor))
+    gained: set[int] = set()
+    for absorbed in c.absorbed:
+        brain.update(db, absorbed, {"status": "consolidated", "consolidated_into": c.survivor},
+                     actor=ACTOR, action="consolidate", run_id=run_id)
+        gained.update(brain.chunk_ids(db, absorbed))
+    brain.link(db, c.survivor, sorted(gained - have), actor=ACTOR, run_id=run_id)
+    return True
+
+
+def run(h: Hippo, params: MaintainParams, *, full: bool = False, dry_run: bool = False,
+        on_event: OnEvent) -> dict[str, Any]:
+    """Plan, then merge in batches (one transaction each), then the FTS backstop."""
+    db = h.db
+    started = time.monotonic()
+    with job(db, "consolidate", dry_run=dry_run) as current:
+        if not dry_run:
+            mark_stale_runs(db, "consolidate", current.id)
+        p = plan(db, h.types, params, full=full)
+        if p.mode == "full" and not dry_run:
+            with db.transaction():  # a killed full run is finished by the next run
+                meta_set(db, FULL_PENDING, "1")
+        for v in p.vetoes:
+            on_event({"event": "veto", "a": v.a, "b": v.b, "similarity": v.similarity,
+                      "reason": v.reason})
+        merged_n = skipped = 0
+        for batch in batches(p.clusters, params.batch):
+            if dry_run:
+                for c in batch:
+                    on_event(merge_event(c, p.records))
+                merged_n += sum(len(c.absorbed) for c in batch)
+                continue
+            wanted = [c for c in batch if "text" in c.changes]
+            vecs = dict(zip((c.survivor for c in wanted), h.embed([c.text for c in wanted])))
+            written = []
+            with db.transaction():
+                for c in batch:
+                    if _apply(db, c, vecs.get(c.survivor), p.records, current.id):
+                        written.append(c)
+                    else:
+                        skipped += 1
+                failpoint("consolidate.txn")
+            for c in written:
+                merged_n += len(c.absorbed)
+                on_event(merge_event(c, p.records))
+            for c in batch:
+                if c not in written:
+                    on_event({"event": "skip", "survivor": c.survivor, "absorbed": c.absorbed,
+                              "reason": "changed while consolidating; next run retries"})
+            failpoint("consolidate.batch")
+        fts = fts_backstop(db, repair=not dry_run)
+        if not dry_run:
+            with db.transaction():
+                meta_set(db, WATERMARK, str(p.watermark))
+                meta_set(db, THRESHOLD, repr(params.threshold))
+                meta_set(db, GUARD, "1" if params.literal_guard else "0")
+                meta_set(db, FULL_PENDING, None)
+        current.summary = {
+            "mode": p.mode, "why": p.why, "strategy": p.strategy, "threshold": params.threshold,
+            "candidates": p.candidates, "checked": p.checked, "pairs": p.pairs,
+            "clusters": len(p.clusters) - skipped, "merged": merged_n, "vetoed": len(p.vetoes),
+            "skipped": skipped, "fts": fts, "seconds": round(time.monotonic() - started, 3),
+        }
+        summary = {"event": "summary", "job": "consolidate",
+                   "run_id": None if dry_run else current.id,
+                   "dry_run": dry_run, **current.summary}
+    on_event(summary)
+    return summary

@@ -1,0 +1,130 @@
+"""Corrections by a person: done, verify, edit, supersede. Every change is audited (actor
+"human"); an edit of the text re-embeds it and makes the memory human-authored."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from hippo import brain
+from hippo.errors import UsageError
+from hippo.memtypes import TIERS, resolve
+from hippo.records import MAX_TEXT_CHARS, clean_tags
+from hippo.timeutil import now_iso
+
+if TYPE_CHECKING:
+    from hippo.core import Hippo
+    from hippo.db import Database
+
+ACTOR = "human"
+LIVE = ("active", "done")
+
+
+def done(h: Hippo, ids: Sequence[int]) -> list[dict[str, Any]]:
+    """Mark episodic memories (task, todo, ...) done: out of default search, kept until retired."""
+    out = []
+    with h.db.transaction():
+        for memory_id in ids:
+            rec = brain.get(h.db, memory_id)
+            tier = h.types[rec["type"]].tier if rec["type"] in h.types else rec["tier"]
+            if tier != "episodic":
+                episodic = sorted(n for n, t in h.types.items() if t.tier == "episodic")
+                raise UsageError(f"memory {memory_id} is a {rec['type']}; only "
+                                 f"{', '.join(episodic)} can be done")
+            if rec["status"] not in LIVE:
+                raise UsageError(f"memory {memory_id} is {rec['status']}; only active ones "
+                                 "can be done")
+            out.append(brain.update(h.db, memory_id, {"status": "done"}, actor=ACTOR,
+                                    action="done") if rec["status"] == "active" else rec)
+    return out
+
+
+def verify(db: Database, ids: Sequence[int]) -> list[dict[str, Any]]:
+    """A person confirms memories are still true: `confirmed_at` = now, freshness restarts."""
+    out = []
+    with db.transaction():
+        stamp = now_iso()
+        for memory_id in ids:
+            rec = brain.get(db, memory_id)
+            if rec["status"] not in LIVE:
+                raise UsageError(f"memory {memory_id} is {rec['status']}; only active or done "
+                                 "memories can be verified")
+            out.append(brain.update(db, memory_id, {"confirmed_at": stamp}, actor=ACTOR,
+                                    action="verify"))
+    return out
+
+
+def edit(h: Hippo, memory_id: int, *, text: str | None = None, type_: str | None = None,
+         tier: str | None = None, importance: float | None = None,
+         add_tags: Sequence[str] = (), remove_tags: Sequence[str] = (),
+         project: str | None = None, global_: bool = False) -> dict[str, Any]:
+    """Change fields of one memory; a new text is re-embedded (the vector follows)."""
+    rec = brain.get(h.db, memory_id)
+    changes: dict[str, Any] = {}
+    if text is not None:
+        text = text.strip()
+        if not text:
+            raise UsageError("--text must not be empty")
+        if len(text) > MAX_TEXT_CHARS:
+            raise UsageError(f"text is {len(text)} characters; the limit is {MAX_TEXT_CHARS}")
+        if text != rec["text"]:
+            changes.update(text=text, author="human")  # a person wrote this statement now
+    if type_ is not None and type_ != rec["type"]:
+        new = resolve(type_, h.types)
+        changes["type"] = new.name
+        old = h.types.get(rec["type"])
+        if tier is None and old is not None and rec["tier"] == old.tier:
+            changes["tier"] = new.tier  # the tier followed the type's default; keep it so
+    if tier is not None:
+        if tier not in TIERS:
+            raise UsageError(f"unknown tier {tier!r}; known tiers: {', '.join(TIERS)}")
+        changes["tier"] = tier
+    if importance is not None:
+        if not 0.0 <= importance <= 1.0:
+            raise UsageError(f"importance must be between 0 and 1, got {importance}")
+        changes["importance"] = importance
+    if add_tags or remove_tags:
+        tags = (set(rec["tags"]) | set(clean_tags(list(add_tags)))) - set(
+            clean_tags(list(remove_tags)))
+        changes["tags"] = sorted(tags)
+    if global_ and project is not None:
+        raise UsageError("give --project NAME or --global, not both")
+    if global_:
+        changes["project"] = None
+    elif project is not None:
+        if not project.strip():
+            raise UsageError("--project must not be empty (use --global for none)")
+        changes["project"] = project.strip()
+    changes = {k: v for k, v in changes.items() if v != rec[k]}
+    if not changes:
+        return rec
+    vector = h.embed([changes["text"]])[0] if "text" in changes else None
+    with h.db.transaction():
+        return brain.update(h.db, memory_id, changes, actor=ACTOR, action="edit",
+                            vector=vector)
+
+
+def supersede(db: Database, old: int, new: int | None) -> dict[str, Any]:
+    """OLD is replaced by NEW (OLD stays active, out of default search); None clears it."""
+    with db.transaction():
+        rec = brain.get(db, old)
+        if new is None:
+            return brain.update(db, old, {"superseded_by": None}, actor=ACTOR,
+                                action="unsupersede") if rec["superseded_by"] else rec
+        if new == old:
+            raise UsageError("a memory cannot supersede itself")
+        repl = brain.get(db, new)
+        if repl["status"] not in LIVE:
+            raise UsageError(f"memory {new} is {repl['status']}; supersede with an active one")
+        seen, cur = {new}, repl
+        while cur["superseded_by"] is not None:  # refuse cycles: NEW must not lead to OLD
+            if cur["superseded_by"] == old:
+                raise UsageError(f"memory {new} is itself superseded by {old} (directly or "
+                                 "through others); that would be a cycle")
+            if cur["superseded_by"] in seen:
+                break
+            seen.add(cur["superseded_by"])
+            cur = brain.get(db, cur["superseded_by"])
+        if rec["superseded_by"] == new:
+            return rec
+        return brain.update(db, old, {"superseded_by": new}, actor=ACTOR, action="supersede")

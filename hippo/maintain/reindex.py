@@ -1,0 +1,185 @@
+"""`hippo reindex --embedder X`: re-embed a store with another model, resumably.
+
+New vectors are built into a side vec0 table (`<table>_next`, each row carrying the content
+hash it was computed from) in batches committed as they go, while searches keep using the
+old vectors and model. When the side table covers every row of the live table, one
+transaction copies it over the live table and records the new model in `meta`. A killed
+run leaves the side table behind; the next run with the same embedder resumes from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from hippo.errors import UsageError
+from hippo.jobs import job
+from hippo.maintain.common import OnEvent, batches, failpoint, mark_stale_runs, meta_get, meta_set
+from hippo.progress import progress
+from hippo.vectors import VEC_TABLES, embed_texts, store_model, to_blob, vec_table_ddl
+
+if TYPE_CHECKING:
+    from hippo.core import Hippo
+    from hippo.db import Database
+    from hippo.embed import Embedder
+
+# store -> the table holding the text each vector was computed from
+CONTENT = {"brain": "memories", "echo": "echo_chunks"}
+HASH_COL = ", +content_hash TEXT"
+# After a new model the cosine scale differs: the next consolidate re-checks everything.
+RESET_ON_SWAP = {"brain": ("consolidate.audit_watermark",)}
+
+
+class Tables:
+    """The names and column lists of one store's live and side vec0 tables (fixed by code)."""
+
+    def __init__(self, store: str) -> None:
+        self.store = store
+        self.live, self.key, meta = VEC_TABLES[store]
+        self.meta = [c.split()[0] for c in meta.split(",")]
+        self.next = f"{self.live}_next"
+        self.content = CONTENT[store]
+        cols = ", ".join(self.meta)
+        self.read_live = f"SELECT {self.key}, {cols} FROM {self.live}"
+        self.read_next = f"SELECT {self.key}, content_hash, {cols} FROM {self.next}"
+        self.texts = (f"SELECT id, text, content_hash FROM {self.content} "
+                      "WHERE id IN (SELECT value FROM json_each(?))")
+        self.hashes = f"SELECT id, content_hash FROM {self.content}"
+        self.delete_next = f"DELETE FROM {self.next} WHERE {self.key} = ?"
+        self.insert_next = (f"INSERT INTO {self.next}({self.key}, embedding, {cols}, "
+                            f"content_hash) VALUES ({', '.join('?' * (len(self.meta) + 3))})")
+        self.copy = (f"INSERT INTO {self.live}({self.key}, embedding, {cols}) "
+                     f"SELECT {self.key}, embedding, {cols} FROM {self.next}")
+        self.exists = "SELECT 1 FROM sqlite_master WHERE name = ?"
+
+    def meta_key(self, what: str) -> str:
+        return f"{self.store}.reindex_{what}"
+
+
+def _pending(db: Database, t: Tables) -> tuple[list[int], list[int]]:
+    """Keys whose side-table vector is missing or stale, and side rows no longer live."""
+    live = {r[0]: tuple(r[1:]) for r in db.execute(t.read_live)}
+    side = {r[0]: (r[1], tuple(r[2:])) for r in db.execute(t.read_next)}
+    hashes = {k: h for k, h in db.execute(t.hashes) if k in live}
+    todo = [k for k, meta in live.items()
+            if k not in side or side[k] != (hashes.get(k), meta)]
+    extra = [k for k in side if k not in live]
+    return sorted(todo), sorted(extra)
+
+
+def _build(db: Database, t: Tables, emb: Embedder, keys: Sequence[int]) -> None:
+    """Embed `keys` (embed cache first) and write them into the side table, one transaction."""
+    import orjson
+
+    live = {r[0]: tuple(r[1:]) for r in db.execute(
+        f"{t.read_live} WHERE {t.key} IN (SELECT value FROM json_each(?))",
+        (orjson.dumps(list(keys)).decode(),))}
+    rows = [r for r in db.execute(t.texts, (orjson.dumps(list(keys)).decode(),))
+            if r[0] in live]
+    vecs = embed_texts(db, emb, [r[1] for r in rows])
+    with db.transaction():
+        for (key, _text, chash), vec in zip(rows, vecs):
+            db.execute(t.delete_next, (key,))
+            db.execute(t.insert_next, (key, to_blob(vec), *live[key], chash))
+
+
+def run(h: Hippo, store: str, embedder_name: str, *, batch: int = 256, force: bool = False,
+        dry_run: bool = False, on_event: OnEvent) -> dict[str, Any]:
+    from hippo import embed
+
+    if store not in VEC_TABLES:
+        raise UsageError(f"unknown store {store!r}; choose brain or echo")
+    db, t = h.db, Tables(store)
+    emb = embed.get(embedder_name, h.settings)
+    target = {"model": emb.model_id, "dim": emb.dimensions, "embedder": emb.name}
+    old = store_model(db, store)
+    with job(db, "reindex", dry_run=dry_run) as current:
+        summary: dict[str, Any] = {"store": store, "from": old[0] if old else None,
+                                   "to": emb.model_id}
+        pending = meta_get(db, t.meta_key("model"))
+        if old is None:
+            summary["result"] = "no vectors yet; the model is recorded on first use"
+            if not dry_run:
+                from hippo.vectors import ensure_store
+
+                ensure_store(db, store, emb)
+        elif old == (emb.model_id, emb.dimensions) and not force and pending is None:
+            summary["result"] = f"already uses {emb.model_id}; --force re-embeds anyway"
+        else:
+            rows = int(db.scalar(f"SELECT count(*) FROM {t.live}"))
+            if dry_run:
+                reuse = (pending == emb.model_id and db.scalar(t.exists, (t.next,))
+                         and meta_get(db, t.meta_key("dim")) == str(emb.dimensions))
+                todo = _pending(db, t)[0] if reuse else list(range(rows))
+            else:
+                mark_stale_runs(db, "reindex", current.id)
+                _prepare(db, t, target, pending, on_event)
+                todo = _pending(db, t)[0]
+            summary.update(rows=rows, resumed=rows - len(todo), built=len(todo))
+            if dry_run:
+                summary["result"] = "dry run: nothing written"
+            else:
+                _fill(db, t, emb, todo, batch)
+                _swap(db, t, emb, target)
+                summary["result"] = "swapped"
+        current.summary = summary
+    out = {"event": "summary", "job": "reindex", "run_id": None if dry_run else current.id,
+           "dry_run": dry_run, **summary}
+    on_event(out)
+    return out
+
+
+def _prepare(db: Database, t: Tables, target: dict[str, Any], pending: str | None,
+             on_event: OnEvent) -> None:
+    """Create (or keep, when resuming with the same model) the side table."""
+    with db.transaction():
+        same = (pending == target["model"]
+                and meta_get(db, t.meta_key("dim")) == str(target["dim"]))
+        if pending is not None and not same:
+            on_event({"event": "restart", "store": t.store, "was": pending,
+                      "now": target["model"]})
+            db.execute(f"DROP TABLE IF EXISTS {t.next}")
+        db.execute(vec_table_ddl(t.store, target["dim"], t.next, HASH_COL))
+        for what, value in target.items():
+            meta_set(db, t.meta_key(what), str(value))
+    kept = int(db.scalar(f"SELECT count(*) FROM {t.next}"))
+    if kept:
+        on_event({"event": "resume", "store": t.store, "kept": kept})
+
+
+def _fill(db: Database, t: Tables, emb: Embedder, todo: list[int], batch: int) -> None:
+    with progress(f"reindex {t.store}", total=len(todo)) as bar:
+        for keys in batches(todo, batch):
+            _build(db, t, emb, keys)
+            bar.advance(len(keys))
+            failpoint("reindex.batch")
+        # Rows written meanwhile by other commands: catch up until nothing is left.
+        for _ in range(3):
+            todo = _pending(db, t)[0]
+            if not todo:
+                break
+            bar.total(None)
+            for keys in batches(todo, batch):
+                _build(db, t, emb, keys)
+
+
+def _swap(db: Database, t: Tables, emb: Embedder, target: dict[str, Any]) -> None:
+    """Replace the live table by the side table and record the model, in one transaction."""
+    with db.transaction():
+        todo, extra = _pending(db, t)  # under the write lock: nothing can change now
+        if todo:
+            _build(db, t, emb, todo)
+        for key in extra:
+            db.execute(t.delete_next, (key,))
+        db.execute(f"DROP TABLE {t.live}")
+        db.execute(vec_table_ddl(t.store, target["dim"]))
+        db.execute(t.copy)
+        db.execute(f"DROP TABLE {t.next}")
+        for what in ("model", "dim", "embedder"):
+            meta_set(db, t.meta_key(what), None)
+        meta_set(db, f"{t.store}.embed_model", target["model"])
+        meta_set(db, f"{t.store}.embed_dim", str(target["dim"]))
+        meta_set(db, f"{t.store}.embedder", target["embedder"])
+        for stale in RESET_ON_SWAP.get(t.store, ()):
+            meta_set(db, stale, None)
+        failpoint("reindex.swap")

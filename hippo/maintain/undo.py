@@ -1,0 +1,184 @@
+"""`hippo undo RUN_ID`: put every memory a run touched back exactly as it was before it.
+
+The audit log holds each change's record before and after. Undo restores, per memory, the
+record from before the run's first change (text, tags, status, consolidated_into,
+timestamps...), its vector (from the embed cache, or re-embedded), its FTS entry (through
+the triggers) and its provenance links; a memory the run created is removed. Memories
+changed again after the run are refused unless --force. The undo is itself a run, audited,
+so it can be undone in turn.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from hippo import brain
+from hippo.errors import HippoError, NotFoundError, UsageError
+from hippo.jobs import job
+from hippo.maintain.common import OnEvent, failpoint, mark_stale_runs
+from hippo.records import FIELDS, NewMemory
+from hippo.timeutil import now_iso
+
+if TYPE_CHECKING:
+    from hippo.core import Hippo
+    from hippo.db import Database
+
+ACTOR = "human"
+RUN = "SELECT id, job, outcome FROM runs WHERE id = ?"
+RUN_AUDIT = "SELECT memory_id, action, before, after FROM audit WHERE run_id = ? ORDER BY id"
+POINTING_AT = "SELECT id FROM memories WHERE consolidated_into = ? OR superseded_by = ?"
+LINKS = ("link", "unlink")
+KEEP_APART_ADD = "INSERT OR IGNORE INTO keep_apart(a, b, run_id, at) VALUES (?, ?, ?, ?)"
+KEEP_APART_DROP = "DELETE FROM keep_apart WHERE run_id = ?"
+
+
+@dataclass(slots=True)
+class Step:
+    memory_id: int
+    target: dict[str, Any] | None  # the record before the run (None: the run created it)
+    left: dict[str, Any] | None  # the record the run left (None: the run removed it)
+    current: dict[str, Any] | None
+
+
+@dataclass(slots=True)
+class UndoPlan:
+    run_id: str
+    job: str | None
+    steps: list[Step] = field(default_factory=list)
+    links: list[tuple[int, list[int], bool]] = field(default_factory=list)  # (id, chunks, added)
+    purged: list[int] = field(default_factory=list)
+
+    @property
+    def conflicts(self) -> list[int]:
+        return [s.memory_id for s in self.steps if s.current != s.left]
+
+    @property
+    def apart(self) -> list[tuple[int, int]]:
+        """Every pair within each cluster the run merged (survivor and what it absorbed)."""
+        clusters: dict[int, set[int]] = {}
+        for s in self.steps:
+            into = s.left["consolidated_into"] if s.left else None
+            if into is not None and s.left and s.left["status"] == "consolidated" and (
+                    s.target is None or s.target["consolidated_into"] != into):
+                clusters.setdefault(into, {into}).add(s.memory_id)
+        return sorted((a, b) for ids in clusters.values() for a in ids for b in ids if a < b)
+
+
+def _current(db: Database, memory_id: int) -> dict[str, Any] | None:
+    try:
+        return brain.get(db, memory_id)
+    except NotFoundError:
+        return None
+
+
+def plan(db: Database, run_id: str) -> UndoPlan:
+    import orjson
+
+    run = db.row(RUN, (run_id,))
+    rows = db.rows(RUN_AUDIT, (run_id,))
+    if run is None and not rows:
+        raise NotFoundError(f"no run with id {run_id!r}; `hippo stats` shows each job's last run")
+    if run is not None and run["job"] == "reindex":
+        raise UsageError("a reindex changes vectors, not memories; to go back, run "
+                         "`hippo reindex --embedder PREVIOUS`")
+    p = UndoPlan(run_id, run["job"] if run else None)
+    first: dict[int, dict[str, Any] | None] = {}
+    last: dict[int, dict[str, Any] | None] = {}
+    for r in rows:
+        before = orjson.loads(r["before"]) if r["before"] else None
+        after = orjson.loads(r["after"]) if r["after"] else None
+        mid = r["memory_id"]
+        if r["action"] in LINKS:
+            chunks = (after if r["action"] == "link" else before) or {"chunks": []}
+            p.links.append((mid, list(chunks["chunks"]), r["action"] == "link"))
+        elif before is None and after is None:  # text purged since (forget --hard)
+            if mid not in p.purged:
+                p.purged.append(mid)
+        else:
+            first.setdefault(mid, before)
+            last[mid] = after
+    p.steps = [Step(mid, target, last[mid], _current(db, mid))
+               for mid, target in first.items() if mid not in p.purged]
+    ours = {s.memory_id for s in p.steps}
+    for s in p.steps:  # a memory this run created that others now point at cannot go
+        if s.target is None:
+            others = [r[0] for r in db.execute(POINTING_AT, (s.memory_id, s.memory_id))
+                      if r[0] not in ours]
+            if others:
+                raise HippoError(f"memory {s.memory_id}, created by run {run_id}, is now "
+                                 f"referenced by memory {others[0]}; undo the later runs first")
+    return p
+
+
+def _event(step: Step) -> dict[str, Any]:
+    if step.target is None:
+        action = "remove"
+    elif step.current is None:
+        action = "recreate"
+    else:
+        action = "restore"
+    shown = step.target or step.current or {}
+    return {"event": "restore", "id": step.memory_id, "action": action,
+            "status": step.target["status"] if step.target else None,
+            "from_status": step.current["status"] if step.current else None,
+            "text": shown.get("text")}
+
+
+def run(h: Hippo, run_id: str, *, force: bool = False, dry_run: bool = False,
+        on_event: OnEvent) -> dict[str, Any]:
+    db = h.db
+    p = plan(db, run_id)
+    if p.conflicts and not force:
+        ids = ", ".join(map(str, p.conflicts[:10]))
+        raise HippoError(f"{len(p.conflicts)} memories changed after run {run_id} (ids {ids}); "
+                         "undo the later runs first, or --force to overwrite those changes")
+    live = [s for s in p.steps if s.target is not None and s.target["status"] == "active"]
+    vectors: dict[int, Any] = {}
+    if live and not dry_run:  # outside the write lock; cached texts cost nothing
+        vectors = dict(zip((s.memory_id for s in live),
+                           h.embed([s.target["text"] for s in live if s.target])))
+    with job(db, "undo", dry_run=dry_run) as current:
+        if not dry_run:
+            mark_stale_runs(db, "undo", current.id)
+            with db.transaction():
+                if not force and plan(db, run_id).conflicts:  # changed since we looked
+                    raise HippoError(f"memories changed while preparing to undo {run_id}; "
+                                     "try again")
+                db.execute("PRAGMA defer_foreign_keys = ON")  # rows point at each other
+                for mid, chunks, added in reversed(p.links):
+                    if _current(db, mid) is not None:
+                        brain.link(db, mid, chunks, actor=ACTOR, run_id=current.id,
+                                   add=not added)
+                for step in reversed(p.steps):
+                    _apply(db, step, vectors.get(step.memory_id), current.id)
+                # Undoing an undo lets those memories merge again; undoing a merge keeps
+                # them apart, or the next nightly consolidate would merge them right back.
+                db.execute(KEEP_APART_DROP, (run_id,))
+                stamp = now_iso()
+                for a, b in p.apart:
+                    db.execute(KEEP_APART_ADD, (a, b, current.id, stamp))
+                failpoint("undo.txn")
+        for step in p.steps:
+            on_event(_event(step))
+        for mid in p.purged:
+            on_event({"event": "skip", "id": mid, "reason": "purged; nothing to restore"})
+        current.summary = {"undid": run_id, "undid_job": p.job, "restored": len(p.steps),
+                           "links": len(p.links), "kept_apart": len(p.apart),
+                           "forced": bool(p.conflicts)}
+    summary = {"event": "summary", "job": "undo", "run_id": None if dry_run else current.id,
+               "dry_run": dry_run, **current.summary}
+    on_event(summary)
+    return summary
+
+
+def _apply(db: Database, step: Step, vector: Any, run_id: str) -> None:
+    now = _current(db, step.memory_id)
+    if step.target is None:
+        if now is not None:
+            brain.delete_row(db, step.memory_id, actor=ACTOR, action="undo", run_id=run_id)
+    elif now is None:
+        mem = NewMemory(**{k: step.target[k] for k in FIELDS})
+        brain.insert(db, mem, vector, actor=ACTOR, run_id=run_id, action="undo")
+    else:
+        brain.restore(db, step.target, vector, actor=ACTOR, action="undo", run_id=run_id)

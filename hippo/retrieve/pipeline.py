@@ -1,0 +1,298 @@
+"""The Brain search pipeline (SPEC "Brain search pipeline"), one function the CLI wraps.
+
+embed the query (persistent cache) → vector KNN + FTS5 BM25 (filters inside both) →
+RRF → task hint → MMR → relevance/importance/freshness blend → optional rerank → top N.
+
+Nothing here fails because a helper is down: no embedder means lexical results, no FTS
+means vector results, no reranker means the local order; each such fallback is named
+in `SearchResult.degraded` and in every result's `degraded`. A cached query embedding
+is read as a blob and the cosines come from SQLite, so that path loads neither
+numpy nor the ONNX model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import EllipsisType
+from typing import TYPE_CHECKING, Any
+
+from hippo.errors import ConfigError, HippoError, UsageError
+from hippo.memtypes import TIERS, resolve
+from hippo.retrieve import fts, vec
+from hippo.retrieve.constants import BM25, VECTOR, SearchParams
+from hippo.retrieve.filters import Filters
+from hippo.retrieve.fuse import fuse
+from hippo.retrieve.hint import apply_hint, task_hint
+from hippo.retrieve.mmr import select
+from hippo.retrieve.score import age_days, final_score, freshness, tau_for
+
+if TYPE_CHECKING:
+    from hippo.config import Settings
+    from hippo.core import Hippo
+    from hippo.db import Database
+
+CACHED_VECTOR = "SELECT vector FROM embed_cache WHERE model = ? AND content_hash = ?"
+RECORDS = "SELECT {columns} FROM memories WHERE id IN ({marks})"
+FALLBACK_TYPE = "fact"  # τ for a stored type no longer declared in the config
+COUNTER_WAIT_MS = 50
+
+
+@dataclass(slots=True)
+class SearchResult:
+    """Results best first (SPEC records + `score`, `degraded`, and `explain` when asked)."""
+
+    query: str
+    results: list[dict[str, Any]] = field(default_factory=list)
+    degraded: list[str] = field(default_factory=list)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self.results)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+
+def load_params(settings: Settings) -> SearchParams:
+    """`SearchParams` with the config file's [search] table applied (bad value → exit 78)."""
+    try:
+        return SearchParams.from_mapping(settings.table("search"))
+    except ValueError as exc:
+        raise ConfigError(f"{exc} (in [search] of {settings.file})") from None
+
+
+def _bound(value: datetime | str | None) -> str | None:
+    from hippo.timeutil import iso, parse_since
+
+    if value is None or value == "":
+        return None
+    return iso(value if isinstance(value, datetime) else parse_since(value))
+
+
+def make_filters(h: Hippo, *, types: Sequence[str] = (), tiers: Sequence[str] = (),
+                 tags: Sequence[str] = (), since: datetime | str | None = None,
+                 until: datetime | str | None = None,
+                 projects: Sequence[str | None] | None | EllipsisType = ...,
+                 include_superseded: bool = False) -> Filters:
+    """Validated filters; `projects=...` means the current project plus global memories."""
+    for t in types:
+        resolve(t, h.types)
+    for tier in tiers:
+        if tier not in TIERS:
+            raise UsageError(f"unknown tier {tier!r}; known tiers: {', '.join(TIERS)}")
+    if projects is ...:
+        scope: tuple[str | None, ...] | None = tuple(dict.fromkeys((h.project, None)))
+    else:
+        scope = None if projects is None else tuple(dict.fromkeys(projects))
+    return Filters(projects=scope, types=tuple(types), tiers=tuple(tiers),
+                   tags=tuple(t.strip().lower() for t in tags if t.strip()),
+                   since=_bound(since), until=_bound(until),
+                   include_superseded=include_superseded)
+
+
+def _note(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def query_vector(h: Hippo, text: str, degraded: list[str]) -> bytes | None:
+    """The query's float32 blob: from the persistent cache, else from the embedder.
+
+    A cache hit touches neither numpy nor the model. Any embedder failure is recorded
+    in `degraded` and gives None; a store built with another model is still exit 78.
+    """
+    from hippo.vectors import bump, check_model, content_hash
+
+    db = h.db
+    try:
+        emb = h.embedder("brain")
+    except Exception as exc:  # noqa: BLE001 - no embedder: lexical search still works
+        degraded.append(f"embedder: {_note(exc)} (lexical results only)")
+        return None
+    check_model(db, "brain", emb)
+    blob = db.scalar(CACHED_VECTOR, (emb.model_id, content_hash(text)))
+    if blob is not None:
+        # Count the hit, but never make a search wait behind a writer (or fail on a
+        # read-only file) for a counter.
+        db.conn.set_busy_timeout(COUNTER_WAIT_MS)
+        try:
+            with db.transaction():
+                bump(db, "embed.cache_hits", 1)
+        except HippoError:
+            pass
+        finally:
+            db.conn.set_busy_timeout(int(h.settings["busy_timeout_ms"]))
+        return bytes(blob)
+    try:
+        from hippo.vectors import embed_texts, to_blob
+
+        return to_blob(embed_texts(db, emb, [text])[0])
+    except Exception as exc:  # noqa: BLE001 - provider down, key missing, timeout, ...
+        degraded.append(f"embedder: {_note(exc)} (lexical results only)")
+        return None
+
+
+def _records(db: Database, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    from hippo.brain import COLUMNS
+    from hippo.records import to_record
+
+    sql = RECORDS.format(columns=COLUMNS, marks=",".join("?" * len(ids)))
+    return {r["id"]: to_record(r) for r in db.rows(sql, list(ids))}
+
+
+def _freshness(rec: dict[str, Any], h: Hippo, now: datetime) -> dict[str, float]:
+    types = h.types
+    tau = tau_for(rec["type"] if rec["type"] in types else FALLBACK_TYPE, types)
+    age = age_days(rec["created_at"], rec["confirmed_at"], now)
+    return {"value": freshness(age, tau), "age_days": age, "tau_days": tau}
+
+
+def search(
+    h: Hippo,
+    query: str,
+    *,
+    limit: int | None = None,
+    types: Sequence[str] = (),
+    tiers: Sequence[str] = (),
+    tags: Sequence[str] = (),
+    since: datetime | str | None = None,
+    until: datetime | str | None = None,
+    projects: Sequence[str | None] | None | EllipsisType = ...,
+    include_superseded: bool = False,
+    explain: bool = False,
+    rerank: bool | None = None,
+    params: SearchParams | None = None,
+    now: datetime | None = None,
+) -> SearchResult:
+    """Search the Brain for `query`; at most `limit` results (default 5), best first.
+
+    `projects`: ... (default) the current project and global memories; None every
+    project; or a list of names (None in it = global). `since`/`until`: ISO-8601 or a
+    relative age (7d, 12h), inclusive. Superseded memories are left out unless
+    `include_superseded`. `rerank` None follows the `rerank` setting. `explain` adds
+    each stage's rank and score to every result.
+    """
+    from hippo.timeutil import now as clock
+
+    p = params or load_params(h.settings)
+    limit = p.result_limit if limit is None else limit
+    if limit < 1:
+        raise UsageError(f"limit must be at least 1, got {limit}")
+    filters = make_filters(h, types=types, tiers=tiers, tags=tags, since=since, until=until,
+                           projects=projects, include_superseded=include_superseded)
+    when = now or clock()
+    text = query.strip()
+    out = SearchResult(text)
+    if not text:
+        return out
+    db = h.db
+    k = p.candidates_per_retriever
+
+    rankings: dict[str, list[int]] = {}
+    vec_info: dict[int, dict[str, Any]] = {}
+    fts_info: dict[int, dict[str, Any]] = {}
+    if not vec.has_store(db):
+        rankings[VECTOR] = []  # nothing has a vector yet: ran, found nothing
+    else:
+        blob = query_vector(h, text, out.degraded)
+        if blob is not None:
+            hits = vec.search(db, blob, k, filters)
+            rankings[VECTOR] = [x.id for x in hits]
+            vec_info = {x.id: {"rank": n, "distance": x.distance}
+                        for n, x in enumerate(hits, 1)}
+    try:
+        lexical = fts.search(db, text, k, filters, and_min_hits=p.fts_and_min_hits)
+    except fts.FtsUnavailable as exc:
+        out.degraded.append(f"fts: {_note(exc)} (vector results only)")
+    else:
+        rankings[BM25] = [x.id for x in lexical]
+        fts_info = {x.id: {"rank": n, "score": x.score} for n, x in enumerate(lexical, 1)}
+
+    fused = fuse(rankings, p.rrf_k, p.retriever_weights) if rankings else []
+    if not fused:
+        return out
+    records = _records(db, [f.id for f in fused])
+    fused = [f for f in fused if f.id in records]  # deleted since the retrievers ran
+    hint = {f.id: task_hint(text, records[f.id]["type"], p) for f in fused}
+    relevance = {f.id: apply_hint(f.score, hint[f.id]) for f in fused}
+
+    ids = [f.id for f in fused]
+    sims = vec.similarities(db, ids)
+    picked = select(ids, relevance, lambda a, b: sims.get((min(a, b), max(a, b)), 0.0),
+                    max(p.mmr_k, limit), p.mmr_lambda)
+
+    rows: list[dict[str, Any]] = []
+    by_id = {f.id: f for f in fused}
+    lam = p.mmr_lambda
+    factor = p.mmr_penalty_weight * (1.0 - lam) / lam if lam > 0 else 0.0
+    for n, (mid, mmr_score) in enumerate(picked, 1):
+        rec = records[mid]
+        fresh = _freshness(rec, h, when)
+        # Redundancy with a better pick lowers the relevance that is scored (never raises).
+        most = max((sims.get((min(mid, b), max(mid, b)), 0.0) for b, _ in picked[: n - 1]),
+                   default=0.0)
+        penalty = min(relevance[mid], factor * max(most, 0.0))
+        rel = relevance[mid] - penalty
+        rows.append({
+            "id": mid, "relevance": rel, "freshness": fresh,
+            "final": final_score(rel, rec["importance"], fresh["value"], p),
+            "mmr": {"rank": n, "score": mmr_score, "max_similarity": most, "penalty": penalty},
+            "rerank": None,
+        })
+    rows.sort(key=lambda r: (-r["final"], r["id"]))
+
+    if _want_rerank(h, rerank):
+        rows = _rerank(h, text, rows, records, max(p.rerank_pool, limit), p, out.degraded)
+
+    for row in rows[:limit]:
+        rec = records[row["id"]]
+        result = {**rec, "score": row["final"], "degraded": list(out.degraded)}
+        if explain:
+            f = by_id[row["id"]]
+            result["explain"] = {
+                "bm25": fts_info.get(row["id"]),
+                "vector": vec_info.get(row["id"]),
+                "fused": {"score": f.score, "raw": f.raw},
+                "hint": hint[row["id"]],
+                "relevance": row["relevance"],
+                "mmr": row["mmr"],
+                "freshness": row["freshness"],
+                "importance": rec["importance"],
+                "rerank": row["rerank"],
+                "final": row["final"],
+            }
+        out.results.append(result)
+    for result in out.results:  # a degradation met late (rerank) concerns every result
+        result["degraded"] = list(out.degraded)
+    return out
+
+
+def _want_rerank(h: Hippo, rerank: bool | None) -> bool:
+    return bool(h.settings.get("rerank")) if rerank is None else rerank
+
+
+def _rerank(h: Hippo, text: str, rows: list[dict[str, Any]],
+            records: dict[int, dict[str, Any]], pool_size: int, p: SearchParams,
+            degraded: list[str]) -> list[dict[str, Any]]:
+    """Rows with the reranker's score as relevance, re-sorted; unchanged on any failure."""
+    from hippo.retrieve.rerank import RerankUnavailable
+    from hippo.retrieve.rerank import rerank as voyage
+
+    pool = rows[:pool_size]
+    if len(pool) < 2:
+        return rows  # nothing to reorder: no call, no cost
+    try:
+        scores = voyage(h.db, h.settings, text, [records[r["id"]]["text"] for r in pool],
+                        timeout_ms=p.rerank_timeout_ms)
+    except RerankUnavailable as exc:
+        degraded.append(f"rerank: {_note(exc)} (local order)")
+        return rows
+    order = sorted(range(len(pool)), key=lambda i: (-scores[i], pool[i]["id"]))
+    for rank, i in enumerate(order, 1):
+        row = pool[i]
+        rec = records[row["id"]]
+        row["rerank"] = {"rank": rank, "score": scores[i]}
+        row["relevance"] = min(1.0, max(0.0, scores[i]))
+        row["final"] = final_score(row["relevance"], rec["importance"],
+                                   row["freshness"]["value"], p)
+    return sorted(pool, key=lambda r: (-r["final"], r["id"]))

@@ -1,0 +1,66 @@
+"""Helpers for the maintenance tests: seed memories, check the database is consistent."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import apsw
+import orjson
+import pytest
+
+from hippo.db import connect
+
+
+def jsonl(records: Iterable[dict]) -> str:
+    return "\n".join(orjson.dumps(r).decode() for r in records) + "\n"
+
+
+@pytest.fixture
+def seed(cli) -> Callable[..., list[dict]]:
+    """Add records (machine-authored unless said otherwise) through `hippo add -`."""
+
+    def run(records: Iterable[dict], embedder: str = "hash") -> list[dict]:
+        rows = [{"author": "machine", **r} for r in records]
+        res = cli("add", "-", input=jsonl(rows), embedder=embedder)
+        assert res.exit_code == 0, res.stderr
+        return res.records
+
+    return run
+
+
+def consistency(db_path: Path) -> dict:
+    """FTS integrity, vec0 rows == active memories, links that point at real rows."""
+    db = connect(db_path)
+    try:
+        try:
+            db.conn.execute("INSERT INTO memories_fts(memories_fts, rank) "
+                            "VALUES ('integrity-check', 1)")
+            fts = "ok"
+        except apsw.CorruptError:
+            fts = "corrupt"
+        active = {r[0] for r in db.execute("SELECT id FROM memories WHERE status = 'active'")}
+        has_vec = db.scalar("SELECT 1 FROM sqlite_master WHERE name = 'memories_vec'")
+        vec = {r[0] for r in db.execute("SELECT memory_id FROM memories_vec")} if has_vec \
+            else set()
+        dangling = db.scalar(
+            "SELECT count(*) FROM memories m WHERE m.consolidated_into IS NOT NULL AND "
+            "(m.status != 'consolidated' OR NOT EXISTS (SELECT 1 FROM memories s WHERE "
+            "s.id = m.consolidated_into))")
+        fk = db.rows("PRAGMA foreign_key_check")
+        return {"fts": fts, "vec_equals_active": vec == active, "active": len(active),
+                "dangling": dangling, "fk": fk}
+    finally:
+        db.close()
+
+
+@pytest.fixture
+def check() -> Callable[[Path], dict]:
+    def run(db_path: Path) -> dict:
+        state = consistency(db_path)
+        assert state["fts"] == "ok", state
+        assert state["vec_equals_active"], state
+        assert state["dangling"] == 0 and state["fk"] == [], state
+        return state
+
+    return run

@@ -1,0 +1,87 @@
+"""Corrections by a person: done, verify, edit, supersede — all audited as "human"."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hippo.db import connect
+from hippo.vectors import from_blob
+
+
+def history(cli, mid: int) -> list[tuple[str, str]]:
+    (rec,) = cli("show", str(mid), "--json").records
+    return [(h["action"], h["actor"]) for h in rec["history"]]
+
+
+def test_done_only_for_episodic_and_leaves_vectors(cli, seed, db_path, check) -> None:
+    seed([{"text": "ship the release notes", "type": "task"}, {"text": "a fact"}])
+    r = cli("done", "1", "--json")
+    assert r.exit_code == 0 and r.records[0]["status"] == "done"
+    assert history(cli, 1)[-1] == ("done", "human")
+    r = cli("done", "2")
+    assert r.exit_code == 2 and "is a fact; only observability, task, todo can be done" in r.stderr
+    check(db_path)
+
+
+def test_verify_restarts_freshness(cli, seed) -> None:
+    seed([{"text": "the api lives at api.internal", "created_at": "2025-01-01T00:00:00Z"}])
+    (rec,) = cli("verify", "1", "--json").records
+    assert rec["confirmed_at"] is not None and rec["confirmed_at"] > "2026"
+    assert history(cli, 1)[-1] == ("verify", "human")
+    assert cli("verify", "99").exit_code == 1
+
+
+def test_edit_text_reembeds_and_makes_it_human(cli, seed, db_path, check) -> None:
+    seed([{"text": "deploy with make ship", "type": "procedure", "tags": ["ops"]}])
+    db = connect(db_path)
+    old = from_blob(db.scalar("SELECT embedding FROM memories_vec WHERE memory_id = 1"))
+    r = cli("edit", "1", "--text", "deploy with make release", "--tag", "Release",
+            "--untag", "ops", "--importance", "0.9", "--json")
+    assert r.exit_code == 0, r.stderr
+    (rec,) = r.records
+    assert rec["text"] == "deploy with make release" and rec["author"] == "human"
+    assert rec["tags"] == ["release"] and rec["importance"] == 0.9
+    new = from_blob(db.scalar("SELECT embedding FROM memories_vec WHERE memory_id = 1"))
+    from hippo import embed
+
+    expect = embed.get("hash").embed_batch(["deploy with make release"])[0]
+    assert not np.allclose(old, new) and np.allclose(new, expect)
+    assert db.scalar("SELECT rowid FROM memories_fts WHERE memories_fts MATCH 'release'") == 1
+    assert history(cli, 1)[-1] == ("edit", "human")
+    check(db_path)
+
+
+def test_edit_type_moves_tier_with_it_and_project(cli, seed, db_path, check) -> None:
+    seed([{"text": "node 20 is required"}])
+    (rec,) = cli("edit", "1", "--type", "config", "--global", "--json").records
+    assert rec["type"] == "config" and rec["tier"] == "procedural" and rec["project"] is None
+    db = connect(db_path)
+    assert db.row("SELECT type, tier, project FROM memories_vec WHERE memory_id = 1") == {
+        "type": "config", "tier": "procedural", "project": ""}
+    (rec,) = cli("edit", "1", "--tier", "semantic", "--project", "web", "--json").records
+    assert rec["tier"] == "semantic" and rec["project"] == "web"
+    assert cli("edit", "1", "--type", "nope").exit_code == 2
+    assert cli("edit", "1", "--importance", "3").exit_code == 2
+    check(db_path)
+
+
+def test_supersede_and_clear(cli, seed) -> None:
+    seed([{"text": "use node 18"}, {"text": "use node 20"}, {"text": "use node 22"}])
+    (rec,) = cli("supersede", "1", "--by", "2", "--json").records
+    assert rec["superseded_by"] == 2 and rec["status"] == "active"
+    cli("supersede", "2", "--by", "3")
+    r = cli("supersede", "3", "--by", "1")
+    assert r.exit_code == 2 and "cycle" in r.stderr
+    assert cli("supersede", "1", "--by", "1").exit_code == 2
+    assert cli("supersede", "1").exit_code == 2
+    (rec,) = cli("supersede", "1", "--clear", "--json").records
+    assert rec["superseded_by"] is None
+    assert [a for a, _ in history(cli, 1)] == ["add", "supersede", "unsupersede"]
+
+
+def test_superseded_memories_are_not_merged(cli, seed) -> None:
+    text = "the staging cluster is reachable through the bastion host in the eu region"
+    seed([{"text": text}, {"text": text + " today"}, {"text": "something else entirely"}])
+    cli("supersede", "1", "--by", "3")
+    r = cli("consolidate")
+    assert not [e for e in r.records if e["event"] == "merge"]

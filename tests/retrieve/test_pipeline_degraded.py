@@ -1,0 +1,201 @@
+"""Search keeps answering when a part is down, says so, and never embeds a query twice."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+import hippo
+from hippo.core import Hippo
+from hippo.embed.hashed import HashEmbedder
+from hippo.errors import ConfigError, ProviderError
+from hippo.records import from_input
+from hippo.retrieve import vec
+from hippo.retrieve.filters import Filters
+from hippo.retrieve.pipeline import search
+
+
+@pytest.fixture
+def h(db_path: Path) -> Hippo:
+    h = hippo.open(db_path, embedder="hash")
+    texts = ["The deploy key lives in the ops vault", "Deploys happen on Fridays",
+             "The office plant needs water on Mondays"]
+    h.add([from_input({"text": t}, h.types, default_project="testproj") for t in texts])
+    return h
+
+
+def counter(h: Hippo, name: str) -> int:
+    return int(h.db.scalar("SELECT value FROM counters WHERE name = ?", (name,)) or 0)
+
+
+def fail(*_args: object, **_kwargs: object) -> None:
+    raise ProviderError("embedding server down (connection refused)")
+
+
+def test_repeated_query_costs_no_model_call(h: Hippo, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls, hits = counter(h, "embed.model_calls"), counter(h, "embed.cache_hits")
+    now = datetime(2027, 1, 1, tzinfo=UTC)
+    first = search(h, "where is the deploy key", now=now)
+    assert counter(h, "embed.model_calls") == calls + 1
+    monkeypatch.setattr(HashEmbedder, "embed_batch", fail)  # a model call would now fail
+    again = hippo.open(h.settings.db_path, embedder="hash")  # a new process, in effect
+    second = search(again, "where is the deploy key", now=now)
+    assert second.results == first.results and second.degraded == []
+    assert counter(again, "embed.model_calls") == calls + 1
+    assert counter(again, "embed.cache_hits") == hits + 1
+
+
+def test_embedder_down_gives_lexical_results(h: Hippo, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(HashEmbedder, "embed_batch", fail)
+    res = search(h, "deploy key vault", explain=True)
+    assert res.degraded == [
+        "embedder: embedding server down (connection refused) (lexical results only)"]
+    top = res.results[0]
+    assert top["text"] == "The deploy key lives in the ops vault"
+    assert top["degraded"] == res.degraded
+    assert top["explain"]["vector"] is None and top["explain"]["bm25"]["rank"] == 1
+    # Only BM25 ran, so its first hit reaches the full fused score.
+    assert top["explain"]["fused"]["score"] == 1.0
+    assert all(r["explain"]["bm25"] is not None for r in res)
+
+
+def test_embedder_that_cannot_start_is_a_degradation(h: Hippo,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_key(self: Hippo, store: str = "brain") -> None:
+        raise ConfigError("OPENAI_API_KEY is not set; export it or choose --embedder local")
+
+    monkeypatch.setattr(Hippo, "embedder", no_key)
+    res = search(h, "deploys")
+    assert res.degraded[0].startswith("embedder: OPENAI_API_KEY is not set")
+    # Lexical only (porter stems deploys/deploy): the plant memory is not a candidate.
+    assert {r["text"] for r in res} == {"Deploys happen on Fridays",
+                                        "The deploy key lives in the ops vault"}
+
+
+def test_model_mismatch_is_still_a_config_error(h: Hippo) -> None:
+    other = hippo.open(h.settings.db_path, embedder="local")
+    with pytest.raises(ConfigError, match="holds vectors of hash-bow-v1") as err:
+        search(other, "deploys")
+    assert err.value.exit_code == 78
+
+
+def test_fts_unavailable_gives_vector_results(h: Hippo) -> None:
+    h.db.execute("DROP TABLE memories_fts")
+    res = search(h, "deploy key vault", explain=True)
+    assert len(res.degraded) == 1
+    assert res.degraded[0].startswith("fts: full-text index unavailable (")
+    assert res.degraded[0].endswith("(vector results only)")
+    assert res.results[0]["text"] == "The deploy key lives in the ops vault"
+    assert res.results[0]["explain"]["fused"]["score"] == 1.0  # vector alone is the maximum
+    assert all(r["explain"]["bm25"] is None for r in res)
+
+
+def test_no_searchable_words_is_vector_only(h: Hippo) -> None:
+    res = search(h, "🙂 … ???")
+    assert res.degraded == ["fts: no searchable words in the query (vector results only)"]
+    assert len(res) == 3
+
+
+def test_both_down_is_no_results_but_reasons(h: Hippo, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(HashEmbedder, "embed_batch", fail)
+    res = search(h, "!!!")
+    assert res.results == [] and len(res.degraded) == 2
+
+
+def test_cached_query_never_builds_the_onnx_session(db_path: Path) -> None:
+    h = hippo.open(db_path, embedder="local")
+    h.add([from_input({"text": "The VPN config is in the team wiki"}, h.types,
+                      default_project="testproj")])
+    assert search(h, "vpn config").results
+    fresh = hippo.open(db_path)  # default embedder: the one the store was built with
+    assert [r["text"] for r in search(fresh, "vpn config")] == ["The VPN config is in the team wiki"]
+    emb = fresh.embedder("brain")
+    assert emb.name == "local" and "_session" not in emb.__dict__
+
+
+def test_vec0_and_exact_scan_agree_under_every_filter(h: Hippo) -> None:
+    import random
+
+    from hippo import brain
+
+    rng = random.Random(7)
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa"]
+    mems = [from_input({"text": " ".join(rng.sample(words, 4)) + f" {i}",
+                        "type": rng.choice(["fact", "task", "rule"]),
+                        "project": rng.choice(["testproj", "other", None]),
+                        "tags": rng.sample(["a", "b", "c"], rng.randint(0, 2)),
+                        "created_at": f"2026-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}T"
+                                      f"10:00:0{rng.randint(0, 9)}.{rng.randint(100, 999)}Z"},
+                       h.types, default_project=None) for i in range(300)]
+    h.add(mems)
+    import numpy as np
+
+    # Random unit vectors: distinct distances, so both orders are fully determined.
+    gen = np.random.default_rng(7)
+    with h.db.transaction():
+        for mid in range(10, 300, 7):
+            brain.update(h.db, mid, {"superseded_by": mid + 1}, actor="human", action="s")
+        for mid in range(1, 301):
+            v = gen.standard_normal(384)
+            brain.vec_put(h.db, mid, brain.get(h.db, mid), v / np.linalg.norm(v))
+    q = gen.standard_normal(384)
+    query = (q / np.linalg.norm(q)).astype("<f4").tobytes()
+    cases = [Filters(), Filters(projects=("testproj", None)), Filters(types=("task",)),
+             Filters(tiers=("procedural",), projects=("other",)),
+             Filters(since="2026-05-12T10:00:05.000Z", until="2026-08-15T10:00:03.500Z"),
+             Filters(include_superseded=True, types=("rule", "fact")),
+             Filters(projects=(None,), since="2026-03-01T00:00:00.000Z")]
+    for f in cases:
+        for k in (1, 5, 30):
+            fast = vec._knn(h.db, query, k, f)
+            assert fast is not None
+            exact = vec._exact(h.db, query, k, f)
+            assert [x.id for x in fast] == [x.id for x in exact], f
+            assert [x.distance for x in fast] == pytest.approx([x.distance for x in exact],
+                                                               abs=1e-6)
+    tagged = vec.search(h.db, query, 30, Filters(tags=("a", "b")))
+    rows = {r["id"]: r for r in h.db.rows("SELECT id, tags, superseded_by FROM memories")}
+    assert tagged and all('"a"' in rows[x.id]["tags"] and '"b"' in rows[x.id]["tags"]
+                          and rows[x.id]["superseded_by"] is None for x in tagged)
+
+
+def test_fts_index_ranking_then_filters_equals_the_joined_query(h: Hippo) -> None:
+    from hippo import brain
+    from hippo.retrieve import fts
+
+    words = ["backup", "restore", "replica", "vacuum", "index", "snapshot"]
+    h.add([from_input({"text": f"{words[i % 6]} {words[(i * 7) % 6]} note {i}",
+                       "project": ["testproj", "other", None][i % 3],
+                       "type": ["fact", "task"][i % 2]}, h.types, default_project=None)
+           for i in range(400)])
+    with h.db.transaction():
+        for mid in range(5, 400, 9):
+            brain.update(h.db, mid, {"superseded_by": mid + 1}, actor="human", action="s")
+    for f in (Filters(), Filters(projects=("testproj", None)), Filters(types=("task",)),
+              Filters(projects=("other",), types=("fact",)), Filters(tags=("none",))):
+        for expr in ('"backup"', '"backup" OR "vacuum"', '"note"'):
+            for k in (1, 7, 30):
+                where, params = f.where()
+                joined = [(r["id"], -r["score"]) for r in h.db.rows(
+                    fts.MATCH.format(where=where), [expr, *params, k])]
+                got = [(x.id, x.score) for x in fts._ranked(h.db, expr, k, f)]
+                assert got == joined, (f, expr, k)
+
+
+def test_cached_search_does_not_wait_behind_a_writer(h: Hippo) -> None:
+    import time
+
+    from hippo.db import connect
+
+    first = search(h, "deploy key")
+    writer = connect(h.settings.db_path)
+    writer.execute("BEGIN IMMEDIATE")  # e.g. an ingest job in the middle of a batch
+    try:
+        t = time.perf_counter()
+        again = search(h, "deploy key")
+        assert time.perf_counter() - t < 2.0  # the busy timeout is 5 s
+    finally:
+        writer.execute("ROLLBACK")
+    assert [r["id"] for r in again] == [r["id"] for r in first] and again.degraded == []
