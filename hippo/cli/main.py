@@ -10,12 +10,13 @@ from typing import Annotated
 import typer
 
 from hippo import __version__
-from hippo.cli import commands
+from hippo.cli.commands import LazyGroup
 from hippo.cli.common import DbOpt, EmbedderOpt, ProjectOpt
 from hippo.errors import ExitCode, HippoError
 
 app = typer.Typer(
     name="hippo",
+    cls=LazyGroup,
     help="Memory engine for AI coding agents: curated Brain memories and an Echo "
     "transcript archive in one local SQLite file.",
     no_args_is_help=True,
@@ -49,8 +50,6 @@ def root(
         os.environ["HIPPO_DEBUG"] = "1"
     ctx.obj = {"db": str(db) if db else None, "project": project, "embedder": embedder}
 
-
-commands.register(app)
 
 
 def main() -> None:

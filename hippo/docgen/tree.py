@@ -149,4 +149,7 @@ def tree(app: Any = None) -> Command:
 
     if app is None:
         from hippo.cli.main import app
-    return _command(typer.main.get_command(app), (), option_values())
+    group = typer.main.get_command(app)
+    if hasattr(group, "load_all"):
+        group.load_all()  # commands are built lazily; documentation needs them all
+    return _command(group, (), option_values())
