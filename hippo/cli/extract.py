@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from hippo.cli.common import DbOpt, EmbedderOpt, open_hippo
-from hippo.errors import ExitCode, HippoError
+from hippo.errors import ConfigError, ExitCode, HippoError, UsageError
 
 
 def extract(
@@ -43,7 +43,12 @@ def extract(
 
     h = open_hippo(ctx, db=db, embedder=embedder)
     conf = ExtractSettings.from_settings(h.settings, extractor=extractor, model=model)
-    ex = get(conf.extractor, h, conf)
+    try:
+        ex = get(conf.extractor, h, conf)
+    except UsageError as exc:
+        if extractor is None:  # the name came from the config file
+            raise ConfigError(f"[extract] extractor in {h.settings.file}: {exc}") from None
+        raise
     stopped: HippoError | None = None
     with jobs.job(h.db, "extract", dry_run=dry_run) as run:
         if not dry_run:  # we hold the lock: an earlier run still "running" was killed

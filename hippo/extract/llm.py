@@ -157,6 +157,8 @@ class LlmExtractor(Extractor):
         except (openai.APITimeoutError, openai.APIConnectionError) as exc:
             what = "timed out" if isinstance(exc, openai.APITimeoutError) else "unreachable"
             self._down(f"{PROVIDER} {what} ({self.client.base_url})", exc)
+        except openai.APIError as exc:  # e.g. a 200 whose body is not a chat completion
+            self._down(f"{PROVIDER} gave an unusable response: {exc}", exc)
         usage = getattr(resp, "usage", None)
         used = int(getattr(usage, "total_tokens", 0) or 0)
         guard.record_success(self.db, PROVIDER, tokens=(used - estimate) if used else 0)

@@ -174,6 +174,16 @@ def test_unknown_extractor_is_a_usage_error(cli) -> None:
         "hippo: unknown extractor 'magic'; known: llm, rules")
 
 
+def test_unknown_extractor_in_the_config_is_exit_78(cli, isolated_home: Path) -> None:
+    (isolated_home / "config.toml").write_text('[extract]\nextractor = "magic"\n')
+    r = cli("extract")
+    assert r.exit_code == 78 and "[extract] extractor in" in r.stderr
+    (isolated_home / "config.toml").write_text('[extract]\nsimilarity = 2\n')
+    r = cli("extract")
+    assert r.exit_code == 78
+    assert r.stderr.strip() == "hippo: [extract] similarity must be a number in (0, 1], got 2"
+
+
 def test_a_failure_mid_run_keeps_finished_sessions_and_loses_none(cli, ingest, db_path: Path,
                                                                   monkeypatch) -> None:
     """Each session commits with the watermark; the one in progress leaves no trace."""
