@@ -237,6 +237,8 @@ complete -c hippo -n '__fish_seen_subcommand_from show' -l json -d 'JSON lines o
 complete -c hippo -n '__fish_seen_subcommand_from show' -l help -s h -d 'Show the help and exit.'
 
 # hippo stats
+complete -c hippo -n '__fish_seen_subcommand_from stats' -l layers -l no-layers -d 'Token size of each layer (rule floor, guidance, curated, ec…'
+complete -c hippo -n '__fish_seen_subcommand_from stats' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: git root or direc…'
 complete -c hippo -n '__fish_seen_subcommand_from stats' -l db -r -F -d 'Database file (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from stats' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from stats' -l help -s h -d 'Show the help and exit.'

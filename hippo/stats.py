@@ -71,6 +71,11 @@ def collect(db: Database) -> dict[str, Any]:
         "counters": {n: v for n, v in db.execute(
             "SELECT name, value FROM counters WHERE name NOT LIKE 'embed.%' ORDER BY name")},
         "jobs": {r.pop("job"): r for r in runs},
+        "extract": {"last_chunk_id": int(db.scalar(
+            "SELECT value FROM meta WHERE key = 'extract.last_chunk_id'") or 0),
+            "chunks_pending": db.scalar(
+            "SELECT count(*) FROM echo_chunks WHERE id > coalesce((SELECT CAST(value AS INTEGER) "
+            "FROM meta WHERE key = 'extract.last_chunk_id'), 0)")},
         "guard": db.rows("SELECT provider, day, calls, tokens, consecutive_failures, "
                          "open_until, last_error FROM guard ORDER BY provider"),
     }

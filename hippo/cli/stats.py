@@ -2,18 +2,32 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
-from hippo.cli.common import DbOpt, JsonOpt, open_hippo
+from hippo.cli.common import DbOpt, JsonOpt, ProjectOpt, open_hippo
 
 
-def stats(ctx: typer.Context, db: DbOpt = None, json: JsonOpt = False) -> None:
+def stats(
+    ctx: typer.Context,
+    layers: Annotated[bool, typer.Option(
+        "--layers/--no-layers", help="Token size of each layer (rule floor, guidance, curated, "
+        "echo) for the current project; loads the tokenizer.")] = True,
+    project: ProjectOpt = None,
+    db: DbOpt = None,
+    json: JsonOpt = False,
+) -> None:
     """Show what is in the database and how healthy it is."""
     from hippo.output import want_json, write_json_lines
     from hippo.stats import collect
 
-    h = open_hippo(ctx, db=db)
+    h = open_hippo(ctx, db=db, project=project)
     data = collect(h.db)
+    if layers:
+        from hippo.layers import layer_sizes
+
+        data["layers"] = layer_sizes(h.db, h.project, echo=False)
     if want_json(json):
         write_json_lines([data])
         return
