@@ -85,3 +85,13 @@ def test_superseded_memories_are_not_merged(cli, seed) -> None:
     cli("supersede", "1", "--by", "3")
     r = cli("consolidate")
     assert not [e for e in r.records if e["event"] == "merge"]
+
+
+def test_superseded_leaves_default_search_and_shows_flagged(cli, seed) -> None:
+    seed([{"text": "the ci runner image is ubuntu 22.04"},
+          {"text": "the ci runner image is ubuntu 24.04"}])
+    cli("supersede", "1", "--by", "2")
+    ids = [r["id"] for r in cli("search", "ci runner image ubuntu", "--json").records]
+    assert ids == [2]
+    both = cli("search", "ci runner image ubuntu", "--include-superseded", "--json").records
+    assert {r["id"]: r["superseded_by"] for r in both} == {1: 2, 2: None}

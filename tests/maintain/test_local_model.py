@@ -91,7 +91,8 @@ def test_local_model_merges_paraphrases_only(cli, seed, db_path, check) -> None:
         records += [{"text": a, "type": mtype, **extra_a}, {"text": b, "type": mtype, **extra_b}]
     added = seed(records, embedder="local")
     assert [r["action"] for r in added] == ["added"] * len(records)
-    before = {r["id"]: r for r in cli("export", embedder=None).records}
+    first = cli("export", embedder=None)
+    before = {r["id"]: r for r in first.records}
     r = cli("consolidate", embedder=None)
     assert r.exit_code == 0, r.stderr
     merges = {tuple(sorted([e["survivor"], *e["absorbed"]])) for e in r.records
@@ -108,6 +109,11 @@ def test_local_model_merges_paraphrases_only(cli, seed, db_path, check) -> None:
     # Procedures that repeat gain confidence; other survivors keep the higher one.
     surv = {e["survivor"]: e for e in r.records if e["event"] == "merge"}
     assert after[min(surv)]["confidence"] == 0.6  # pair 1 is a procedure: 0.5 + 0.5 * 0.2
+    check(db_path)
+    export = cli("export", embedder=None).stdout
+    assert cli("undo", r.records[-1]["run_id"], embedder=None).exit_code == 0
+    assert cli("export", embedder=None).stdout != export
+    assert cli("export", embedder=None).stdout == first.stdout  # byte for byte
     check(db_path)
 
 
