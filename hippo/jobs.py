@@ -71,6 +71,9 @@ def job(db: Database, name: str, *, dry_run: bool = False, lock: bool = True) ->
         acquire(db, f"job:{name}", run.id)
     if not dry_run:
         with db.transaction():
+            if lock:  # we hold the lock: an earlier run still marked running was killed
+                db.execute("UPDATE runs SET outcome = 'killed' WHERE job = ? AND outcome = "
+                           "'running'", (name,))
             db.execute("INSERT INTO runs(id, job, started_at, outcome) VALUES (?, ?, ?, 'running')",
                        (run.id, name, now_iso()))
     try:
@@ -83,12 +86,11 @@ def job(db: Database, name: str, *, dry_run: bool = False, lock: bool = True) ->
         if not dry_run:
             import orjson
 
-            with contextlib.suppress(Exception):
-                with db.transaction():
-                    db.execute("UPDATE runs SET finished_at = ?, outcome = ?, summary = ? "
-                               "WHERE id = ?", (now_iso(), run.outcome,
-                                                orjson.dumps(run.summary, default=str).decode(),
-                                                run.id))
+            with contextlib.suppress(Exception), db.transaction():
+                db.execute("UPDATE runs SET finished_at = ?, outcome = ?, summary = ? "
+                           "WHERE id = ?", (now_iso(), run.outcome,
+                                            orjson.dumps(run.summary, default=str).decode(),
+                                            run.id))
             if lock:
                 with contextlib.suppress(Exception):
                     release(db, f"job:{name}", run.id)

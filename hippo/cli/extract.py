@@ -34,7 +34,6 @@ def extract(
     from hippo.extract import get
     from hippo.extract.run import Extraction
     from hippo.extract.settings import ExtractSettings
-    from hippo.maintain.common import mark_stale_runs
     from hippo.output import write_json_lines
     from hippo.progress import progress
 
@@ -51,8 +50,6 @@ def extract(
         raise
     stopped: HippoError | None = None
     with jobs.job(h.db, "extract", dry_run=dry_run) as run:
-        if not dry_run:  # we hold the lock: an earlier run still "running" was killed
-            mark_stale_runs(h.db, "extract", run.id)
         x = Extraction(h, ex, conf, run_id=run.id, dry_run=dry_run)
         plan = x.plan(session)
         with progress("extract", total=len(plan)) as bar:

@@ -38,6 +38,7 @@ class Embedder(ABC):
 
 Factory = Callable[["Settings | None"], Embedder]
 _REGISTRY: dict[str, Factory] = {}
+_LOADED = False
 
 
 def register(name: str, factory: Factory) -> None:
@@ -46,8 +47,10 @@ def register(name: str, factory: Factory) -> None:
 
 
 def _builtins() -> None:
-    if _REGISTRY:
+    global _LOADED
+    if _LOADED:
         return
+    _LOADED = True
 
     def local(settings: Settings | None) -> Embedder:
         from hippo.embed.local import LocalEmbedder
@@ -64,9 +67,8 @@ def _builtins() -> None:
 
         return HashEmbedder()
 
-    register("local", local)
-    register("openai", openai)
-    register("hash", hashed)
+    for name, factory in (("local", local), ("openai", openai), ("hash", hashed)):
+        _REGISTRY.setdefault(name, factory)  # a plugin registered first keeps its name
 
 
 def names() -> list[str]:

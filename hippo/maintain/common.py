@@ -20,7 +20,6 @@ META_GET = "SELECT value FROM meta WHERE key = ?"
 META_SET = "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)"
 META_DEL = "DELETE FROM meta WHERE key = ?"
 # Only the lock holder runs a job, so any other run of it still marked running is dead.
-STALE_RUNS = "UPDATE runs SET outcome = 'killed' WHERE job = ? AND outcome = 'running' AND id != ?"
 FTS_CHECK = "INSERT INTO memories_fts(memories_fts, rank) VALUES ('integrity-check', 1)"
 FTS_REBUILD = "INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')"
 
@@ -37,11 +36,6 @@ def meta_set(db: Database, key: str, value: str | None) -> None:
         db.execute(META_SET, (key, value))
 
 
-def mark_stale_runs(db: Database, job: str, run_id: str) -> None:
-    with db.transaction():
-        db.execute(STALE_RUNS, (job, run_id))
-
-
 def fts_backstop(db: Database, *, repair: bool = True) -> str:
     """FTS5 integrity-check of the Brain index; rebuild it when the check fails."""
     try:
@@ -50,6 +44,10 @@ def fts_backstop(db: Database, *, repair: bool = True) -> str:
     except apsw.CorruptError:
         if not repair:
             return "corrupt"
+    except (apsw.BusyError, apsw.LockedError) as exc:  # the check takes the write lock
+        from hippo.db import translate
+
+        raise translate(exc, db.path) from exc
     with db.transaction():
         db.execute(FTS_REBUILD)
     return "rebuilt"

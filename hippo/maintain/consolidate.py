@@ -22,7 +22,6 @@ from hippo.maintain.common import (
     batches,
     failpoint,
     fts_backstop,
-    mark_stale_runs,
     meta_get,
     meta_set,
 )
@@ -180,8 +179,6 @@ def run(h: Hippo, params: MaintainParams, *, full: bool = False, dry_run: bool =
     db = h.db
     started = time.monotonic()
     with job(db, "consolidate", dry_run=dry_run) as current:
-        if not dry_run:
-            mark_stale_runs(db, "consolidate", current.id)
         p = plan(db, h.types, params, full=full)
         if p.mode == "full" and not dry_run:
             with db.transaction():  # a killed full run is finished by the next run

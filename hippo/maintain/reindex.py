@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from hippo.errors import UsageError
 from hippo.jobs import job
-from hippo.maintain.common import OnEvent, batches, failpoint, mark_stale_runs, meta_get, meta_set
+from hippo.maintain.common import OnEvent, batches, failpoint, meta_get, meta_set
 from hippo.progress import progress
 from hippo.vectors import VEC_TABLES, embed_texts, store_model, to_blob, vec_table_ddl
 
@@ -112,7 +112,6 @@ def run(h: Hippo, store: str, embedder_name: str, *, batch: int = 256, force: bo
                          and meta_get(db, t.meta_key("dim")) == str(emb.dimensions))
                 todo = _pending(db, t)[0] if reuse else list(range(rows))
             else:
-                mark_stale_runs(db, "reindex", current.id)
                 _prepare(db, t, target, pending, on_event)
                 todo = _pending(db, t)[0]
             summary.update(rows=rows, resumed=rows - len(todo), built=len(todo))

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from hippo import brain
 from hippo.errors import ConfigError
 from hippo.jobs import job
-from hippo.maintain.common import OnEvent, batches, failpoint, mark_stale_runs
+from hippo.maintain.common import OnEvent, batches, failpoint
 from hippo.records import to_record
 from hippo.timeutil import parse
 
@@ -69,8 +69,6 @@ def run(h: Hippo, params: MaintainParams, *, now: datetime, dry_run: bool = Fals
     db = h.db
     wins = windows(params.retire_days, h.types)
     with job(db, "retire", dry_run=dry_run) as current:
-        if not dry_run:
-            mark_stale_runs(db, "retire", current.id)
         rows = db.rows(CANDIDATES, (orjson.dumps(sorted(wins)).decode(),))
         due = []
         for rec in map(to_record, rows):

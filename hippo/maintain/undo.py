@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from hippo import brain
 from hippo.errors import HippoError, NotFoundError, UsageError
 from hippo.jobs import job
-from hippo.maintain.common import OnEvent, failpoint, mark_stale_runs
+from hippo.maintain.common import OnEvent, failpoint
 from hippo.records import FIELDS, NewMemory
 from hippo.timeutil import now_iso
 
@@ -140,7 +140,6 @@ def run(h: Hippo, run_id: str, *, force: bool = False, dry_run: bool = False,
                            h.embed([s.target["text"] for s in live if s.target])))
     with job(db, "undo", dry_run=dry_run) as current:
         if not dry_run:
-            mark_stale_runs(db, "undo", current.id)
             with db.transaction():
                 if not force and plan(db, run_id).conflicts:  # changed since we looked
                     raise HippoError(f"memories changed while preparing to undo {run_id}; "
