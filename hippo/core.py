@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from hippo import brain, config
 from hippo.memtypes import MemType, registry
 from hippo.records import NewMemory
-from hippo.vectors import embed_texts, ensure_store
+from hippo.vectors import check_model, embed_texts, ensure_store
 
 if TYPE_CHECKING:
     from hippo.db import Database
@@ -97,6 +97,8 @@ class Hippo:
         """Store or reinforce memories (one transaction); embeddings come from the cache."""
         vectors = self.embed([m.text for m in mems])
         with self.db.transaction():
+            # A reindex may have swapped the model since we embedded: never mix vector spaces.
+            check_model(self.db, "brain", self.embedder("brain"))
             return brain.add_many(self.db, mems, vectors, actor=actor, run_id=run_id)
 
     def close(self) -> None:

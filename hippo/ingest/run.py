@@ -215,6 +215,10 @@ class Ingestor:
         head = wmarks.head_hash(path, res.end_offset) if res.end_offset else None
         complete = res.end_offset >= st.st_size
         with db.transaction():
+            if vectors is not None:  # a reindex may have swapped the model since we embedded
+                from hippo.vectors import check_model
+
+                check_model(db, "echo", self.h.embedder("echo"))
             if reread:
                 echo.delete_file_chunks(db, str(path))
             offset, sid = 0, None
