@@ -117,6 +117,10 @@ def systems(h: Any) -> dict[str, Callable[[str, str, Any], list[list[str]]]]:
         "vector only": vector_only,
         "fusion, no MMR": pipeline(dataclasses.replace(base, mmr_lambda=1.0)),
         "fusion, no freshness": pipeline(dataclasses.replace(base, w_freshness=0.0)),
+        "no late interaction": pipeline(dataclasses.replace(base, late_pool=0)),
+        "no date windows": pipeline(dataclasses.replace(base, date_boost=0.0)),
+        "SPEC defaults (neither)": pipeline(dataclasses.replace(base, late_pool=0,
+                                                                date_boost=0.0)),
     }
 
 

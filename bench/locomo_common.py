@@ -183,8 +183,8 @@ def load_audit(path: str | Path, convs: Sequence[Conversation]) -> dict[str, tup
     for entry in data:
         qid = entry.get("question_id", "")
         ev = entry.get("correct_evidence")
-        if not ev:
-            continue
+        if not ev or sorted(split_ids(ev)) == sorted(split_ids(entry.get("cited_evidence"))):
+            continue  # no correction, or the same citation
         prefix = qid[: qid.index("qa")] if "qa" in qid else ""
         kept, _ = clean_ids(ev, valid.get(prefix, set()))
         if kept:

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 # Retriever names: the keys of the rankings handed to fusion and of `explain`.
 BM25 = "bm25"
 VECTOR = "vector"
+# Vector candidates from inside the time windows a query names (`hippo.retrieve.query`).
+DATES = "dates"
 
 # Memory types (τ, default tier, frozen) live in `hippo.memtypes`, the one table the
 # whole program uses; the pipeline reads them from `Hippo.types` (with user types).
@@ -79,6 +81,16 @@ class SearchParams:
     # memory also scores lower, so it cannot climb back into the answer when the 10
     # picks are re-sorted by final score; 0.0: MMR only chooses which 10 are scored.
     mmr_penalty_weight: float = 1.0
+    # Late interaction (`hippo.retrieve.query`): the best `late_pool` fused candidates
+    # are re-scored by MaxSim over the local model's token vectors, and that score,
+    # min-max scaled, becomes their relevance. 0 turns it off; embedders without token
+    # vectors keep the fused score.
+    late_pool: int = 90
+    # Dates named in the query (`query.mentioned_dates`, widened by `date_slack_days`):
+    # the vector retriever also runs inside those windows, and memories created in one
+    # gain `date_boost` relevance (then rescaled into 0..1). 0 turns it off.
+    date_boost: float = 0.2
+    date_slack_days: float = 1.0
     w_relevance: float = 0.75
     w_importance: float = 0.10
     w_freshness: float = 0.15
@@ -96,7 +108,7 @@ class SearchParams:
             "rerank_timeout_ms",
         ):
             _check(name, getattr(self, name) >= 1, "must be at least 1")
-        for name in ("rrf_k", "fts_and_min_hits"):
+        for name in ("rrf_k", "fts_and_min_hits", "late_pool"):
             _check(name, getattr(self, name) >= 0, "must be 0 or more")
         for name in ("bm25_weight", "vector_weight", "w_relevance", "w_importance", "w_freshness"):
             value = getattr(self, name)
@@ -107,6 +119,9 @@ class SearchParams:
             "bm25_weight and vector_weight cannot both be 0",
         )
         _check("mmr_lambda", 0.0 <= self.mmr_lambda <= 1.0, "must be between 0 and 1")
+        _check("date_boost", 0.0 <= self.date_boost <= 1.0, "must be between 0 and 1")
+        _check("date_slack_days", math.isfinite(self.date_slack_days)
+               and self.date_slack_days >= 0, "must be a finite number >= 0")
         _check("mmr_penalty_weight", 0.0 <= self.mmr_penalty_weight <= 1.0,
                "must be between 0 and 1")
         _check(

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from hippo.errors import ConfigError, HippoError, UsageError
 from hippo.memtypes import TIERS, resolve
 from hippo.retrieve import fts, vec
-from hippo.retrieve.constants import BM25, VECTOR, SearchParams
+from hippo.retrieve.constants import BM25, DATES, VECTOR, SearchParams
 from hippo.retrieve.filters import Filters
 from hippo.retrieve.fuse import fuse
 from hippo.retrieve.hint import apply_hint, task_hint
@@ -95,34 +95,52 @@ def _note(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
+def _cached(h: Hippo, model: str, text: str) -> bytes | None:
+    """The cached vector of `text` under `model`, counting the hit without ever waiting."""
+    from hippo.vectors import bump, content_hash
+
+    db = h.db
+    blob = db.scalar(CACHED_VECTOR, (model, content_hash(text)))
+    if blob is None:
+        return None
+    # Count the hit, but never make a search wait behind a writer (or fail on a
+    # read-only file) for a counter.
+    db.conn.set_busy_timeout(COUNTER_WAIT_MS)
+    try:
+        with db.transaction():
+            bump(db, "embed.cache_hits", 1)
+    except HippoError:
+        pass
+    finally:
+        db.conn.set_busy_timeout(int(h.settings["busy_timeout_ms"]))
+    return bytes(blob)
+
+
 def query_vector(h: Hippo, text: str, degraded: list[str]) -> bytes | None:
     """The query's float32 blob: from the persistent cache, else from the embedder.
 
-    A cache hit touches neither numpy nor the model. Any embedder failure is recorded
-    in `degraded` and gives None; a store built with another model is still exit 78.
+    A cache hit touches neither numpy nor the model (with the default embedder, not
+    even the embedder object: the store's recorded model names the cache entry). Any
+    embedder failure is recorded in `degraded` and gives None; a store built with
+    another model than the one chosen is still exit 78.
     """
-    from hippo.vectors import bump, check_model, content_hash
+    from hippo.vectors import check_model, store_model
 
     db = h.db
+    if h.settings.origins.get("embedder") == "default":
+        recorded = store_model(db, "brain")
+        hit = _cached(h, recorded[0], text) if recorded else None
+        if hit is not None:
+            return hit
     try:
         emb = h.embedder("brain")
     except Exception as exc:  # noqa: BLE001 - no embedder: lexical search still works
         degraded.append(f"embedder: {_note(exc)} (lexical results only)")
         return None
     check_model(db, "brain", emb)
-    blob = db.scalar(CACHED_VECTOR, (emb.model_id, content_hash(text)))
-    if blob is not None:
-        # Count the hit, but never make a search wait behind a writer (or fail on a
-        # read-only file) for a counter.
-        db.conn.set_busy_timeout(COUNTER_WAIT_MS)
-        try:
-            with db.transaction():
-                bump(db, "embed.cache_hits", 1)
-        except HippoError:
-            pass
-        finally:
-            db.conn.set_busy_timeout(int(h.settings["busy_timeout_ms"]))
-        return bytes(blob)
+    hit = _cached(h, emb.model_id, text)
+    if hit is not None:
+        return hit
     try:
         from hippo.vectors import embed_texts, to_blob
 
@@ -191,6 +209,7 @@ def search(
     rankings: dict[str, list[int]] = {}
     vec_info: dict[int, dict[str, Any]] = {}
     fts_info: dict[int, dict[str, Any]] = {}
+    blob: bytes | None = None
     if not vec.has_store(db):
         rankings[VECTOR] = []  # nothing has a vector yet: ran, found nothing
     else:
@@ -208,13 +227,23 @@ def search(
         rankings[BM25] = [x.id for x in lexical]
         fts_info = {x.id: {"rank": n, "score": x.score} for n, x in enumerate(lexical, 1)}
 
+    windows = _date_windows(text, p)
+    if windows and blob is not None:
+        rankings[DATES] = _window_hits(db, blob, k, filters, windows)
+
     fused = fuse(rankings, p.rrf_k, p.retriever_weights) if rankings else []
     if not fused:
         return out
     records = _records(db, [f.id for f in fused])
     fused = [f for f in fused if f.id in records]  # deleted since the retrievers ran
+    late = _late_relevance(h, text, fused, records, p)
+    dated = {f.id: p.date_boost if windows and _created_in(records[f.id], windows) else 0.0
+             for f in fused}
+    base = {f.id: (late[f.id] if late else f.score) for f in fused}
+    if any(dated.values()):  # boost, then rescale so relevance stays in 0..1
+        base = {i: (s + dated[i]) / (1.0 + p.date_boost) for i, s in base.items()}
     hint = {f.id: task_hint(text, records[f.id]["type"], p) for f in fused}
-    relevance = {f.id: apply_hint(f.score, hint[f.id]) for f in fused}
+    relevance = {f.id: apply_hint(base[f.id], hint[f.id]) for f in fused}
 
     ids = [f.id for f in fused]
     sims = vec.similarities(db, ids)
@@ -261,9 +290,78 @@ def search(
                 "rerank": row["rerank"],
                 "final": row["final"],
             }
+            if late:  # present only when the stage ran (an embedder with token vectors)
+                result["explain"]["late"] = late[row["id"]]
+            if windows:
+                result["explain"]["date"] = dated[row["id"]]
         out.results.append(result)
     for result in out.results:  # a degradation met late (rerank) concerns every result
         result["degraded"] = list(out.degraded)
+    return out
+
+
+def _date_windows(text: str, p: SearchParams) -> list[Any]:
+    """Time windows the query names, widened by the slack; none when the boost is off."""
+    if p.date_boost <= 0:
+        return []
+    from hippo.retrieve.query import mentioned_dates
+
+    return [w.widened(p.date_slack_days) for w in mentioned_dates(text)]
+
+
+def _created_in(rec: dict[str, Any], windows: Sequence[Any]) -> bool:
+    from hippo.retrieve.query import in_any
+    from hippo.retrieve.score import parse_timestamp
+
+    return in_any(parse_timestamp(rec["created_at"]), windows)
+
+
+def _window_hits(db: Database, blob: bytes, k: int, filters: Filters,
+                 windows: Sequence[Any]) -> list[int]:
+    """Nearest `k` vectors created inside any window (and inside the user's own bounds)."""
+    import dataclasses
+
+    from hippo.timeutil import iso
+
+    hits: dict[int, float] = {}
+    for w in windows[:4]:
+        since, until = iso(w.start), iso(w.end)
+        if filters.since and filters.since > since:
+            since = filters.since
+        if filters.until and filters.until < until:
+            until = filters.until
+        if since > until:
+            continue
+        for x in vec.search(db, blob, k, dataclasses.replace(filters, since=since, until=until)):
+            hits[x.id] = min(x.distance, hits.get(x.id, x.distance))
+    return sorted(hits, key=lambda i: (hits[i], i))[:k]
+
+
+def _late_relevance(h: Hippo, text: str, fused: Sequence[Any],
+                    records: dict[int, dict[str, Any]], p: SearchParams) -> dict[int, float]:
+    """Relevance from late interaction (`hippo.retrieve.query`) for the fused candidates.
+
+    The best `late_pool` candidates get their min-max scaled MaxSim score; the rest keep
+    their fused order below the lowest of those. Empty when the stage is off, the
+    embedder has no token vectors, or anything fails (the fused score is used then).
+    """
+    if p.late_pool <= 0 or not fused:
+        return {}
+    from hippo.retrieve import query as q
+
+    try:
+        emb = h.embedder("brain")
+        if not q.can_encode_tokens(emb):
+            return {}
+        pool = list(fused[: p.late_pool])
+        mats = q.token_matrices(h.db, emb, [text] + [records[f.id]["text"] for f in pool])
+        scaled = q.rescale(q.late_scores(mats[0], mats[1:]))
+    except Exception:  # noqa: BLE001 - an optional stage: the fused order still stands
+        return {}
+    out = {f.id: s for f, s in zip(pool, scaled)}
+    floor = min(scaled, default=0.0)
+    for f in fused[p.late_pool :]:
+        out[f.id] = floor * f.score
     return out
 
 

@@ -1,0 +1,245 @@
+"""LoCoMo turn-level recall of Echo transcript search (issue 4).
+
+Usage:
+    python bench/locomo_echo.py [--data FILE] [--audit FILE] [--db PATH] [--embedder local]
+
+Each LoCoMo session becomes an Echo session (project = the conversation) through the
+real store (`hippo.echo.session_id` / `add_chunks`, vectors from `Hippo.embed(...,
+store="echo")`): one chunk per turn, text "Speaker: text", the session date as the
+chunk's time, the turn's dia_id as its message id. Every category 1-4 question is asked
+against its own conversation; a question is a hit at k when any (recall_any) / all
+(recall_all) of its evidence dia_ids are among the top-k chunks.
+
+Systems, in the same run (vectors and token matrices reused):
+  * echo + late + dates: Echo's own retrievers (`hippo.retrieve.echo.lexical` /
+    `semantic`, 30 each, plus `semantic` inside the time windows the question names),
+    RRF k=60, then the late-interaction rerank and date boost of
+    `hippo.retrieve.query` with the Brain pipeline's defaults (`SearchParams`): the
+    stages `hippo.search` runs, minus MMR/importance/freshness, which Echo has not.
+    This is the proposed `hippo echo` ranking and the system on the final JSON line.
+  * hippo echo (RRF only): `hippo.retrieve.echo.search` as it is today.
+  * BM25 only, vector only: Echo's retrievers alone.
+  * late, no dates / dates, no late: the two added stages one at a time.
+
+Last line: one JSON object (proposed system): n, recall_any@5, recall_any@10,
+recall_all@5, recall_all@10, p50_ms, p95_ms (in-process; query embedding included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import locomo_common as lc  # noqa: E402
+
+PROPOSED = "echo + late + dates"
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def turn_text(t: lc.Turn) -> str:
+    return f"{t.speaker}: {t.text}"
+
+
+def load_echo(h: Any, convs: Sequence[lc.Conversation], *, tokens: bool) -> int:
+    """Every turn as one Echo chunk; token matrices cached up front when `tokens`."""
+    from hippo import echo
+    from hippo.ingest.chunk import Chunk
+    from hippo.retrieve import query
+
+    n = 0
+    for c in convs:
+        for s in sorted(c.session_dates):
+            turns = [t for t in c.turns if t.session == s]
+            if not turns:
+                continue
+            when = lc.iso(c.session_dates[s])
+            texts = [turn_text(t) for t in turns]
+            chunks = [Chunk(text, [t.speaker], t.seq, t.seq, [t.dia_id], when, when,
+                            f"{c.sample_id}/session_{s}") for t, text in zip(turns, texts)]
+            vectors = h.embed(texts, store="echo")
+            with h.db.transaction():
+                sid = echo.session_id(h.db, f"{c.sample_id}/session_{s}", fmt="locomo",
+                                      source_path=f"locomo/{c.sample_id}.json",
+                                      project=c.sample_id, cwd=None, parent_key=None,
+                                      agent=None, started_at=when)
+                echo.add_chunks(h.db, sid, chunks, texts, vectors,
+                                source_path=f"locomo/{c.sample_id}.json", project=c.sample_id)
+            if tokens:
+                query.token_matrices(h.db, h.embedder("echo"), texts)
+            n += len(chunks)
+    return n
+
+
+def systems(h: Any) -> dict[str, Callable[[str, str], list[list[str]]]]:
+    """name -> f(question, project) -> dia_id lists of the top 10, best first."""
+    import orjson
+
+    from hippo import echo
+    from hippo.retrieve import echo as es
+    from hippo.retrieve import query
+    from hippo.retrieve.constants import DEFAULT_PARAMS as P
+    from hippo.retrieve.fuse import fuse
+    from hippo.retrieve.score import parse_timestamp
+    from hippo.timeutil import iso
+
+    rows_cache: dict[int, dict[str, Any]] = {}
+
+    def rows(ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        missing = [i for i in ids if i not in rows_cache]
+        if missing:
+            rows_cache.update(echo.chunks(h.db, missing))
+        return {i: rows_cache[i] for i in ids if i in rows_cache}
+
+    def dia(ids: Sequence[int]) -> list[list[str]]:
+        got = rows(ids)
+        return [orjson.loads(got[i]["message_ids"]) for i in ids if i in got]
+
+    def qvec(question: str) -> Any:
+        return h.embed([question], store="echo")[0]
+
+    def ranked(question: str, project: str, *, late: bool, dates: bool) -> list[int]:
+        f = es.EchoFilters(projects=[project])
+        rankings: dict[str, list[int]] = {}
+        v = qvec(question)
+        rankings["vector"] = [i for i, _ in es.semantic(h, v, f, P.candidates_per_retriever)]
+        lex = es.lexical(h, question, f, P.candidates_per_retriever)
+        if lex is not None:
+            rankings["bm25"] = lex
+        windows = [w.widened(P.date_slack_days) for w in query.mentioned_dates(question)] \
+            if dates else []
+        if windows:
+            hits: dict[int, float] = {}
+            for w in windows[:4]:
+                wf = es.EchoFilters(projects=[project], since=iso(w.start), until=iso(w.end))
+                for i, d in es.semantic(h, v, wf, P.candidates_per_retriever):
+                    hits[i] = min(d, hits.get(i, d))
+            rankings["dates"] = sorted(hits, key=lambda i: (hits[i], i))[
+                : P.candidates_per_retriever]
+        fused = fuse(rankings, P.rrf_k)
+        got = rows([x.id for x in fused])
+        fused = [x for x in fused if x.id in got]
+        rel = {x.id: x.score for x in fused}
+        if late and fused:
+            pool = fused[: P.late_pool]
+            mats = query.token_matrices(h.db, h.embedder("echo"),
+                                        [question] + [got[x.id]["text"] for x in pool])
+            scaled = query.rescale(query.late_scores(mats[0], mats[1:]))
+            rel = {x.id: s for x, s in zip(pool, scaled)}
+            floor = min(scaled, default=0.0)
+            rel.update({x.id: floor * x.score for x in fused[P.late_pool:]})
+        if windows:
+            for x in fused:
+                if query.in_any(parse_timestamp(got[x.id]["started_at"]), windows):
+                    rel[x.id] += P.date_boost
+        return sorted(rel, key=lambda i: (-rel[i], i))[:10]
+
+    def proposed(late: bool, dates: bool) -> Callable[[str, str], list[list[str]]]:
+        return lambda q, p: dia(ranked(q, p, late=late, dates=dates))
+
+    def echo_search(question: str, project: str) -> list[list[str]]:
+        res = es.search(h, question, filters=es.EchoFilters(projects=[project]), limit=10)
+        return [r["message_ids"] for r in res.results]
+
+    def bm25_only(question: str, project: str) -> list[list[str]]:
+        return dia((es.lexical(h, question, es.EchoFilters(projects=[project])) or [])[:10])
+
+    def vector_only(question: str, project: str) -> list[list[str]]:
+        hits = es.semantic(h, qvec(question), es.EchoFilters(projects=[project]), 10)
+        return dia([i for i, _ in hits])
+
+    return {
+        PROPOSED: proposed(True, True),
+        "hippo echo (RRF only)": echo_search,
+        "BM25 only": bm25_only,
+        "vector only": vector_only,
+        "late, no dates": proposed(True, False),
+        "dates, no late": proposed(False, True),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, default=lc.DEFAULT_DATA)
+    ap.add_argument("--audit", type=Path, default=None,
+                    help="locomo-audit-dev.json: add figures with corrected evidence")
+    ap.add_argument("--db", type=Path, default=None,
+                    help="keep the database here (reused when it exists: no re-embedding)")
+    ap.add_argument("--embedder", default="local")
+    args = ap.parse_args(argv)
+
+    convs = lc.load(args.data)
+    audit = lc.load_audit(args.audit, convs) if args.audit else None
+    qs = lc.eval_questions(convs)
+    qs_audit = {q.qid: q for _, q in lc.eval_questions(convs, audit)} if audit else {}
+    with tempfile.TemporaryDirectory(prefix="hippo-locomo-echo-") as tmp:
+        os.environ["HIPPO_HOME"] = str(Path(tmp) / "home")
+        os.environ.setdefault("HIPPO_NO_PROGRESS", "1")
+        Path(tmp, "home").mkdir()
+        from hippo.core import Hippo
+        from hippo.retrieve import query
+
+        db_path = args.db or Path(tmp) / "locomo-echo.db"
+        fresh = not db_path.exists()
+        h = Hippo.open(db_path, embedder=args.embedder)
+        t0 = time.perf_counter()
+        tokens = query.can_encode_tokens(h.embedder("echo"))
+        n_chunks = load_echo(h, convs, tokens=tokens) if fresh else "reused"
+        load_s = time.perf_counter() - t0
+        _log(f"locomo_echo: {n_chunks} chunks in {load_s:.1f}s")
+        reports = {}
+        reports_audit = {}
+        latencies: list[float] = []
+        t0 = time.perf_counter()
+        for name, run in systems(h).items():
+            rep, rep_a = lc.Report(), lc.Report()
+            t1 = time.perf_counter()
+            for c, q in qs:
+                t = time.perf_counter()
+                got = run(q.question, c.sample_id)
+                if name == PROPOSED:
+                    latencies.append((time.perf_counter() - t) * 1000)
+                rep.add(q.category, got, q.evidence)
+                if q.qid in qs_audit:
+                    rep_a.add(q.category, got, qs_audit[q.qid].evidence)
+            reports[name], reports_audit[name] = rep, rep_a
+            _log(f"locomo_echo: {name}: {len(qs)} questions in {time.perf_counter() - t1:.1f}s")
+        eval_s = time.perf_counter() - t0
+        h.close()
+
+    drops = lc.dropped_counts(convs)
+    print(f"LoCoMo turns as Echo chunks: {args.data.name}, {len(convs)} conversations, "
+          f"embedder {args.embedder}")
+    print(f"chunks: {n_chunks}; load {load_s:.1f}s (embedding + token matrices), "
+          f"questions {eval_s:.1f}s")
+    print(f"evidence: dropped {drops['qa_ids_dropped']} malformed/nonexistent QA ids "
+          f"({drops['qa_questions_touched']} questions touched, "
+          f"{drops['qa_questions_without_evidence']} left without evidence and skipped)")
+    print()
+    print(lc.format_table(reports, "turn recall over dataset evidence"))
+    if audit is not None:
+        print()
+        print(lc.format_table(reports_audit, f"turn recall over audit-corrected evidence "
+                                             f"({len(audit)} QAs re-cited)"))
+    full = lc.final_line(reports[PROPOSED], latencies)
+    bm25 = reports["BM25 only"].overall.figures()["recall_any@5"]
+    print()
+    print(f"{PROPOSED} vs BM25 only, recall_any@5: {full['recall_any@5']:.3f} vs {bm25:.3f}")
+    print(json.dumps(full))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

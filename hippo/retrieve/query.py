@@ -1,0 +1,281 @@
+"""Query processing for retrieval: dates a query names, and late-interaction scoring.
+
+Two general mechanisms, measured on LoCoMo (docs/quality.md) and meant for coding-agent
+memories as much as for conversations:
+
+* **Dates named in the query.** "what did we decide on 3 March 2025?", "the deploy of
+  2025-03-03", "in July 2024": each absolute date becomes a time window. The pipeline
+  adds the window's nearest vectors as candidates and gives memories created inside a
+  window a small, bounded relevance boost. Relative phrases ("last week") are left
+  alone: they have no anchor a search can trust.
+
+* **Late interaction (MaxSim) over the local model's token vectors.** A pooled sentence
+  vector blurs a question into one point; scoring each query token against its best
+  matching token of a candidate (ColBERT-style MaxSim, here with the unchanged MiniLM's
+  contextual token states) keeps every content word of the query in play, softly
+  (`painted` ~ `painting`, `sunrise` ~ `sunset`). Query tokens are weighted by an IDF
+  computed over the candidate pool itself, so words every candidate shares (the
+  project's or person's name, `the`) count little, and the score needs no corpus
+  statistics. It reranks the fused candidate pool only, so its cost is bounded by the
+  pool (a few dozen texts); token matrices are cached in `embed_cache` under the model
+  id plus ``#tokens`` (int8, one row per token), so a memory is encoded at most once.
+
+Pure functions here take `now`-free inputs; the only I/O is the token-matrix cache.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import struct
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from hippo.db import Database
+    from hippo.embed import Embedder
+
+# -- dates named in a query ------------------------------------------------------------
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
+           "september", "october", "november", "december")
+_MONTH_OF = {m: i for i, m in enumerate(_MONTHS, 1)}
+_MONTH_OF.update({m[:3]: i for i, m in enumerate(_MONTHS, 1)})
+_MON = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|" \
+       r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+_ORD = r"(?:st|nd|rd|th)?"
+_DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}}){_ORD}\s+(?:of\s+)?{_MON},?\s*(\d{{4}})\b", re.I)
+_MONTH_DAY_YEAR = re.compile(rf"\b{_MON}\s+(\d{{1,2}}){_ORD},?\s*(\d{{4}})\b", re.I)
+_MONTH_YEAR = re.compile(rf"\b{_MON},?\s+(\d{{4}})\b", re.I)
+_ISO_DAY = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_ISO_MONTH = re.compile(r"\b(\d{4})-(\d{2})\b(?!-\d)")
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """A span of time a query names: [start, end), UTC."""
+
+    start: datetime
+    end: datetime
+
+    def widened(self, days: float) -> Window:
+        pad = timedelta(days=days)
+        return Window(self.start - pad, self.end + pad)
+
+    def contains(self, when: datetime) -> bool:
+        return self.start <= when < self.end
+
+
+def _month_num(name: str) -> int:
+    return _MONTH_OF[name.lower().rstrip(".")[:3]]
+
+
+def _day(year: int, month: int, day: int) -> Window | None:
+    try:
+        start = datetime(year, month, day, tzinfo=UTC)
+    except ValueError:
+        return None
+    return Window(start, start + timedelta(days=1))
+
+
+def _month(year: int, month: int) -> Window | None:
+    if not (1 <= month <= 12 and 1 <= year <= 9998):
+        return None
+    start = datetime(year, month, 1, tzinfo=UTC)
+    end = datetime(year + (month == 12), month % 12 + 1, 1, tzinfo=UTC)
+    return Window(start, end)
+
+
+def mentioned_dates(text: str) -> list[Window]:
+    """Absolute calendar days and months named in `text`, in order, without repeats.
+
+    Understood: `7 July 2023`, `7th of July, 2023`, `July 7, 2023`, `Dec 1,2023`,
+    `2023-07-07`, and months `July 2023`, `2023-07`. A month is named only when no day
+    of it is named in the same phrase. Impossible dates are ignored.
+    """
+    found: list[tuple[int, Window]] = []
+    taken: list[tuple[int, int]] = []
+
+    def add(m: re.Match[str], w: Window | None) -> None:
+        if w is None or any(a < m.end() and m.start() < b for a, b in taken):
+            return
+        taken.append((m.start(), m.end()))
+        found.append((m.start(), w))
+
+    for m in _DAY_MONTH_YEAR.finditer(text):
+        add(m, _day(int(m[3]), _month_num(m[2]), int(m[1])))
+    for m in _MONTH_DAY_YEAR.finditer(text):
+        add(m, _day(int(m[3]), _month_num(m[1]), int(m[2])))
+    for m in _ISO_DAY.finditer(text):
+        add(m, _day(int(m[1]), int(m[2]), int(m[3])))
+    for m in _MONTH_YEAR.finditer(text):
+        add(m, _month(int(m[2]), _month_num(m[1])))
+    for m in _ISO_MONTH.finditer(text):
+        add(m, _month(int(m[1]), int(m[2])))
+    found.sort(key=lambda x: x[0])
+    out: list[Window] = []
+    for _, w in found:
+        if w not in out:
+            out.append(w)
+    return out
+
+
+def in_any(when: datetime, windows: Sequence[Window]) -> bool:
+    return any(w.contains(when) for w in windows)
+
+
+# -- late interaction over token vectors -----------------------------------------------
+
+TOKENS_SUFFIX = "#tokens"
+_CACHED = "SELECT content_hash, vector FROM embed_cache WHERE model = ? AND content_hash IN ({marks})"
+_STORE = ("INSERT OR IGNORE INTO embed_cache(model, content_hash, vector, created_at) "
+          "VALUES (?, ?, ?, ?)")
+_HEAD = struct.Struct("<II")  # token count, dimensions
+
+
+@dataclass(frozen=True, slots=True)
+class TokenMatrix:
+    """One text's token ids (no special tokens) and their unit vectors, one row each."""
+
+    ids: tuple[int, ...]
+    vectors: np.ndarray  # (len(ids), d) float32, rows L2-normalised
+
+    def to_blob(self) -> bytes:
+        import numpy as np
+
+        n, d = self.vectors.shape
+        q = np.clip(np.rint(self.vectors * 127.0), -127, 127).astype("<i1")
+        return _HEAD.pack(n, d) + np.asarray(self.ids, dtype="<u4").tobytes() + q.tobytes()
+
+    @classmethod
+    def from_blob(cls, blob: bytes) -> TokenMatrix:
+        import numpy as np
+
+        n, d = _HEAD.unpack_from(blob)
+        ids = np.frombuffer(blob, dtype="<u4", count=n, offset=_HEAD.size)
+        q = np.frombuffer(blob, dtype="<i1", count=n * d, offset=_HEAD.size + 4 * n)
+        vecs = q.reshape(n, d).astype(np.float32) / 127.0
+        norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+        return cls(tuple(int(i) for i in ids), vecs / np.clip(norms, 1e-12, None))
+
+
+def can_encode_tokens(embedder: Embedder) -> bool:
+    """True when `embedder` can give per-token vectors (the local ONNX model can)."""
+    if callable(getattr(embedder, "token_vectors", None)):
+        return True
+    # Look on the class: `_session` is a cached property, and asking the instance would
+    # load the model even when every token matrix is already cached.
+    cls = type(embedder)
+    return embedder.name == "local" and hasattr(cls, "_session") and hasattr(cls, "_tokenizer")
+
+
+def encode_tokens(embedder: Embedder, texts: Sequence[str], batch: int = 32) -> list[TokenMatrix]:
+    """Per-token unit vectors of `texts` (special tokens dropped), from the model's last layer.
+
+    Uses the embedder's own `token_vectors` when it has one, else the local model's
+    tokenizer and ONNX session (the same forward pass that `embed_batch` pools).
+    """
+    import numpy as np
+
+    own = getattr(embedder, "token_vectors", None)
+    if callable(own):
+        return list(own(texts))
+    tok: Any = embedder._tokenizer  # type: ignore[attr-defined]
+    session: Any = embedder._session  # type: ignore[attr-defined]
+    out: list[TokenMatrix | None] = [None] * len(texts)
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    for start in range(0, len(order), batch):
+        idx = order[start : start + batch]
+        encs = tok.encode_batch([texts[i] for i in idx])
+        width = max(len(e.ids) for e in encs)
+        ids = np.zeros((len(idx), width), dtype=np.int64)
+        mask = np.zeros((len(idx), width), dtype=np.int64)
+        for row, enc in enumerate(encs):
+            ids[row, : len(enc.ids)] = enc.ids
+            mask[row, : len(enc.ids)] = 1
+        (hidden,) = session.run(
+            ["last_hidden_state"],
+            {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+        )
+        for row, enc in enumerate(encs):
+            n = len(enc.ids)
+            keep = slice(1, n - 1) if n > 2 else slice(0, n)  # drop [CLS] and [SEP]
+            vecs = hidden[row, keep].astype(np.float32)
+            vecs /= np.clip(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12, None)
+            out[idx[row]] = TokenMatrix(tuple(enc.ids[keep]), vecs)
+    return [m for m in out if m is not None]
+
+
+def token_matrices(db: Database, embedder: Embedder, texts: Sequence[str]) -> list[TokenMatrix]:
+    """Token matrices of `texts`, from the cache when this model has seen the text before."""
+    from hippo.timeutil import now_iso
+    from hippo.vectors import content_hash
+
+    model = embedder.model_id + TOKENS_SUFFIX
+    hashes = [content_hash(t) for t in texts]
+    unique = list(dict.fromkeys(hashes))
+    found: dict[str, TokenMatrix] = {}
+    for start in range(0, len(unique), 500):
+        part = unique[start : start + 500]
+        for h, blob in db.execute(_CACHED.format(marks=",".join("?" * len(part))),
+                                  (model, *part)):
+            found[h] = TokenMatrix.from_blob(bytes(blob))
+    missing = [h for h in unique if h not in found]
+    if missing:
+        first = dict(zip(hashes, texts))
+        mats = encode_tokens(embedder, [first[h] for h in missing])
+        try:
+            stamp = now_iso()
+            with db.transaction():
+                for h, m in zip(missing, mats):
+                    db.execute(_STORE, (model, h, m.to_blob(), stamp))
+        except Exception:  # noqa: BLE001 - a cache that cannot be written is still a result
+            pass
+        for h, m in zip(missing, mats):
+            # Same rounding as a cache hit, so a score never depends on cache state.
+            found[h] = TokenMatrix.from_blob(m.to_blob())
+    return [found[h] for h in hashes]
+
+
+def pool_idf(query: TokenMatrix, docs: Sequence[TokenMatrix]) -> list[float]:
+    """IDF of each query token over the candidate pool: log((P+1)/(df+0.5)), always > 0."""
+    df: Counter[int] = Counter()
+    for d in docs:
+        df.update(set(d.ids))
+    p = len(docs)
+    return [math.log((p + 1) / (df.get(t, 0) + 0.5)) for t in query.ids]
+
+
+def late_scores(query: TokenMatrix, docs: Sequence[TokenMatrix]) -> list[float]:
+    """MaxSim per doc: the pool-IDF-weighted mean over query tokens of the best cosine."""
+    import numpy as np
+
+    if not docs:
+        return []
+    if not query.ids:
+        return [0.0] * len(docs)
+    w = np.asarray(pool_idf(query, docs), dtype=np.float64)
+    total = float(w.sum()) or 1.0
+    out: list[float] = []
+    for d in docs:
+        if not d.ids:
+            out.append(0.0)
+            continue
+        best = (query.vectors @ d.vectors.T).max(axis=1)
+        out.append(float((best * w).sum() / total))
+    return out
+
+
+def rescale(scores: Sequence[float]) -> list[float]:
+    """Min-max to [0, 1] (all 1.0 when the scores are equal)."""
+    if not scores:
+        return []
+    lo, hi = min(scores), max(scores)
+    if hi - lo <= 1e-12:
+        return [1.0] * len(scores)
+    return [(s - lo) / (hi - lo) for s in scores]
