@@ -40,6 +40,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("rerank", "HIPPO_RERANK", False, "rerank search results with Voyage"),
     Option("voyage_rerank_model", "HIPPO_VOYAGE_RERANK_MODEL", "rerank-2.5-lite",
            "Voyage reranker model"),
+    Option("voyage_base_url", "HIPPO_VOYAGE_BASE_URL", None,
+           "send rerank requests to this base URL (a proxy or test server)"),
     Option("idle_minutes", "HIPPO_IDLE_MINUTES", 30, "ingest a session after this much idle time"),
 )
 _BY_NAME = {o.name: o for o in OPTIONS}

@@ -43,7 +43,6 @@ SIMILARITIES = (
     "SELECT a.id, b.id, 1.0 - vec_distance_cosine(a.e, b.e) FROM c a JOIN c b ON a.id < b.id"
 )
 HAS_TABLE = "SELECT 1 FROM sqlite_master WHERE name = 'memories_vec'"
-MMAP = "PRAGMA mmap_size = 1073741824"  # address space only; SQLite maps what it reads
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +126,6 @@ def search(db: Database, query: bytes, k: int, filters: Filters) -> list[VecHit]
         return []
     # The scan reads every vector (150 MB at 100k memories): through mmap it skips a
     # read() and a page-cache copy per page, about a third faster.
-    db.execute(MMAP)
     if not filters.tags:
         hits = _knn(db, query, k, filters)
         if hits is not None:
