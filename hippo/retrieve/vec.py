@@ -124,8 +124,6 @@ def search(db: Database, query: bytes, k: int, filters: Filters) -> list[VecHit]
     """The `k` memories nearest to `query` (float32 blob) that `filters` allow, nearest first."""
     if k <= 0 or not has_store(db):
         return []
-    # The scan reads every vector (150 MB at 100k memories): through mmap it skips a
-    # read() and a page-cache copy per page, about a third faster.
     if not filters.tags:
         hits = _knn(db, query, k, filters)
         if hits is not None:
