@@ -30,11 +30,10 @@ DEFAULT_DATA = REPO.parent / "shared" / "data" / "locomo" / "locomo10-dev.json"
 _ID_SPLIT = re.compile(r"[;,\s]+")
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
 _DATE = re.compile(
-    r"^\s*(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})\s*$", re.I
+    r"^\s*(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})\s*$", re.IGNORECASE
 )
 _MONTHS = {m: i for i, m in enumerate(
-    ("january february march april may june july august september october november december")
-    .split(), start=1)}
+    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"], start=1)}
 
 
 def parse_session_date(text: str) -> datetime:

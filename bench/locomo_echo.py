@@ -11,15 +11,17 @@ against its own conversation; a question is a hit at k when any (recall_any) / a
 (recall_all) of its evidence dia_ids are among the top-k chunks.
 
 Systems, in the same run (vectors and token matrices reused):
-  * echo + late + dates: Echo's own retrievers (`hippo.retrieve.echo.lexical` /
+  * late + dates + neighbours: Echo's own retrievers (`hippo.retrieve.echo.lexical` /
     `semantic`, 30 each, plus `semantic` inside the time windows the question names),
-    RRF k=60, then the late-interaction rerank and date boost of
-    `hippo.retrieve.query` with the Brain pipeline's defaults (`SearchParams`): the
-    stages `hippo.search` runs, minus MMR/importance/freshness, which Echo has not.
-    This is the proposed `hippo echo` ranking and the system on the final JSON line.
+    RRF k=60, then the stages of `hippo.retrieve.query` with the Brain pipeline's
+    defaults (`SearchParams`): late-interaction rerank of the pool and its session
+    neighbours, neighbour support (a chunk gains 0.3 x the best relevance of the
+    chunks just before/after it), date boost. This is the proposed `hippo echo`
+    ranking and the system on the final JSON line.
   * hippo echo (RRF only): `hippo.retrieve.echo.search` as it is today.
   * BM25 only, vector only: Echo's retrievers alone.
-  * late, no dates / dates, no late: the two added stages one at a time.
+  * no neighbours, no dates: one added stage left out (late interaction alone and the
+    date stage alone are measured in docs/quality.md).
 
 Last line: one JSON object (proposed system): n, recall_any@5, recall_any@10,
 recall_all@5, recall_all@10, p50_ms, p95_ms (in-process; query embedding included).
@@ -40,20 +42,29 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import locomo_common as lc  # noqa: E402
+import locomo_common as lc
 
-PROPOSED = "echo + late + dates"
+PROPOSED = "late + dates + neighbours"
+# Neighbour support (`hippo.retrieve.query.neighbour_support`): a chunk gains this much of
+# the best relevance of the chunks just before and after it in its session.
+NEIGHBOUR_WEIGHT = 0.3
 
 
 def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def turn_text(t: lc.Turn) -> str:
-    return f"{t.speaker}: {t.text}"
+def turn_text(t: lc.Turn, captions: bool = False) -> str:
+    """"Speaker: text"; with `captions`, a shared photo's caption is appended, as a
+    transcript would carry an attachment's description."""
+    text = f"{t.speaker}: {t.text}"
+    if captions and t.caption:
+        text += f" [shares a photo: {t.caption}]"
+    return text
 
 
-def load_echo(h: Any, convs: Sequence[lc.Conversation], *, tokens: bool) -> int:
+def load_echo(h: Any, convs: Sequence[lc.Conversation], *, tokens: bool,
+              captions: bool = False) -> int:
     """Every turn as one Echo chunk; token matrices cached up front when `tokens`."""
     from hippo import echo
     from hippo.ingest.chunk import Chunk
@@ -66,9 +77,11 @@ def load_echo(h: Any, convs: Sequence[lc.Conversation], *, tokens: bool) -> int:
             if not turns:
                 continue
             when = lc.iso(c.session_dates[s])
-            texts = [turn_text(t) for t in turns]
+            texts = [turn_text(t, captions) for t in turns]
             chunks = [Chunk(text, [t.speaker], t.seq, t.seq, [t.dia_id], when, when,
                             f"{c.sample_id}/session_{s}") for t, text in zip(turns, texts)]
+            if tokens:  # one forward pass fills the vector and token-matrix caches
+                query.warm_caches(h.db, h.embedder("echo"), texts)
             vectors = h.embed(texts, store="echo")
             with h.db.transaction():
                 sid = echo.session_id(h.db, f"{c.sample_id}/session_{s}", fmt="locomo",
@@ -77,8 +90,6 @@ def load_echo(h: Any, convs: Sequence[lc.Conversation], *, tokens: bool) -> int:
                                       agent=None, started_at=when)
                 echo.add_chunks(h.db, sid, chunks, texts, vectors,
                                 source_path=f"locomo/{c.sample_id}.json", project=c.sample_id)
-            if tokens:
-                query.token_matrices(h.db, h.embedder("echo"), texts)
             n += len(chunks)
     return n
 
@@ -110,7 +121,17 @@ def systems(h: Any) -> dict[str, Callable[[str, str], list[list[str]]]]:
     def qvec(question: str) -> Any:
         return h.embed([question], store="echo")[0]
 
-    def ranked(question: str, project: str, *, late: bool, dates: bool) -> list[int]:
+    adjacent: dict[int, list[int]] = {}
+
+    def neighbours(ids: Sequence[int]) -> dict[int, list[int]]:
+        """Chunk id -> the chunks just before and after it in its session."""
+        missing = [i for i in ids if i not in adjacent]
+        for i, row in rows(missing).items():
+            adjacent[i] = [r["id"] for r in echo.neighbours(h.db, row, 1)]
+        return {i: adjacent.get(i, []) for i in ids}
+
+    def ranked(question: str, project: str, *, late: bool, dates: bool,
+               near: bool = False) -> list[int]:
         f = es.EchoFilters(projects=[project])
         rankings: dict[str, list[int]] = {}
         v = qvec(question)
@@ -133,21 +154,29 @@ def systems(h: Any) -> dict[str, Callable[[str, str], list[list[str]]]]:
         fused = [x for x in fused if x.id in got]
         rel = {x.id: x.score for x in fused}
         if late and fused:
-            pool = fused[: P.late_pool]
+            pool = [x.id for x in fused[: P.late_pool]]
+            if near:  # the pool's session neighbours are candidates too
+                adj = neighbours(pool)
+                pool = list(dict.fromkeys(pool + [n for i in pool for n in adj[i]]))
+                got = rows(pool)
             mats = query.token_matrices(h.db, h.embedder("echo"),
-                                        [question] + [got[x.id]["text"] for x in pool])
+                                        [question] + [got[i]["text"] for i in pool])
             scaled = query.rescale(query.late_scores(mats[0], mats[1:]))
-            rel = {x.id: s for x, s in zip(pool, scaled)}
+            rel = dict(zip(pool, scaled))
             floor = min(scaled, default=0.0)
-            rel.update({x.id: floor * x.score for x in fused[P.late_pool:]})
+            rel.update({x.id: floor * x.score for x in fused[P.late_pool:] if x.id not in rel})
+            if near:
+                rel = query.neighbour_support(rel, neighbours(list(rel)), NEIGHBOUR_WEIGHT)
         if windows:
-            for x in fused:
-                if query.in_any(parse_timestamp(got[x.id]["started_at"]), windows):
-                    rel[x.id] += P.date_boost
+            got = rows(list(rel))
+            for i in rel:
+                if query.in_any(parse_timestamp(got[i]["started_at"]), windows):
+                    rel[i] += P.date_boost
         return sorted(rel, key=lambda i: (-rel[i], i))[:10]
 
-    def proposed(late: bool, dates: bool) -> Callable[[str, str], list[list[str]]]:
-        return lambda q, p: dia(ranked(q, p, late=late, dates=dates))
+    def proposed(late: bool, dates: bool,
+                 near: bool = True) -> Callable[[str, str], list[list[str]]]:
+        return lambda q, p: dia(ranked(q, p, late=late, dates=dates, near=near))
 
     def echo_search(question: str, project: str) -> list[list[str]]:
         res = es.search(h, question, filters=es.EchoFilters(projects=[project]), limit=10)
@@ -165,8 +194,8 @@ def systems(h: Any) -> dict[str, Callable[[str, str], list[list[str]]]]:
         "hippo echo (RRF only)": echo_search,
         "BM25 only": bm25_only,
         "vector only": vector_only,
-        "late, no dates": proposed(True, False),
-        "dates, no late": proposed(False, True),
+        "no neighbours": proposed(True, True, near=False),
+        "no dates": proposed(True, False),
     }
 
 
@@ -178,6 +207,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--db", type=Path, default=None,
                     help="keep the database here (reused when it exists: no re-embedding)")
     ap.add_argument("--embedder", default="local")
+    ap.add_argument("--captions", action="store_true",
+                    help="append a shared photo's caption to its turn's text")
     args = ap.parse_args(argv)
 
     convs = lc.load(args.data)
@@ -196,7 +227,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         h = Hippo.open(db_path, embedder=args.embedder)
         t0 = time.perf_counter()
         tokens = query.can_encode_tokens(h.embedder("echo"))
-        n_chunks = load_echo(h, convs, tokens=tokens) if fresh else "reused"
+        n_chunks = load_echo(h, convs, tokens=tokens, captions=args.captions) if fresh \
+            else "reused"
         load_s = time.perf_counter() - t0
         _log(f"locomo_echo: {n_chunks} chunks in {load_s:.1f}s")
         reports = {}
@@ -221,7 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     drops = lc.dropped_counts(convs)
     print(f"LoCoMo turns as Echo chunks: {args.data.name}, {len(convs)} conversations, "
-          f"embedder {args.embedder}")
+          f"embedder {args.embedder}{', photo captions in the text' if args.captions else ''}")
     print(f"chunks: {n_chunks}; load {load_s:.1f}s (embedding + token matrices), "
           f"questions {eval_s:.1f}s")
     print(f"evidence: dropped {drops['qa_ids_dropped']} malformed/nonexistent QA ids "

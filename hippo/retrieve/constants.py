@@ -24,6 +24,11 @@ DATES = "dates"
 # Upper bound on the query-hint boost: a nudge, never a re-ranking of the whole list.
 MAX_HINT_BOOST = 0.2
 
+# A longer query is cut to its first MAX_QUERY_CHARS characters, and the cut is reported
+# as a degradation: the models read ~256 tokens anyway, and a 1 MB query (a pasted log
+# reaching the prompt hook) would cost seconds of tokenising. docs/reliability.md.
+MAX_QUERY_CHARS = 8_000
+
 DEFAULT_HINT_WORDS: frozenset[str] = frozenset(
     {"task", "tasks", "reminder", "remind", "deadline", "due", "next", "todo", "todos"}
 )

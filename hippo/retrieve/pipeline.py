@@ -1,13 +1,16 @@
 """The Brain search pipeline (SPEC "Brain search pipeline"), one function the CLI wraps.
 
-embed the query (persistent cache) → vector KNN + FTS5 BM25 (filters inside both) →
-RRF → task hint → MMR → relevance/importance/freshness blend → optional rerank → top N.
+embed the query (persistent cache) → vector KNN + FTS5 BM25 (filters inside both; plus
+vector KNN inside the time windows the query names) → RRF → late-interaction relevance
+and date boost (`hippo.retrieve.query`; docs/quality.md) → task hint → MMR →
+relevance/importance/freshness blend → optional rerank → top N.
 
 Nothing here fails because a helper is down: no embedder means lexical results, no FTS
 means vector results, no reranker means the local order; each such fallback is named
 in `SearchResult.degraded` and in every result's `degraded`. A cached query embedding
-is read as a blob and the cosines come from SQLite, so that path loads neither
-numpy nor the ONNX model.
+is read as a blob and the cosines come from SQLite, so that path never loads the ONNX
+model; the late-interaction stage then needs numpy (and the model only for a query or
+candidate whose token matrix is not cached yet). `late_pool = 0` restores the old path.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from hippo.errors import ConfigError, HippoError, UsageError
 from hippo.memtypes import TIERS, resolve
 from hippo.retrieve import fts, vec
-from hippo.retrieve.constants import BM25, DATES, VECTOR, SearchParams
+from hippo.retrieve.constants import BM25, DATES, MAX_QUERY_CHARS, VECTOR, SearchParams
 from hippo.retrieve.filters import Filters
 from hippo.retrieve.fuse import fuse
 from hippo.retrieve.hint import apply_hint, task_hint
@@ -200,7 +203,11 @@ def search(
                            projects=projects, include_superseded=include_superseded)
     when = now or clock()
     text = query.strip()
-    out = SearchResult(text)
+    cut = len(text) > MAX_QUERY_CHARS
+    out = SearchResult(text[:MAX_QUERY_CHARS].strip() if cut else text)
+    if cut:
+        out.degraded.append(f"query cut to its first {MAX_QUERY_CHARS} of {len(text)} characters")
+        text = out.query
     if not text:
         return out
     db = h.db
@@ -236,7 +243,7 @@ def search(
         return out
     records = _records(db, [f.id for f in fused])
     fused = [f for f in fused if f.id in records]  # deleted since the retrievers ran
-    late = _late_relevance(h, text, fused, records, p)
+    late = _late_relevance(h, text, fused, records, p, out.degraded)
     dated = {f.id: p.date_boost if windows and _created_in(records[f.id], windows) else 0.0
              for f in fused}
     base = {f.id: (late[f.id] if late else f.score) for f in fused}
@@ -338,12 +345,14 @@ def _window_hits(db: Database, blob: bytes, k: int, filters: Filters,
 
 
 def _late_relevance(h: Hippo, text: str, fused: Sequence[Any],
-                    records: dict[int, dict[str, Any]], p: SearchParams) -> dict[int, float]:
+                    records: dict[int, dict[str, Any]], p: SearchParams,
+                    degraded: list[str]) -> dict[int, float]:
     """Relevance from late interaction (`hippo.retrieve.query`) for the fused candidates.
 
     The best `late_pool` candidates get their min-max scaled MaxSim score; the rest keep
-    their fused order below the lowest of those. Empty when the stage is off, the
-    embedder has no token vectors, or anything fails (the fused score is used then).
+    their fused order below the lowest of those. Empty when the stage is off or the
+    embedder has no token vectors (or is down: already in `degraded`); a failure of the
+    stage itself is added to `degraded`, and the fused score is used then.
     """
     if p.late_pool <= 0 or not fused:
         return {}
@@ -351,12 +360,16 @@ def _late_relevance(h: Hippo, text: str, fused: Sequence[Any],
 
     try:
         emb = h.embedder("brain")
-        if not q.can_encode_tokens(emb):
-            return {}
+    except Exception:  # noqa: BLE001 - no embedder: query_vector has said so already
+        return {}
+    if not q.can_encode_tokens(emb):
+        return {}
+    try:
         pool = list(fused[: p.late_pool])
         mats = q.token_matrices(h.db, emb, [text] + [records[f.id]["text"] for f in pool])
         scaled = q.rescale(q.late_scores(mats[0], mats[1:]))
-    except Exception:  # noqa: BLE001 - an optional stage: the fused order still stands
+    except Exception as exc:  # noqa: BLE001 - an optional stage: the fused order stands
+        degraded.append(f"late interaction: {_note(exc)} (fused order)")
         return {}
     out = {f.id: s for f, s in zip(pool, scaled)}
     floor = min(scaled, default=0.0)

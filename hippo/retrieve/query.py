@@ -25,14 +25,19 @@ Pure functions here take `now`-free inputs; the only I/O is the token-matrix cac
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 import struct
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
+
+import apsw
+
+from hippo.errors import HippoError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -49,9 +54,9 @@ _MONTH_OF.update({m[:3]: i for i, m in enumerate(_MONTHS, 1)})
 _MON = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|" \
        r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
 _ORD = r"(?:st|nd|rd|th)?"
-_DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}}){_ORD}\s+(?:of\s+)?{_MON},?\s*(\d{{4}})\b", re.I)
-_MONTH_DAY_YEAR = re.compile(rf"\b{_MON}\s+(\d{{1,2}}){_ORD},?\s*(\d{{4}})\b", re.I)
-_MONTH_YEAR = re.compile(rf"\b{_MON},?\s+(\d{{4}})\b", re.I)
+_DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}}){_ORD}\s+(?:of\s+)?{_MON},?\s*(\d{{4}})\b", re.IGNORECASE)
+_MONTH_DAY_YEAR = re.compile(rf"\b{_MON}\s+(\d{{1,2}}){_ORD},?\s*(\d{{4}})\b", re.IGNORECASE)
+_MONTH_YEAR = re.compile(rf"\b{_MON},?\s+(\d{{4}})\b", re.IGNORECASE)
 _ISO_DAY = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _ISO_MONTH = re.compile(r"\b(\d{4})-(\d{2})\b(?!-\d)")
 
@@ -96,7 +101,8 @@ def mentioned_dates(text: str) -> list[Window]:
 
     Understood: `7 July 2023`, `7th of July, 2023`, `July 7, 2023`, `Dec 1,2023`,
     `2023-07-07`, and months `July 2023`, `2023-07`. A month is named only when no day
-    of it is named in the same phrase. Impossible dates are ignored.
+    of it is named in the same phrase; an impossible day (`31 February 2023`) leaves
+    just its month.
     """
     found: list[tuple[int, Window]] = []
     taken: list[tuple[int, int]] = []
@@ -180,11 +186,27 @@ def encode_tokens(embedder: Embedder, texts: Sequence[str], batch: int = 32) -> 
     Uses the embedder's own `token_vectors` when it has one, else the local model's
     tokenizer and ONNX session (the same forward pass that `embed_batch` pools).
     """
-    import numpy as np
-
     own = getattr(embedder, "token_vectors", None)
     if callable(own):
         return list(own(texts))
+    return _forward(embedder, texts, batch)[1]
+
+
+def encode_both(embedder: Embedder, texts: Sequence[str],
+                batch: int = 32) -> tuple[np.ndarray, list[TokenMatrix]]:
+    """One forward pass of the local model: pooled sentence vectors and token matrices.
+
+    The pooled vectors follow `LocalEmbedder.embed_batch` (mean over the attention mask,
+    special tokens included, L2-normalised), so a writer can fill both caches at once.
+    """
+    return _forward(embedder, texts, batch)
+
+
+def _forward(embedder: Embedder, texts: Sequence[str],
+             batch: int) -> tuple[np.ndarray, list[TokenMatrix]]:
+    import numpy as np
+
+    pooled_out = np.zeros((len(texts), embedder.dimensions), dtype=np.float32)
     tok: Any = embedder._tokenizer  # type: ignore[attr-defined]
     session: Any = embedder._session  # type: ignore[attr-defined]
     out: list[TokenMatrix | None] = [None] * len(texts)
@@ -202,13 +224,54 @@ def encode_tokens(embedder: Embedder, texts: Sequence[str], batch: int = 32) -> 
             ["last_hidden_state"],
             {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
         )
+        m = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        pooled_out[idx] = pooled / np.clip(norms, 1e-12, None)
         for row, enc in enumerate(encs):
             n = len(enc.ids)
             keep = slice(1, n - 1) if n > 2 else slice(0, n)  # drop [CLS] and [SEP]
             vecs = hidden[row, keep].astype(np.float32)
             vecs /= np.clip(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12, None)
             out[idx[row]] = TokenMatrix(tuple(enc.ids[keep]), vecs)
-    return [m for m in out if m is not None]
+    return pooled_out, [m for m in out if m is not None]
+
+
+def warm_caches(db: Database, embedder: Embedder, texts: Sequence[str]) -> int:
+    """Fill `embed_cache` with both the sentence vector and the token matrix of every text
+    this model has not seen, in one forward pass each; returns how many were encoded.
+
+    For writers (adding memories, ingesting chunks): afterwards `embed_texts` and
+    `token_matrices` find everything cached, and a search never encodes a candidate.
+    Embedders without token vectors are left alone (0).
+    """
+    from hippo.timeutil import now_iso
+    from hippo.vectors import content_hash, to_blob
+
+    if not can_encode_tokens(embedder) or callable(getattr(embedder, "token_vectors", None)):
+        return 0
+    tokens_model = embedder.model_id + TOKENS_SUFFIX
+    first: dict[str, str] = {}
+    for t in texts:
+        first.setdefault(content_hash(t), t)
+    todo: list[str] = []
+    hashes = list(first)
+    for start in range(0, len(hashes), 500):
+        part = hashes[start : start + 500]
+        marks = ",".join("?" * len(part))
+        have_vec = {r[0] for r in db.execute(_CACHED.format(marks=marks),
+                                             (embedder.model_id, *part))}
+        have_tok = {r[0] for r in db.execute(_CACHED.format(marks=marks), (tokens_model, *part))}
+        todo += [h for h in part if h not in have_vec or h not in have_tok]
+    if not todo:
+        return 0
+    pooled, mats = encode_both(embedder, [first[h] for h in todo])
+    stamp = now_iso()
+    with db.transaction():
+        for h, v, m in zip(todo, pooled, mats):
+            db.execute(_STORE, (embedder.model_id, h, to_blob(v), stamp))
+            db.execute(_STORE, (tokens_model, h, m.to_blob(), stamp))
+    return len(todo)
 
 
 def token_matrices(db: Database, embedder: Embedder, texts: Sequence[str]) -> list[TokenMatrix]:
@@ -229,13 +292,11 @@ def token_matrices(db: Database, embedder: Embedder, texts: Sequence[str]) -> li
     if missing:
         first = dict(zip(hashes, texts))
         mats = encode_tokens(embedder, [first[h] for h in missing])
-        try:
-            stamp = now_iso()
-            with db.transaction():
-                for h, m in zip(missing, mats):
-                    db.execute(_STORE, (model, h, m.to_blob(), stamp))
-        except Exception:  # noqa: BLE001 - a cache that cannot be written is still a result
-            pass
+        stamp = now_iso()
+        # A cache that cannot be written (busy, read-only) still leaves a result.
+        with contextlib.suppress(HippoError, apsw.Error), db.transaction():
+            for h, m in zip(missing, mats):
+                db.execute(_STORE, (model, h, m.to_blob(), stamp))
         for h, m in zip(missing, mats):
             # Same rounding as a cache hit, so a score never depends on cache state.
             found[h] = TokenMatrix.from_blob(m.to_blob())
@@ -268,6 +329,22 @@ def late_scores(query: TokenMatrix, docs: Sequence[TokenMatrix]) -> list[float]:
             continue
         best = (query.vectors @ d.vectors.T).max(axis=1)
         out.append(float((best * w).sum() / total))
+    return out
+
+
+def neighbour_support(relevance: Mapping[int, float], neighbours: Mapping[int, Sequence[int]],
+                      weight: float) -> dict[int, float]:
+    """Each item's relevance plus `weight` times the best relevance among its neighbours.
+
+    For transcripts: a chunk next to a relevant chunk of the same session (the question
+    before an answer, the answer after a question) is more likely relevant itself, and
+    an answer that shares no word with the query is found through the question it
+    answers. Neighbours without a relevance count as 0.
+    """
+    out: dict[int, float] = {}
+    for item, rel in relevance.items():
+        near = [relevance.get(n, 0.0) for n in neighbours.get(item, ())]
+        out[item] = rel + weight * max(near, default=0.0)
     return out
 
 

@@ -1,0 +1,223 @@
+"""LoCoMo bench plumbing: evidence parsing, loading and recall metrics on a hand-made sample.
+
+No LoCoMo file is needed; the one test that reads the real dev file skips when it is absent.
+Also checks the pure parts of `hippo.retrieve.query` (dates, MaxSim, the token cache blob).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+sys.path.insert(0, str(BENCH))
+
+import locomo_common as lc
+
+SAMPLE = [{
+    "sample_id": "conv-x",
+    "conversation": {
+        "speaker_a": "Ann", "speaker_b": "Bob",
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [
+            {"speaker": "Ann", "dia_id": "D1:1", "text": "I painted a lake sunrise."},
+            {"speaker": "Bob", "dia_id": "D1:2", "text": "Lovely!", "blip_caption": "a lake"},
+        ],
+        "session_2_date_time": "10:04 am on 19 June, 2023",
+        "session_2": [
+            {"speaker": "Bob", "dia_id": "D2:1", "text": "I adopted a dog."},
+            {"speaker": "Ann", "dia_id": "D2:2", "text": "What is its name?"},
+            {"speaker": "Bob", "dia_id": "D2:3", "text": "Scout."},
+        ],
+    },
+    "observation": {
+        "session_1_observation": {"Ann": [["Ann painted a lake sunrise.", "D1:1"]]},
+        "session_2_observation": {"Bob": [["Bob adopted a dog named Scout.",
+                                           "D2:1, D2:3"]],
+                                  "Ann": [["Ann asked a question.", ["D2:2", "D9:9"]]]},
+    },
+    "qa": [
+        {"question": "What did Ann paint?", "answer": "a sunrise", "evidence": ["D1:1"],
+         "category": 4},
+        {"question": "What is Bob's dog called?", "answer": "Scout",
+         "evidence": ["D2:1; D2:3"], "category": 1},
+        {"question": "When?", "answer": "x", "evidence": ["D:1:1", "D"], "category": 2},
+        {"question": "Adversarial?", "adversarial_answer": "n/a", "evidence": ["D1:2"],
+         "category": 5},
+    ],
+}]
+
+
+@pytest.fixture
+def convs(tmp_path: Path) -> list[lc.Conversation]:
+    path = tmp_path / "sample.json"
+    path.write_text(json.dumps(SAMPLE))
+    return lc.load(path)
+
+
+def test_session_dates_parse() -> None:
+    assert lc.parse_session_date("1:56 pm on 8 May, 2023") == datetime(2023, 5, 8, 13, 56,
+                                                                       tzinfo=UTC)
+    assert lc.parse_session_date("12:04 am on 1 January, 2024").hour == 0
+    assert lc.parse_session_date("12:30 pm on 1 January, 2024").hour == 12
+    with pytest.raises(ValueError):
+        lc.parse_session_date("yesterday")
+
+
+def test_malformed_evidence_is_split_and_unknown_ids_dropped() -> None:
+    valid = {"D8:6", "D9:17", "D26:14", "D26:34"}
+    assert lc.clean_ids(["D8:6; D9:17"], valid) == (["D8:6", "D9:17"], [])
+    assert lc.clean_ids("D26:14, D26:34, D26:42", valid) == (["D26:14", "D26:34"], ["D26:42"])
+    assert lc.clean_ids(["D:11:26", "D", "D8:6", "D8:6"], valid) == (["D8:6"], ["D:11:26", "D"])
+    assert lc.clean_ids(None, valid) == ([], [])
+
+
+def test_load_turns_observations_and_questions(convs: list[lc.Conversation]) -> None:
+    (c,) = convs
+    assert c.speakers == ("Ann", "Bob")
+    assert [t.dia_id for t in c.turns] == ["D1:1", "D1:2", "D2:1", "D2:2", "D2:3"]
+    assert [t.seq for t in c.turns] == [0, 1, 2, 3, 4]
+    assert c.turns[1].caption == "a lake" and c.turns[2].session == 2
+    assert {o.dia_ids for o in c.observations} == {("D1:1",), ("D2:1", "D2:3"), ("D2:2",)}
+    assert c.dropped_observation_ids == ["D9:9"]
+    assert c.observations[0].date == datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+    assert [q.qid for q in c.questions] == [f"locomo_0_qa{i}" for i in range(4)]
+    assert c.questions[1].evidence == ("D2:1", "D2:3")
+    assert c.questions[2].evidence == () and c.questions[2].dropped == ("D:1:1", "D")
+    assert c.questions[3].answer == "n/a"
+
+
+def test_eval_questions_skip_category_5_and_empty_evidence(convs: list[lc.Conversation]) -> None:
+    qs = lc.eval_questions(convs)
+    assert [q.qid for _, q in qs] == ["locomo_0_qa0", "locomo_0_qa1"]
+    assert lc.dropped_counts(convs) == {"qa_ids_dropped": 2, "qa_questions_touched": 1,
+                                        "qa_questions_without_evidence": 1,
+                                        "observation_ids_dropped": 1}
+
+
+def test_audit_replaces_only_corrected_citations(tmp_path: Path,
+                                                 convs: list[lc.Conversation]) -> None:
+    audit = tmp_path / "audit.json"
+    audit.write_text(json.dumps([
+        {"question_id": "locomo_0_qa0", "cited_evidence": ["D1:1"], "correct_evidence": ["D1:2"]},
+        {"question_id": "locomo_0_qa1", "cited_evidence": ["D2:1; D2:3"],
+         "correct_evidence": ["D2:3", "D2:1"]},  # the same citation: no change
+        {"question_id": "locomo_0_qa2", "correct_evidence": None},
+        {"question_id": "locomo_0_qa3", "cited_evidence": [], "correct_evidence": ["D7:7"]},
+    ]))
+    fixes = lc.load_audit(audit, convs)
+    assert fixes == {"locomo_0_qa0": ("D1:2",)}
+    qs = {q.qid: q.evidence for _, q in lc.eval_questions(convs, fixes)}
+    assert qs == {"locomo_0_qa0": ("D1:2",), "locomo_0_qa1": ("D2:1", "D2:3")}
+
+
+def test_hit_any_and_all_at_k() -> None:
+    retrieved = [["D1:1"], ["D2:1", "D2:3"], [], ["D3:3"]]
+    assert lc.hit(retrieved, ["D2:3"], 1) == (False, False)
+    assert lc.hit(retrieved, ["D2:3"], 2) == (True, True)
+    assert lc.hit(retrieved, ["D1:1", "D3:3"], 2) == (True, False)
+    assert lc.hit(retrieved, ["D1:1", "D3:3"], 4) == (True, True)
+    assert lc.hit([], ["D1:1"], 5) == (False, False)
+    with pytest.raises(ValueError):
+        lc.hit(retrieved, [], 5)
+
+
+def test_report_figures_per_category_and_overall() -> None:
+    rep = lc.Report()
+    rep.add(4, [["a"]] + [["x"]] * 9, ["a"])            # hit @5 and @10
+    rep.add(4, [["x"]] * 7 + [["b"]] + [["x"]] * 2, ["b", "c"])  # any only @10, never all
+    rep.add(1, [["x"]] * 10, ["z"])                     # miss
+    rep.add(2, [["p"], ["q"]], ["p", "q"])              # all @5
+    f = rep.overall.figures()
+    assert f == {"n": 4, "recall_any@5": 0.5, "recall_any@10": 0.75,
+                 "recall_all@5": 0.5, "recall_all@10": 0.5}
+    assert rep.by_cat[4].figures()["recall_any@10"] == 1.0
+    assert rep.by_cat[3].figures() == {"n": 0, "recall_any@5": 0.0, "recall_any@10": 0.0,
+                                       "recall_all@5": 0.0, "recall_all@10": 0.0}
+    line = lc.final_line(rep, [10.0, 20.0, 30.0, 40.0])
+    assert list(line) == ["n", "recall_any@5", "recall_any@10", "recall_all@5",
+                          "recall_all@10", "p50_ms", "p95_ms"]
+    assert line["p50_ms"] == 20.0 and line["p95_ms"] == 40.0
+    table = lc.format_table({"sys": rep}, "title")
+    assert "overall" in table and "multi-hop" in table
+
+
+def test_percentile_nearest_rank() -> None:
+    assert lc.percentile([], 50) == 0.0
+    assert lc.percentile([5.0], 95) == 5.0
+    assert lc.percentile(list(map(float, range(1, 101))), 95) == 95.0
+
+
+def test_real_dev_file_counts() -> None:
+    if not lc.DEFAULT_DATA.exists():
+        pytest.skip("LoCoMo dev file not present")
+    convs = lc.load(lc.DEFAULT_DATA)
+    assert len(convs) == 7
+    assert len(lc.eval_questions(convs)) == 1033
+    assert lc.dropped_counts(convs)["qa_ids_dropped"] == 4
+
+
+# -- hippo.retrieve.query: the pure parts ----------------------------------------------
+
+def test_mentioned_dates() -> None:
+    from hippo.retrieve.query import mentioned_dates
+
+    def days(text: str) -> list[tuple[str, str]]:
+        return [(w.start.date().isoformat(), w.end.date().isoformat())
+                for w in mentioned_dates(text)]
+
+    assert days("What did she plan on the evening of 7 July, 2023?") == [
+        ("2023-07-07", "2023-07-08")]
+    assert days("the photo shared on December 1,2023") == [("2023-12-01", "2023-12-02")]
+    assert days("the 3rd of Sept. 2024 release") == [("2024-09-03", "2024-09-04")]
+    assert days("during March 2023") == [("2023-03-01", "2023-04-01")]
+    assert days("deploy of 2025-03-03, then 2024-12") == [("2025-03-03", "2025-03-04"),
+                                                         ("2024-12-01", "2025-01-01")]
+    assert days("Mark 2023 plans, last week, version 1.2023") == []
+    assert days("") == []
+
+
+def test_late_scores_prefer_the_doc_matching_every_query_token() -> None:
+    import numpy as np
+
+    from hippo.retrieve.query import TokenMatrix, late_scores, rescale
+
+    e = np.eye(4, dtype=np.float32)
+    q = TokenMatrix((1, 2), e[[0, 1]])
+    both = TokenMatrix((1, 2, 3), e[[0, 1, 2]])
+    one = TokenMatrix((1, 3), e[[0, 2]])
+    empty = TokenMatrix((), np.zeros((0, 4), dtype=np.float32))
+    s = late_scores(q, [both, one, empty])
+    assert s[0] == pytest.approx(1.0) and s[1] < s[0] and s[2] == 0.0
+    assert rescale(s) == [1.0, pytest.approx(s[1]), 0.0]
+    assert rescale([0.3, 0.3]) == [1.0, 1.0] and rescale([]) == []
+
+
+def test_token_matrix_blob_round_trip() -> None:
+    import numpy as np
+
+    from hippo.retrieve.query import TokenMatrix
+
+    rng = np.random.default_rng(1)
+    v = rng.standard_normal((5, 8)).astype(np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    m = TokenMatrix((101, 7, 30000, 3, 4), v)
+    back = TokenMatrix.from_blob(m.to_blob())
+    assert back.ids == m.ids
+    assert np.allclose(back.vectors, v, atol=0.02)
+    assert np.allclose(np.linalg.norm(back.vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_neighbour_support_adds_the_best_neighbour_share() -> None:
+    from hippo.retrieve.query import neighbour_support
+
+    rel = {1: 0.2, 2: 1.0, 3: 0.0, 9: 0.5}
+    adj = {1: [2], 2: [1, 3], 3: [2, 4], 9: []}
+    out = neighbour_support(rel, adj, 0.3)
+    assert out == {1: pytest.approx(0.5), 2: pytest.approx(1.06), 3: pytest.approx(0.3),
+                   9: 0.5}
+    assert neighbour_support(rel, adj, 0.0) == rel
