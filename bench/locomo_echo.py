@@ -182,6 +182,14 @@ def systems(h: Any) -> dict[str, Callable[[str, str], list[list[str]]]]:
         res = es.search(h, question, filters=es.EchoFilters(projects=[project]), limit=10)
         return [r["message_ids"] for r in res.results]
 
+    def rrf_only(question: str, project: str) -> list[list[str]]:
+        from dataclasses import replace
+
+        plain = replace(P, late_pool=0, date_boost=0.0)
+        res = es.search(h, question, filters=es.EchoFilters(projects=[project]), limit=10,
+                        params=plain)
+        return [r["message_ids"] for r in res.results]
+
     def bm25_only(question: str, project: str) -> list[list[str]]:
         return dia((es.lexical(h, question, es.EchoFilters(projects=[project])) or [])[:10])
 
@@ -191,7 +199,8 @@ def systems(h: Any) -> dict[str, Callable[[str, str], list[list[str]]]]:
 
     return {
         PROPOSED: proposed(True, True),
-        "hippo echo (RRF only)": echo_search,
+        "hippo echo": echo_search,
+        "hippo echo, RRF only": rrf_only,
         "BM25 only": bm25_only,
         "vector only": vector_only,
         "no neighbours": proposed(True, True, near=False),

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hippo.retrieve.constants import BM25, VECTOR
+from hippo.retrieve.constants import BM25, MAX_QUERY_CHARS, VECTOR
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
@@ -98,16 +98,84 @@ def semantic(h: Hippo, vector: Any, f: EchoFilters, n: int = CANDIDATES) -> list
     return [(int(a), float(b)) for a, b in h.db.execute(sql, (to_blob(vector), *params, n))]
 
 
-def search(h: Hippo, query: str, *, filters: EchoFilters | None = None, limit: int = 5,
-           context: int = 0, rrf_k: int = 60) -> EchoResult:
-    """The best transcript chunks for `query`, with where each came from."""
-    from hippo import echo
-    from hippo.retrieve.fuse import fuse
+NEIGHBOUR_WEIGHT = 0.3  # measured on LoCoMo turns: +5 points recall_any@5 (docs/quality.md)
 
+
+def _rank(h: Hippo, query: str, f: EchoFilters, qv: Any, rankings: dict[str, list[int]],
+          degraded: list[str], params: Any) -> dict[int, float]:
+    """Relevance of each candidate: RRF, then late interaction over the pool and its
+    session neighbours, neighbour support, and a boost for chunks in a date the query names.
+    """
+    from hippo import echo
+    from hippo.retrieve import query as q
+    from hippo.retrieve.fuse import fuse
+    from hippo.retrieve.score import parse_timestamp
+    from hippo.timeutil import iso
+
+    windows = [w.widened(params.date_slack_days) for w in q.mentioned_dates(query)] \
+        if params.date_boost > 0 and qv is not None else []
+    if windows:
+        hits: dict[int, float] = {}
+        for w in windows[:4]:
+            wf = EchoFilters(sessions=f.sessions, projects=f.projects, roles=f.roles,
+                             since=iso(w.start), until=iso(w.end))
+            for cid, d in semantic(h, qv, wf, CANDIDATES):
+                hits[cid] = min(d, hits.get(cid, d))
+        if hits:
+            rankings["dates"] = sorted(hits, key=lambda i: (hits[i], i))[:CANDIDATES]
+    fused = fuse(rankings, k=params.rrf_k)
+    rel = {x.id: x.score for x in fused}
+    emb = h.embedder("echo")
+    if params.late_pool > 0 and fused and q.can_encode_tokens(emb):
+        try:
+            pool = [x.id for x in fused[: params.late_pool]]
+            rows = echo.chunks(h.db, pool)
+            adj = {i: [r["id"] for r in echo.neighbours(h.db, rows[i], 1)] for i in pool
+                   if i in rows}
+            pool = list(dict.fromkeys(pool + [n for i in pool for n in adj.get(i, [])]))
+            rows = echo.chunks(h.db, pool)
+            pool = [i for i in pool if i in rows]
+            mats = q.token_matrices(h.db, emb, [query] + [rows[i]["text"] for i in pool])
+            scaled = q.rescale(q.late_scores(mats[0], mats[1:]))
+            late = dict(zip(pool, scaled))
+            floor = min(scaled, default=0.0)
+            late.update({x.id: floor * x.score for x in fused if x.id not in late})
+            for i in pool:
+                adj.setdefault(i, [r["id"] for r in echo.neighbours(h.db, rows[i], 1)])
+            rel = q.neighbour_support(late, adj, NEIGHBOUR_WEIGHT)
+        except Exception as exc:  # noqa: BLE001 - the fused order is still a good answer
+            degraded.append(f"late interaction failed ({exc}); fused order")
+    if windows:
+        rows = echo.chunks(h.db, list(rel))
+        for i in rel:
+            started = rows.get(i, {}).get("started_at")
+            if started and q.in_any(parse_timestamp(started), windows):
+                rel[i] += params.date_boost
+    return rel
+
+
+def search(h: Hippo, query: str, *, filters: EchoFilters | None = None, limit: int = 5,
+           context: int = 0, params: Any = None) -> EchoResult:
+    """The best transcript chunks for `query`, with where each came from.
+
+    Stages as Brain search where they fit transcripts (the `[search]` settings):
+    BM25 + vector (+ vector inside dates the query names), RRF, late interaction with
+    the local model over the best candidates and their neighbouring chunks.
+    """
+    from hippo import echo
+
+    if params is None:
+        from hippo.retrieve.pipeline import load_params
+
+        params = load_params(h.settings)
     f = filters or EchoFilters()
     degraded: list[str] = []
+    if len(query) > MAX_QUERY_CHARS:
+        degraded.append(f"query cut to its first {MAX_QUERY_CHARS} of {len(query)} characters")
+        query = query[:MAX_QUERY_CHARS]
     rankings: dict[str, list[int]] = {}
     distances: dict[int, float] = {}
+    qv = None
     has_vec = bool(h.db.scalar("SELECT 1 FROM sqlite_master WHERE name = 'echo_vec'"))
     if has_vec and query.strip():
         try:
@@ -116,6 +184,7 @@ def search(h: Hippo, query: str, *, filters: EchoFilters | None = None, limit: i
             rankings[VECTOR] = [cid for cid, _ in hits]
             distances = dict(hits)
         except Exception as exc:  # noqa: BLE001 - any embedder failure degrades to lexical
+            qv = None
             degraded.append(f"embedder unavailable ({type(exc).__name__}: {exc}); lexical only")
     try:
         lex = lexical(h, query, f)
@@ -125,20 +194,25 @@ def search(h: Hippo, query: str, *, filters: EchoFilters | None = None, limit: i
             rankings[BM25] = lex
     except Exception as exc:  # noqa: BLE001 - FTS failure degrades to vector only
         degraded.append(f"full-text index unavailable ({exc}); vector only")
-    if not rankings:
+    if not any(rankings.values()):
         return EchoResult([], degraded)
-    fused = fuse(rankings, k=rrf_k)[:limit]
-    rows = echo.chunks(h.db, [x.id for x in fused])
+    ranks = {cid: {name: pos + 1 for name, ids in rankings.items()
+                   for pos, i in enumerate(ids) if i == cid}
+             for ids in rankings.values() for cid in ids}
+    rel = _rank(h, query, f, qv, rankings, degraded, params)
+    best = sorted(rel, key=lambda i: (-rel[i], i))[:limit]
+    top = max(rel.values(), default=1.0) or 1.0
+    rows = echo.chunks(h.db, best)
     results = []
-    for x in fused:
-        row = rows.get(x.id)
+    for cid in best:
+        row = rows.get(cid)
         if row is None:
             continue
         rec = echo.to_record(row)
-        rec["score"] = round(x.score, 6)
-        rec["ranks"] = dict(x.ranks)
-        if x.id in distances:
-            rec["distance"] = round(distances[x.id], 6)
+        rec["score"] = round(max(rel[cid], 0.0) / top, 6)
+        rec["ranks"] = ranks.get(cid, {})
+        if cid in distances:
+            rec["distance"] = round(distances[cid], 6)
         rec["degraded"] = degraded
         if context:
             rec["context"] = echo.neighbours(h.db, row, context)
