@@ -291,8 +291,13 @@ def filters_sql(*, types: Sequence[str] = (), tiers: Sequence[str] = (),
 
 
 def export_rows(db: Database) -> Any:
+    import apsw
+
     cur = db.execute(EXPORT)
-    names = [d[0] for d in cur.getdescription()]
+    try:
+        names = [d[0] for d in cur.getdescription()]
+    except apsw.ExecutionCompleteError:  # no memories at all: nothing to export
+        return
     for row in cur:
         yield to_record(dict(zip(names, row)))
 

@@ -97,6 +97,8 @@ class Hippo:
         """Store or reinforce memories (one transaction); embeddings come from the cache."""
         vectors = self.embed([m.text for m in mems])
         with self.db.transaction():
+            # References to memories later in the same input (an export piped back in).
+            self.db.execute("PRAGMA defer_foreign_keys = ON")
             # A reindex may have swapped the model since we embedded: never mix vector spaces.
             check_model(self.db, "brain", self.embedder("brain"))
             return brain.add_many(self.db, mems, vectors, actor=actor, run_id=run_id)

@@ -34,11 +34,31 @@ def translate(exc: BaseException, path: Path | str) -> HippoError:
         return HippoError(f"disk full while writing {path}; nothing from this command was stored")
     if isinstance(exc, (apsw.ReadOnlyError, apsw.PermissionsError)):
         return HippoError(f"database {path} is read-only; nothing from this command was stored")
+    if isinstance(exc, (apsw.CantOpenError, apsw.IOError)):
+        # Opening needs the WAL and its index beside the file: say why that failed.
+        where = _filesystem_state(path)
+        if where == "read-only":
+            return HippoError(f"database {path} is on a read-only file system (hippo keeps its "
+                              "write-ahead log beside it); mount it read-write")
+        if where == "full":
+            return HippoError(f"disk full at {path}; free some space and try again; nothing "
+                              "from this command was stored")
     if isinstance(exc, apsw.CantOpenError):
         return HippoError(f"cannot open database {path}")
     if isinstance(exc, apsw.IOError):
         return HippoError(f"I/O error on database {path}: {exc}")
     return HippoError(f"database error on {path}: {exc}")
+
+
+def _filesystem_state(path: Path | str) -> str | None:
+    """"read-only" or "full" when the database's file system is, else None."""
+    try:
+        st = os.statvfs(Path(path).parent)
+    except OSError:
+        return None
+    if st.f_flag & os.ST_RDONLY:
+        return "read-only"
+    return "full" if st.f_bavail == 0 else None
 
 
 class Database:
@@ -94,6 +114,12 @@ class Database:
             with contextlib.suppress(apsw.Error):
                 self.conn.execute("ROLLBACK")
             raise translate(exc, self.path) from exc
+
+    def checkpoint(self) -> bool:
+        """Move the WAL into the file and truncate it (a purge leaves no old page behind);
+        False when a reader kept it busy past the timeout: the WAL still holds old pages."""
+        row = self.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        return not row or row[0] == 0
 
     def close(self) -> None:
         self.conn.close()

@@ -37,6 +37,10 @@ def _fts(h: Hippo, table: str, fix: bool) -> Check:
     try:
         h.db.conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
         return Check(f"fts:{table}", True)
+    except (apsw.BusyError, apsw.LockedError) as exc:  # a writer, not a broken index: 75
+        from hippo.db import translate
+
+        raise translate(exc, h.db.path) from exc
     except apsw.Error as exc:
         check = Check(f"fts:{table}", False, f"integrity-check failed: {exc}")
         if fix:

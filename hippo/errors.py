@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from enum import IntEnum
+
+# Environment variables whose values are credentials (OPENAI_API_KEY, VOYAGE_API_KEY, ...).
+SECRET_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET")
+REDACTED = "[redacted]"
 
 
 class ExitCode(IntEnum):
@@ -14,6 +19,18 @@ class ExitCode(IntEnum):
     PARTIAL = 3
     TEMPFAIL = 75  # busy past the timeout, a job lock held, a spend cap or open circuit
     CONFIG = 78  # schema newer than this hippo, model mismatch, missing API key
+
+
+def scrub(text: str) -> str:
+    """`text` with every credential from the environment masked.
+
+    Providers (and proxies in front of them) may quote the key they were sent in an error
+    body; such text reaches stderr, JSON output and the database only through here.
+    """
+    for name, value in os.environ.items():
+        if len(value) >= 8 and name.upper().endswith(SECRET_SUFFIXES) and value in text:
+            text = text.replace(value, REDACTED)
+    return text
 
 
 class HippoError(Exception):

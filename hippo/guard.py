@@ -110,7 +110,9 @@ def limits_for(settings: Settings | None, provider: str) -> Limits:
 
 def describe(error: BaseException | str) -> str:
     """One line for an error, with the HTTP status when the client recorded one."""
-    message = " ".join(str(error).split()) or type(error).__name__
+    from hippo.errors import scrub
+
+    message = scrub(" ".join(str(error).split()) or type(error).__name__)
     status = getattr(error, "http_status", None) or getattr(error, "status_code", None)
     return f"HTTP {status}: {message}" if status else message
 

@@ -7,6 +7,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 _OPTS: int | None = None
+# Line breaks besides \n that JSON leaves raw but some line readers split on (Python's
+# str.splitlines, JavaScript): escaped, so one record is one line for every reader.
+_BREAKS = ((b"\xc2\x85", b"\\u0085"), (b"\xe2\x80\xa8", b"\\u2028"),
+           (b"\xe2\x80\xa9", b"\\u2029"))
 
 
 def dumps(obj: Any) -> bytes:
@@ -15,7 +19,11 @@ def dumps(obj: Any) -> bytes:
     global _OPTS
     if _OPTS is None:
         _OPTS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
-    return orjson.dumps(obj, option=_OPTS, default=str)
+    out = orjson.dumps(obj, option=_OPTS, default=str)
+    for raw, escaped in _BREAKS:
+        if raw in out:
+            out = out.replace(raw, escaped)
+    return out
 
 
 def want_json(flag: bool | None) -> bool:

@@ -21,6 +21,7 @@ STATUSES = ("active", "done", "consolidated", "retired", "deleted")
 AUTHORS = ("human", "machine")
 MAX_TEXT_CHARS = 20_000
 MAX_TAGS = 64
+MAX_ID = 2**63 - 1  # SQLite's largest INTEGER
 
 _SPACE = re.compile(r"\s+")
 _TRAIL = re.compile(r"[\s.!;,]+$")
@@ -92,8 +93,25 @@ class NewMemory:
 def _opt_int(value: Any, name: str) -> int | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise UsageError(f"{name} must be a positive integer id, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_ID:
+        raise UsageError(f"{name} must be a positive integer id up to {MAX_ID}, got {value!r}")
+    return value
+
+
+def _flag(value: Any, name: str) -> bool:
+    """true/false (or 1/0): a string such as "no" must not quietly mean True."""
+    if isinstance(value, bool) or value in (0, 1):
+        return bool(value)
+    raise UsageError(f"{name} must be true or false, got {value!r}")
+
+
+def _utf8(value: str, name: str) -> str:
+    """Text that SQLite can store: a command-line byte that was not UTF-8 is refused here."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise UsageError(f"{name} is not valid UTF-8 (an undecodable byte at character "
+                         f"{exc.start}); pass UTF-8 text") from None
     return value
 
 
@@ -120,6 +138,7 @@ def from_input(data: Any, types: dict[str, MemType], *, default_project: str | N
         raise UsageError("\"text\" must be a non-empty string")
     if len(text) > MAX_TEXT_CHARS:
         raise UsageError(f"text is {len(text)} characters; the limit is {MAX_TEXT_CHARS}")
+    _utf8(text, "text")
     mtype = resolve(str(data.get("type") or "fact"), types)
     tier = data.get("tier") or mtype.tier
     if tier not in TIERS:
@@ -127,6 +146,8 @@ def from_input(data: Any, types: dict[str, MemType], *, default_project: str | N
     project = data["project"] if "project" in data else default_project
     if project is not None and (not isinstance(project, str) or not project.strip()):
         raise UsageError("project must be a non-empty string or null (global)")
+    if project is not None:
+        _utf8(project, "project")
     author = data.get("author") or default_author
     if author not in AUTHORS:
         raise UsageError(f"author must be one of {', '.join(AUTHORS)}, got {author!r}")
@@ -141,12 +162,12 @@ def from_input(data: Any, types: dict[str, MemType], *, default_project: str | N
         type=mtype.name,
         tier=tier,
         project=project.strip() if isinstance(project, str) else None,
-        tags=clean_tags(data.get("tags")),
+        tags=[_utf8(t, "tag") for t in clean_tags(data.get("tags"))],
         importance=_unit(data.get("importance", 0.5), "importance"),
         author=author,
         status=status,
-        pinned=bool(data.get("pinned", False)),
-        canonical=bool(data.get("canonical", False)),
+        pinned=_flag(data.get("pinned", False), "pinned"),
+        canonical=_flag(data.get("canonical", False), "canonical"),
         confidence=_unit(data.get("confidence", 0.5), "confidence"),
         id=_opt_int(data.get("id"), "id"),
         created_at=_opt_time(data.get("created_at"), "created_at"),

@@ -41,8 +41,11 @@ def parse_since(value: str, *, ref: datetime | None = None) -> datetime:
     """A time bound: ISO-8601, or a relative age like 7d, 12h, 30m, 2w."""
     text = value.strip().lower()
     units = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-    if len(text) > 1 and text[-1] in units and text[:-1].isdigit():
-        return (ref or now()) - timedelta(**{units[text[-1]]: int(text[:-1])})
+    if len(text) > 1 and text[-1] in units and text[:-1].isascii() and text[:-1].isdigit():
+        try:
+            return (ref or now()) - timedelta(**{units[text[-1]]: int(text[:-1])})
+        except (OverflowError, ValueError):
+            raise UsageError(f"{value!r} reaches before year 1; give a shorter age") from None
     return parse(value)
 
 

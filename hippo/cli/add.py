@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -69,7 +69,7 @@ def _read_stdin(h: object, default_project: str | None, type_: str | None,
 
     from hippo.records import from_input
 
-    mems, errors = [], []
+    items, errors = [], []
     data = sys.stdin.buffer
     for lineno, raw in enumerate(data, start=1):
         if not raw.strip():
@@ -85,7 +85,46 @@ def _read_stdin(h: object, default_project: str | None, type_: str | None,
             if tag and "tags" not in obj:
                 obj["tags"] = tag
         try:
-            mems.append(from_input(obj, h.types, default_project=default_project))  # type: ignore[attr-defined]
+            items.append((lineno, from_input(obj, h.types,  # type: ignore[attr-defined]
+                                             default_project=default_project)))
         except UsageError as exc:
             errors.append(f"line {lineno}: {exc}")
+    mems = _check_ids(h, items, errors)
+    errors.sort(key=lambda e: int(e.split(":", 1)[0].removeprefix("line ")))
     return mems, errors
+
+
+REFS = ("consolidated_into", "superseded_by")
+KNOWN_IDS = ("SELECT id, dedup_key FROM memories WHERE id IN "
+             "(SELECT value FROM json_each(?))")
+
+
+def _check_ids(h: Any, items: list[tuple[int, Any]], errors: list[str]) -> list[Any]:
+    """Ids the database would refuse (taken, repeated, references to nothing) become
+    per-line errors, so one such line skips itself instead of failing the batch."""
+    import orjson
+
+    wanted = {m.id for _, m in items if m.id} | {
+        getattr(m, f) for _, m in items for f in REFS if getattr(m, f)}
+    existing = dict(h.db.execute(KNOWN_IDS, (orjson.dumps(sorted(wanted)).decode(),))
+                    ) if wanted else {}
+    kept, seen = [], set()
+    for lineno, m in items:
+        if m.id is not None and m.id in seen:
+            errors.append(f"line {lineno}: id {m.id} appears twice in the input")
+        elif m.id is not None and existing.get(m.id, m.dedup_key) != m.dedup_key:
+            errors.append(f"line {lineno}: id {m.id} is taken by another memory")
+        else:
+            seen.add(m.id)
+            kept.append((lineno, m))
+    while True:  # dropping a line may leave another one pointing at nothing
+        ids = set(existing) | {m.id for _, m in kept if m.id}
+        bad = {lineno: f for lineno, m in kept for f in REFS
+               if getattr(m, f) and getattr(m, f) not in ids}
+        if not bad:
+            return [m for _, m in kept]
+        for lineno, m in kept:
+            if lineno in bad:
+                errors.append(f"line {lineno}: {bad[lineno]} {getattr(m, bad[lineno])} is not "
+                              "a memory in the database or in this input")
+        kept = [(lineno, m) for lineno, m in kept if lineno not in bad]

@@ -49,11 +49,15 @@ def open_hippo(ctx: typer.Context, *, db: Path | None = None, project: str | Non
 
 
 def parse_ids(values: list[str]) -> list[int]:
+    from hippo.records import MAX_ID
+
     out = []
     for v in values:
-        if not v.strip().isdigit():
+        digits = v.strip()
+        # ASCII only: str.isdigit() also accepts digits such as '٣' or '²'.
+        if not (digits.isascii() and digits.isdigit()) or int(digits) > MAX_ID:
             raise UsageError(f"not a memory id: {v!r} (ids are positive integers)")
-        out.append(int(v))
+        out.append(int(digits))
     return out
 
 
@@ -72,7 +76,7 @@ def handled(fn: Any) -> Any:
     import os
     import sys
 
-    from hippo.errors import HippoError
+    from hippo.errors import HippoError, scrub
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -81,7 +85,7 @@ def handled(fn: Any) -> Any:
         except HippoError as exc:
             if os.environ.get("HIPPO_DEBUG") == "1":
                 raise
-            sys.stderr.write(f"hippo: {exc}\n")
+            sys.stderr.write(scrub(f"hippo: {exc}\n"))
             raise typer.Exit(int(exc.exit_code)) from None
 
     return wrapper

@@ -28,5 +28,17 @@ def config(ctx: typer.Context, db: DbOpt = None, json: JsonOpt = False) -> None:
             if s["project"] else "git root or cwd", "help": "current project"},
     ]
     for table, values in sorted(s.tables.items()):
-        rows.append({"name": f"[{table}]", "value": values, "origin": "file", "help": ""})
+        rows.append({"name": f"[{table}]", "value": _masked(values), "origin": "file",
+                     "help": ""})
     emit(rows, json_flag=json, columns=("name", "value", "origin"))
+
+
+SECRET_NAMES = ("api_key", "apikey", "token", "secret", "password")
+
+
+def _masked(value: object) -> object:
+    """A config table as shown: values of credential-like keys never reach the screen."""
+    if isinstance(value, dict):
+        return {k: "[redacted]" if str(k).lower().endswith(SECRET_NAMES) else _masked(v)
+                for k, v in value.items()}
+    return value

@@ -46,7 +46,9 @@ def echo(
 
         with h.db.transaction():
             n = store.forget_session(h.db, forget_session)
-        h.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        if not h.db.checkpoint():
+            stderr(f"hippo: warning: another process is reading {h.db.path}; the session's "
+                   "text stays in its -wal file until the last process using it exits")
         write_json_lines([{"event": "forget-session", "session": forget_session, "chunks": n}])
         return
     if query is None:

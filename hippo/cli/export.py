@@ -28,7 +28,7 @@ def export(
         raise UsageError(f"unknown store {store!r}; choose brain or echo")
     h = open_hippo(ctx, db=db)
     rows = brain.export_rows(h.db) if store == "brain" else echo_export.rows(h.db)
-    out = output.open("wb") if output else sys.stdout.buffer
+    out = _private(output) if output else sys.stdout.buffer
     try:
         for rec in rows:
             out.write(dumps(rec))
@@ -81,6 +81,17 @@ def import_(
         sys.stderr.write(f"hippo: {err}\n")
     if errors:
         raise typer.Exit(int(ExitCode.PARTIAL))
+
+
+def _private(path: Path):  # type: ignore[no-untyped-def]
+    """Open an export file for writing, user-only like the database it copies."""
+    import os
+
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    except OSError as exc:
+        raise HippoError(f"cannot write {path}: {exc.strerror}") from None
+    return os.fdopen(fd, "wb")
 
 
 def _open(path: str):  # type: ignore[no-untyped-def]

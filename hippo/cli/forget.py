@@ -42,7 +42,12 @@ def forget(
     h = open_hippo(ctx, db=db)
     with h.db.transaction():
         out = [brain.purge(h.db, i, actor="human") for i in parse_ids(ids)]
-    h.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    if not h.db.checkpoint():
+        import sys
+
+        sys.stderr.write(f"hippo: warning: another process is reading {h.db.path}; the old "
+                         "text stays in its -wal file until the last process using it exits; "
+                         "repeat the command then to be sure\n")
     emit(out, json_flag=json, columns=COLUMNS)
 
 

@@ -12,7 +12,7 @@ import typer
 from hippo import __version__
 from hippo.cli.commands import LazyGroup
 from hippo.cli.common import DbOpt, EmbedderOpt, ProjectOpt
-from hippo.errors import ExitCode, HippoError
+from hippo.errors import ExitCode, HippoError, scrub
 
 app = typer.Typer(
     name="hippo",
@@ -59,8 +59,8 @@ def main() -> None:
         app(prog_name="hippo")
     except HippoError as exc:
         if debug:
-            raise
-        sys.stderr.write(f"hippo: {exc}\n")
+            _traceback()
+        sys.stderr.write(scrub(f"hippo: {exc}\n"))
         sys.exit(int(exc.exit_code))
     except KeyboardInterrupt:
         sys.stderr.write("hippo: interrupted\n")
@@ -72,10 +72,19 @@ def main() -> None:
         sys.exit(int(ExitCode.OK))
     except Exception as exc:  # noqa: BLE001 - last resort: one line, traceback on request
         if debug:
-            raise
+            _traceback()
+            sys.exit(int(ExitCode.ERROR))
         name = type(exc).__name__
-        sys.stderr.write(f"hippo: unexpected {name}: {exc} (rerun with --debug for a traceback)\n")
+        sys.stderr.write(scrub(f"hippo: unexpected {name}: {exc} (rerun with --debug for a "
+                               "traceback)\n"))
         sys.exit(int(ExitCode.ERROR))
+
+
+def _traceback() -> None:
+    """--debug: the traceback, with credentials a provider quoted back masked all the same."""
+    import traceback
+
+    sys.stderr.write(scrub(traceback.format_exc()))
 
 
 __all__ = ["app", "main", "Path"]

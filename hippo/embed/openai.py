@@ -11,7 +11,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from hippo.embed import Embedder
-from hippo.errors import ConfigError, ProviderError
+from hippo.errors import ConfigError, ProviderError, scrub
 
 if TYPE_CHECKING:
     import numpy as np
@@ -57,7 +57,7 @@ class OpenAIEmbedder(Embedder):
             try:
                 resp = self._client.embeddings.create(**kwargs)
             except openai.APIError as exc:
-                raise ProviderError(f"openai embeddings failed: {exc}") from exc
+                raise ProviderError(scrub(f"openai embeddings failed: {exc}")) from exc
             for item in resp.data:
                 vec = np.asarray(item.embedding, dtype=np.float32)
                 if vec.shape[0] != self.dimensions:

@@ -17,7 +17,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from hippo import guard
-from hippo.errors import BusyError, ConfigError
+from hippo.errors import BusyError, ConfigError, scrub
 from hippo.extract import Candidate, EchoChunk, Extractor, SessionChunks, SkipSession, schema
 
 if TYPE_CHECKING:
@@ -158,7 +158,7 @@ class LlmExtractor(Extractor):
             what = "timed out" if isinstance(exc, openai.APITimeoutError) else "unreachable"
             self._down(f"{PROVIDER} {what} ({self.client.base_url})", exc)
         except openai.APIError as exc:  # e.g. a 200 whose body is not a chat completion
-            self._down(f"{PROVIDER} gave an unusable response: {exc}", exc)
+            self._down(scrub(f"{PROVIDER} gave an unusable response: {exc}"), exc)
         usage = getattr(resp, "usage", None)
         used = int(getattr(usage, "total_tokens", 0) or 0)
         guard.record_success(self.db, PROVIDER, tokens=(used - estimate) if used else 0)
@@ -167,7 +167,7 @@ class LlmExtractor(Extractor):
 
     def _status_error(self, exc: Any) -> NoReturn:
         code = exc.status_code
-        detail = " ".join(str(getattr(exc, "message", "") or exc).split())[:200]
+        detail = scrub(" ".join(str(getattr(exc, "message", "") or exc).split()))[:200]
         if code in (401, 403):
             guard.record_success(self.db, PROVIDER)
             raise ConfigError(f"{PROVIDER} refused the API key (HTTP {code}); check "
