@@ -42,6 +42,38 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "cron": ("hippo.cli.cron", "cron"),
 }
 
+# First sentence of each command's help, so `hippo --help` lists the commands without
+# importing them (tests/docs/test_commands_table.py keeps these equal to the docstrings).
+SUMMARIES: dict[str, str] = {
+    "search": "Search memories: keywords and meaning together, best first.",
+    "add": "Add a memory.",
+    "show": "Show memories: every field, where each came from, and what changed it.",
+    "list": "List memories, newest first (current project and global ones by default).",
+    "context": "Print the rule floor: active rules of the project and global ones, within a budget.",
+    "guidance": "Print the domain guidance of a route: procedural memories of the project and global ones.",
+    "echo": "Search Echo transcript chunks: where each came from (file, lines, session, time).",
+    "ingest": "Archive transcripts into Echo; prints one JSON line per file and a summary.",
+    "extract": "Extract memories from new Echo chunks; one JSON line per memory and session, then a summary.",
+    "consolidate": "Merge near-duplicate machine memories of one type and project; JSON line per event.",
+    "retire": "Retire done memories and episodic ones past their window, unless pinned or canonical.",
+    "done": "Mark tasks/todos done: out of default search, kept until `hippo retire`.",
+    "verify": "Confirm memories are still true: confirmed_at = now, so their freshness restarts.",
+    "edit": "Correct a memory's text, type, tier, importance, tags or project (audited).",
+    "supersede": "Mark OLD as replaced by NEW: it leaves default search (see --include-superseded).",
+    "pin": "Pin memories: never retired or merged automatically.",
+    "unpin": "Unpin memories.",
+    "forget": "Forget memories: soft delete (audited, restorable), or --hard purge.",
+    "undo": "Undo a run: text, status, links, vectors and FTS back as they were; itself audited.",
+    "export": "Export every memory (all statuses) or every Echo chunk as JSON lines, in id order.",
+    "import": "Import an export exactly (ids, timestamps, authorship, status, provenance).",
+    "reindex": "Re-embed a store; old vectors serve searches until the new set is complete.",
+    "stats": "Show what is in the database and how healthy it is.",
+    "doctor": "Check the database; exit 1 when a problem remains (after --fix, if given).",
+    "config": "Show effective settings and paths with their origin (flag, env, file, default).",
+    "hook": "Answer an agent hook: read its JSON on stdin, print the context it adds.",
+    "cron": "Print crontab lines: hourly ingest+extract, daily backstop, nightly consolidate+retire.",
+}
+
 
 class LazyGroup(TyperGroup):
     """A Typer group that builds a command from its module on first use."""
@@ -61,6 +93,15 @@ class LazyGroup(TyperGroup):
             self.commands[cmd_name] = typer.main.get_command_from_info(
                 info, pretty_exceptions_short=True, rich_markup_mode=None)
         return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """The command list of `hippo --help`, from SUMMARIES (no command module imported)."""
+        from typer._click.utils import make_default_short_help
+
+        width = formatter.width - 6 - max(len(n) for n in COMMANDS)
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, make_default_short_help(SUMMARIES[name], width))
+                                for name in COMMANDS])
 
     def load_all(self) -> LazyGroup:
         """Build every command (for docs generation and introspection)."""
