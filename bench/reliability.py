@@ -37,7 +37,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from tests.reliability.kills import COMMANDS, kill_test
-from tests.reliability.load import Load, load_run
+from tests.reliability.load import COLD_ROLES, WARM_ROLES, Load, load_run
 
 LATE_OFF = "[search]\nlate_pool = 0\n"
 
@@ -159,9 +159,10 @@ def _short_row(title: str, f: dict[str, Any]) -> tuple[str, str]:
 def table(r: dict[str, Any]) -> str:
     con, k, fz, ls = r["concurrency"], r["kills"], r["fuzz"], r["limits_security"]
     secs = f"{con['cold']['seconds']:g} s"
-    rows = _load_rows(f"Cold processes, 8 at once, {secs}", con["cold"], con["search_alone"])
+    rows = _load_rows(f"Cold processes, {len(COLD_ROLES)} at once, {secs}", con["cold"],
+                      con["search_alone"])
     rows.append(_short_row("  same, `[search] late_pool = 0`", con["cold_late_off"]))
-    rows += _load_rows(f"Warm workers, 8 at once, {secs}", con["warm"],
+    rows += _load_rows(f"Warm workers, {len(WARM_ROLES)} at once, {secs}", con["warm"],
                        con["search_alone_warm"])
     rows.append(_short_row("  same, `[search] late_pool = 0`", con["warm_late_off"]))
     rows.append(_short_row("Warm workers, 1 ms busy timeout", con["warm_1ms"]))
