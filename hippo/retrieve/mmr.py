@@ -48,7 +48,9 @@ def _unit_rows(
         mat[~np.asarray(mask, dtype=bool)] = 0.0
     mat[~np.isfinite(mat).all(axis=1)] = 0.0
     norms = np.linalg.norm(mat, axis=1)
-    nonzero = norms > 0
+    # A row too small to normalise exactly (denormal floats) counts as no vector at all.
+    nonzero = norms > 1e-12
+    mat[~nonzero] = 0.0
     mat[nonzero] /= norms[nonzero, None]
     return mat
 

@@ -119,3 +119,13 @@ def test_selection_is_unique_and_bounded(
     assert len(picked) == len(set(picked)) == min(10, len(ids))
     assert picked[0] == min(ids, key=lambda i: (-rel[i], i))
     assert all(math.isfinite(s) and -1.0 - 1e-9 <= s <= 1.0 + 1e-9 for _, s in got)
+
+
+def test_denormal_vector_counts_as_no_vector() -> None:
+    """Found by hypothesis in CI: a 2e-159 row normalised to a cosine above 1."""
+    ids = list(range(19))
+    rel = {i: 0.0 for i in ids} | {18: 1.0}
+    vecs = np.zeros((19, 1))
+    vecs[17, 0], vecs[18, 0] = 2.27513051e-159, -1.0
+    got = mmr(ids, rel, vecs, k=10, lam=0.0)
+    assert all(math.isfinite(s) and -1.0 - 1e-9 <= s <= 1.0 + 1e-9 for _, s in got)
