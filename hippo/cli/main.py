@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -87,4 +86,4 @@ def _traceback() -> None:
     sys.stderr.write(scrub(traceback.format_exc()))
 
 
-__all__ = ["app", "main", "Path"]
+__all__ = ["app", "main"]
