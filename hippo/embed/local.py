@@ -111,17 +111,29 @@ class LocalEmbedder(Embedder):
         return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        return self.forward(texts, tokens=False)[0]
+
+    def forward(self, texts: Sequence[str], *, tokens: bool = True,
+                batch: int = BATCH) -> tuple[np.ndarray, list[tuple[list[int], np.ndarray]]]:
+        """One pass of the model: the pooled sentence vectors of `texts` and, with `tokens`,
+        each text's token ids and unit token vectors (last layer, [CLS]/[SEP] dropped).
+
+        Pooling matches sentence-transformers (mean over the attention mask, special
+        tokens included, L2-normalised). Late interaction (`hippo.retrieve.query`) uses
+        the token vectors, so a writer or a new query fills both caches in one pass.
+        """
         import numpy as np
 
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        mats: list[tuple[list[int], np.ndarray] | None] = [None] * len(texts)
         if not texts:
-            return out
+            return out, []
         if "_session" not in self.__dict__:
             self._quick_start = len(texts) <= QUICK_START_TEXTS
         # Sort by length so each batch pads little.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), BATCH):
-            idx = order[start : start + BATCH]
+        for start in range(0, len(order), batch):
+            idx = order[start : start + batch]
             encs = self._tokenizer.encode_batch([texts[i] for i in idx])
             width = max(len(e.ids) for e in encs)
             ids = np.zeros((len(idx), width), dtype=np.int64)
@@ -137,4 +149,12 @@ class LocalEmbedder(Embedder):
             pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
             norms = np.linalg.norm(pooled, axis=1, keepdims=True)
             out[idx] = pooled / np.clip(norms, 1e-12, None)
-        return out
+            if not tokens:
+                continue
+            for row, enc in enumerate(encs):
+                n = len(enc.ids)
+                keep = slice(1, n - 1) if n > 2 else slice(0, n)  # drop [CLS] and [SEP]
+                vecs = hidden[row, keep].astype(np.float32)
+                vecs /= np.clip(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12, None)
+                mats[idx[row]] = (list(enc.ids[keep]), vecs)
+        return out, [m for m in mats if m is not None]

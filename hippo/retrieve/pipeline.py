@@ -119,8 +119,12 @@ def _cached(h: Hippo, model: str, text: str) -> bytes | None:
     return bytes(blob)
 
 
-def query_vector(h: Hippo, text: str, degraded: list[str]) -> bytes | None:
+def query_vector(h: Hippo, text: str, degraded: list[str],
+                 tokens: dict[str, Any] | None = None) -> bytes | None:
     """The query's float32 blob: from the persistent cache, else from the embedder.
+
+    With `tokens` (a dict), a new query for the local model is encoded once for both its
+    vector and its token matrix, which is left in `tokens[text]` for late interaction.
 
     A cache hit touches neither numpy nor the model (with the default embedder, not
     even the embedder object: the store's recorded model names the cache entry). Any
@@ -145,6 +149,14 @@ def query_vector(h: Hippo, text: str, degraded: list[str]) -> bytes | None:
     if hit is not None:
         return hit
     try:
+        if tokens is not None:
+            from hippo.retrieve import query as q
+
+            if q.can_encode_tokens(emb) and not callable(getattr(emb, "token_vectors", None)):
+                # A new query for the local model: its vector and its token matrix (for
+                # late interaction) come from one forward pass, not two.
+                blob, tokens[text] = q.encode_query(db, emb, text)
+                return blob
         from hippo.vectors import embed_texts, to_blob
 
         return to_blob(embed_texts(db, emb, [text])[0])
@@ -217,10 +229,11 @@ def search(
     vec_info: dict[int, dict[str, Any]] = {}
     fts_info: dict[int, dict[str, Any]] = {}
     blob: bytes | None = None
+    query_tokens: dict[str, Any] = {}
     if not vec.has_store(db):
         rankings[VECTOR] = []  # nothing has a vector yet: ran, found nothing
     else:
-        blob = query_vector(h, text, out.degraded)
+        blob = query_vector(h, text, out.degraded, query_tokens if p.late_pool > 0 else None)
         if blob is not None:
             hits = vec.search(db, blob, k, filters)
             rankings[VECTOR] = [x.id for x in hits]
@@ -243,7 +256,7 @@ def search(
         return out
     records = _records(db, [f.id for f in fused])
     fused = [f for f in fused if f.id in records]  # deleted since the retrievers ran
-    late = _late_relevance(h, text, fused, records, p, out.degraded)
+    late = _late_relevance(h, text, fused, records, p, out.degraded, query_tokens.get(text))
     dated = {f.id: p.date_boost if windows and _created_in(records[f.id], windows) else 0.0
              for f in fused}
     base = {f.id: (late[f.id] if late else f.score) for f in fused}
@@ -346,7 +359,7 @@ def _window_hits(db: Database, blob: bytes, k: int, filters: Filters,
 
 def _late_relevance(h: Hippo, text: str, fused: Sequence[Any],
                     records: dict[int, dict[str, Any]], p: SearchParams,
-                    degraded: list[str]) -> dict[int, float]:
+                    degraded: list[str], query_tokens: Any = None) -> dict[int, float]:
     """Relevance from late interaction (`hippo.retrieve.query`) for the fused candidates.
 
     The best `late_pool` candidates get their min-max scaled MaxSim score; the rest keep
@@ -366,8 +379,13 @@ def _late_relevance(h: Hippo, text: str, fused: Sequence[Any],
         return {}
     try:
         pool = list(fused[: p.late_pool])
-        mats = q.token_matrices(h.db, emb, [text] + [records[f.id]["text"] for f in pool])
-        scaled = q.rescale(q.late_scores(mats[0], mats[1:]))
+        texts = [records[f.id]["text"] for f in pool]
+        if query_tokens is None:
+            mats = q.token_matrices(h.db, emb, [text, *texts])
+            query_tokens, mats = mats[0], mats[1:]
+        else:
+            mats = q.token_matrices(h.db, emb, texts)
+        scaled = q.rescale(q.late_scores(query_tokens, mats))
     except Exception as exc:  # noqa: BLE001 - an optional stage: the fused order stands
         degraded.append(f"late interaction: {_note(exc)} (fused order)")
         return {}

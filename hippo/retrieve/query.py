@@ -174,10 +174,8 @@ def can_encode_tokens(embedder: Embedder) -> bool:
     """True when `embedder` can give per-token vectors (the local ONNX model can)."""
     if callable(getattr(embedder, "token_vectors", None)):
         return True
-    # Look on the class: `_session` is a cached property, and asking the instance would
-    # load the model even when every token matrix is already cached.
-    cls = type(embedder)
-    return embedder.name == "local" and hasattr(cls, "_session") and hasattr(cls, "_tokenizer")
+    # The local model's `forward` gives them; asked on the class, so nothing loads.
+    return embedder.name == "local" and callable(getattr(type(embedder), "forward", None))
 
 
 def encode_tokens(embedder: Embedder, texts: Sequence[str], batch: int = 32) -> list[TokenMatrix]:
@@ -204,37 +202,8 @@ def encode_both(embedder: Embedder, texts: Sequence[str],
 
 def _forward(embedder: Embedder, texts: Sequence[str],
              batch: int) -> tuple[np.ndarray, list[TokenMatrix]]:
-    import numpy as np
-
-    pooled_out = np.zeros((len(texts), embedder.dimensions), dtype=np.float32)
-    tok: Any = embedder._tokenizer  # type: ignore[attr-defined]
-    session: Any = embedder._session  # type: ignore[attr-defined]
-    out: list[TokenMatrix | None] = [None] * len(texts)
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-    for start in range(0, len(order), batch):
-        idx = order[start : start + batch]
-        encs = tok.encode_batch([texts[i] for i in idx])
-        width = max(len(e.ids) for e in encs)
-        ids = np.zeros((len(idx), width), dtype=np.int64)
-        mask = np.zeros((len(idx), width), dtype=np.int64)
-        for row, enc in enumerate(encs):
-            ids[row, : len(enc.ids)] = enc.ids
-            mask[row, : len(enc.ids)] = 1
-        (hidden,) = session.run(
-            ["last_hidden_state"],
-            {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
-        )
-        m = mask[:, :, None].astype(np.float32)
-        pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        pooled_out[idx] = pooled / np.clip(norms, 1e-12, None)
-        for row, enc in enumerate(encs):
-            n = len(enc.ids)
-            keep = slice(1, n - 1) if n > 2 else slice(0, n)  # drop [CLS] and [SEP]
-            vecs = hidden[row, keep].astype(np.float32)
-            vecs /= np.clip(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12, None)
-            out[idx[row]] = TokenMatrix(tuple(enc.ids[keep]), vecs)
-    return pooled_out, [m for m in out if m is not None]
+    pooled, mats = embedder.forward(texts, tokens=True, batch=batch)  # type: ignore[attr-defined]
+    return pooled, [TokenMatrix(tuple(ids), vecs) for ids, vecs in mats]
 
 
 def warm_caches(db: Database, embedder: Embedder, texts: Sequence[str]) -> int:
@@ -272,6 +241,28 @@ def warm_caches(db: Database, embedder: Embedder, texts: Sequence[str]) -> int:
             db.execute(_STORE, (embedder.model_id, h, to_blob(v), stamp))
             db.execute(_STORE, (tokens_model, h, m.to_blob(), stamp))
     return len(todo)
+
+
+def encode_query(db: Database, embedder: Embedder, text: str) -> tuple[bytes, TokenMatrix]:
+    """A new query's float32 vector blob and token matrix from one forward pass.
+
+    Both go to `embed_cache` when the database takes the write; a busy or read-only
+    database still gets its answer (the next search pays the model again).
+    """
+    from hippo.timeutil import now_iso
+    from hippo.vectors import bump, content_hash, to_blob
+
+    pooled, (mat,) = _forward(embedder, [text], 1)
+    mat = TokenMatrix.from_blob(mat.to_blob())  # same rounding as a cache hit
+    blob = to_blob(pooled[0])
+    h = content_hash(text)
+    with contextlib.suppress(HippoError, apsw.Error), db.transaction():
+        stamp = now_iso()
+        db.execute(_STORE, (embedder.model_id, h, blob, stamp))
+        db.execute(_STORE, (embedder.model_id + TOKENS_SUFFIX, h, mat.to_blob(), stamp))
+        bump(db, "embed.model_calls", 1)
+        bump(db, "embed.texts_embedded", 1)
+    return blob, mat
 
 
 def token_matrices(db: Database, embedder: Embedder, texts: Sequence[str]) -> list[TokenMatrix]:
