@@ -87,8 +87,21 @@ class Hippo:
         return cache[store]
 
     def embed(self, texts: Sequence[str], store: str = "brain") -> Any:
+        """Vectors of `texts` for `store`, from the persistent cache where possible.
+
+        Brain texts are memories a search will meet: with the local model and late
+        interaction on, the same forward pass also caches their token matrices (ternary,
+        ~100 bytes a token), so no search has to start the model for a candidate.
+        Transcript chunks (Echo) are many and long; a search encodes the few it needs.
+        """
         emb = self.embedder(store)
         ensure_store(self.db, store, emb)
+        if store == "brain" and texts:
+            from hippo.retrieve import query
+            from hippo.retrieve.pipeline import load_params
+
+            if load_params(self.settings).late_pool > 0 and query.can_encode_tokens(emb):
+                query.warm_caches(self.db, emb, texts)
         return embed_texts(self.db, emb, texts)
 
     # -- Brain writes --------------------------------------------------------------

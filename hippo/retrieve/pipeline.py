@@ -152,7 +152,7 @@ def query_vector(h: Hippo, text: str, degraded: list[str],
         if tokens is not None:
             from hippo.retrieve import query as q
 
-            if q.can_encode_tokens(emb) and not callable(getattr(emb, "token_vectors", None)):
+            if q.can_encode_tokens(emb):
                 # A new query for the local model: its vector and its token matrix (for
                 # late interaction) come from one forward pass, not two.
                 blob, tokens[text] = q.encode_query(db, emb, text)

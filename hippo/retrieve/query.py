@@ -137,7 +137,12 @@ def in_any(when: datetime, windows: Sequence[Window]) -> bool:
 
 # -- late interaction over token vectors -----------------------------------------------
 
-TOKENS_SUFFIX = "#tokens"
+# Token matrices are cached in `embed_cache` under the model id plus this suffix. The
+# int8 matrices of hippo 0.1 ("#tokens") are dropped by migration 0003_ternary_tokens.
+TOKENS_SUFFIX = "#tokens-t1"
+# Each token vector keeps the sign of its largest TERNARY_SHARE of components (+1/-1)
+# and zeroes the rest: docs/quality.md has the measurements.
+TERNARY_SHARE = 1 / 3
 _CACHED = "SELECT content_hash, vector FROM embed_cache WHERE model = ? AND content_hash IN ({marks})"
 _STORE = ("INSERT OR IGNORE INTO embed_cache(model, content_hash, vector, created_at) "
           "VALUES (?, ?, ?, ?)")
@@ -146,47 +151,75 @@ _HEAD = struct.Struct("<II")  # token count, dimensions
 
 @dataclass(frozen=True, slots=True)
 class TokenMatrix:
-    """One text's token ids (no special tokens) and their unit vectors, one row each."""
+    """One text's token ids (no special tokens) and ternary token vectors, one per token.
+
+    A token vector of the model is reduced to its largest components' signs: bit i of
+    `pos[t]` is set when component i of token t is among them and positive, of `neg[t]`
+    when negative. The cosine of two such vectors is counted with popcounts on Python
+    ints, so a search whose token matrices are all cached needs neither numpy nor the
+    model, and a token costs 2·d/8 bytes in the cache (96 for MiniLM) instead of d.
+    """
 
     ids: tuple[int, ...]
-    vectors: np.ndarray  # (len(ids), d) float32, rows L2-normalised
+    pos: tuple[int, ...]
+    neg: tuple[int, ...]
+    dimensions: int
 
-    def to_blob(self) -> bytes:
+    @classmethod
+    def from_vectors(cls, ids: Sequence[int], vectors: np.ndarray,
+                     share: float = TERNARY_SHARE) -> TokenMatrix:
+        """Ternary form of `vectors` ((len(ids), d) floats): the signs of each row's largest
+        `share` of components by magnitude."""
         import numpy as np
 
-        n, d = self.vectors.shape
-        q = np.clip(np.rint(self.vectors * 127.0), -127, 127).astype("<i1")
-        return _HEAD.pack(n, d) + np.asarray(self.ids, dtype="<u4").tobytes() + q.tobytes()
+        n, d = vectors.shape
+        if n == 0:
+            return cls((), (), (), d)
+        keep = min(d, max(1, round(d * share)))
+        mag = np.abs(vectors)
+        cut = np.partition(mag, d - keep, axis=1)[:, d - keep : d - keep + 1]
+        big = (mag >= cut) & (mag > 0)
+        pos = np.packbits(big & (vectors > 0), axis=1, bitorder="little")
+        neg = np.packbits(big & (vectors < 0), axis=1, bitorder="little")
+        return cls(tuple(int(i) for i in ids),
+                   tuple(int.from_bytes(r.tobytes(), "little") for r in pos),
+                   tuple(int.from_bytes(r.tobytes(), "little") for r in neg), d)
+
+    def to_blob(self) -> bytes:
+        width = (self.dimensions + 7) // 8
+        parts = [_HEAD.pack(len(self.ids), self.dimensions),
+                 struct.pack(f"<{len(self.ids)}I", *self.ids)]
+        for p, n in zip(self.pos, self.neg):
+            parts += [p.to_bytes(width, "little"), n.to_bytes(width, "little")]
+        return b"".join(parts)
 
     @classmethod
     def from_blob(cls, blob: bytes) -> TokenMatrix:
-        import numpy as np
-
         n, d = _HEAD.unpack_from(blob)
-        ids = np.frombuffer(blob, dtype="<u4", count=n, offset=_HEAD.size)
-        q = np.frombuffer(blob, dtype="<i1", count=n * d, offset=_HEAD.size + 4 * n)
-        vecs = q.reshape(n, d).astype(np.float32) / 127.0
-        norms = np.linalg.norm(vecs, axis=1, keepdims=True)
-        return cls(tuple(int(i) for i in ids), vecs / np.clip(norms, 1e-12, None))
+        width = (d + 7) // 8
+        ids = struct.unpack_from(f"<{n}I", blob, _HEAD.size)
+        at = _HEAD.size + 4 * n
+        if len(blob) != at + 2 * width * n:
+            raise ValueError(f"token matrix blob of {len(blob)} bytes, expected {at + 2 * width * n}")
+        pos, neg = [], []
+        for _ in range(n):
+            pos.append(int.from_bytes(blob[at : at + width], "little"))
+            neg.append(int.from_bytes(blob[at + width : at + 2 * width], "little"))
+            at += 2 * width
+        return cls(ids, tuple(pos), tuple(neg), d)
 
 
 def can_encode_tokens(embedder: Embedder) -> bool:
-    """True when `embedder` can give per-token vectors (the local ONNX model can)."""
-    if callable(getattr(embedder, "token_vectors", None)):
-        return True
-    # The local model's `forward` gives them; asked on the class, so nothing loads.
+    """True when `embedder` can give per-token vectors (the local ONNX model can).
+
+    Asked of the class, so nothing loads: a search whose token matrices are all cached
+    never starts the model.
+    """
     return embedder.name == "local" and callable(getattr(type(embedder), "forward", None))
 
 
 def encode_tokens(embedder: Embedder, texts: Sequence[str], batch: int = 32) -> list[TokenMatrix]:
-    """Per-token unit vectors of `texts` (special tokens dropped), from the model's last layer.
-
-    Uses the embedder's own `token_vectors` when it has one, else the local model's
-    tokenizer and ONNX session (the same forward pass that `embed_batch` pools).
-    """
-    own = getattr(embedder, "token_vectors", None)
-    if callable(own):
-        return list(own(texts))
+    """Token matrices of `texts` (special tokens dropped), from the model's last layer."""
     return _forward(embedder, texts, batch)[1]
 
 
@@ -194,8 +227,8 @@ def encode_both(embedder: Embedder, texts: Sequence[str],
                 batch: int = 32) -> tuple[np.ndarray, list[TokenMatrix]]:
     """One forward pass of the local model: pooled sentence vectors and token matrices.
 
-    The pooled vectors follow `LocalEmbedder.embed_batch` (mean over the attention mask,
-    special tokens included, L2-normalised), so a writer can fill both caches at once.
+    The pooled vectors are `LocalEmbedder.embed_batch`'s, so a writer fills both caches
+    at once.
     """
     return _forward(embedder, texts, batch)
 
@@ -203,7 +236,7 @@ def encode_both(embedder: Embedder, texts: Sequence[str],
 def _forward(embedder: Embedder, texts: Sequence[str],
              batch: int) -> tuple[np.ndarray, list[TokenMatrix]]:
     pooled, mats = embedder.forward(texts, tokens=True, batch=batch)  # type: ignore[attr-defined]
-    return pooled, [TokenMatrix(tuple(ids), vecs) for ids, vecs in mats]
+    return pooled, [TokenMatrix.from_vectors(ids, vecs) for ids, vecs in mats]
 
 
 def warm_caches(db: Database, embedder: Embedder, texts: Sequence[str]) -> int:
@@ -215,9 +248,9 @@ def warm_caches(db: Database, embedder: Embedder, texts: Sequence[str]) -> int:
     Embedders without token vectors are left alone (0).
     """
     from hippo.timeutil import now_iso
-    from hippo.vectors import content_hash, to_blob
+    from hippo.vectors import bump, content_hash, to_blob
 
-    if not can_encode_tokens(embedder) or callable(getattr(embedder, "token_vectors", None)):
+    if not can_encode_tokens(embedder):
         return 0
     tokens_model = embedder.model_id + TOKENS_SUFFIX
     first: dict[str, str] = {}
@@ -240,6 +273,8 @@ def warm_caches(db: Database, embedder: Embedder, texts: Sequence[str]) -> int:
         for h, v, m in zip(todo, pooled, mats):
             db.execute(_STORE, (embedder.model_id, h, to_blob(v), stamp))
             db.execute(_STORE, (tokens_model, h, m.to_blob(), stamp))
+        bump(db, "embed.model_calls", 1)
+        bump(db, "embed.texts_embedded", len(todo))
     return len(todo)
 
 
@@ -253,7 +288,6 @@ def encode_query(db: Database, embedder: Embedder, text: str) -> tuple[bytes, To
     from hippo.vectors import bump, content_hash, to_blob
 
     pooled, (mat,) = _forward(embedder, [text], 1)
-    mat = TokenMatrix.from_blob(mat.to_blob())  # same rounding as a cache hit
     blob = to_blob(pooled[0])
     h = content_hash(text)
     with contextlib.suppress(HippoError, apsw.Error), db.transaction():
@@ -288,9 +322,7 @@ def token_matrices(db: Database, embedder: Embedder, texts: Sequence[str]) -> li
         with contextlib.suppress(HippoError, apsw.Error), db.transaction():
             for h, m in zip(missing, mats):
                 db.execute(_STORE, (model, h, m.to_blob(), stamp))
-        for h, m in zip(missing, mats):
-            # Same rounding as a cache hit, so a score never depends on cache state.
-            found[h] = TokenMatrix.from_blob(m.to_blob())
+        found.update(zip(missing, mats))
     return [found[h] for h in hashes]
 
 
@@ -303,23 +335,41 @@ def pool_idf(query: TokenMatrix, docs: Sequence[TokenMatrix]) -> list[float]:
     return [math.log((p + 1) / (df.get(t, 0) + 0.5)) for t in query.ids]
 
 
-def late_scores(query: TokenMatrix, docs: Sequence[TokenMatrix]) -> list[float]:
-    """MaxSim per doc: the pool-IDF-weighted mean over query tokens of the best cosine."""
-    import numpy as np
+def _terms(m: TokenMatrix) -> list[tuple[int, int, int, float]]:
+    """Per token: (pos, neg, nonzero mask, 1/sqrt(nonzero count))."""
+    out = []
+    for p, n in zip(m.pos, m.neg):
+        z = p | n
+        c = z.bit_count()
+        out.append((p, n, z, 1.0 / math.sqrt(c) if c else 0.0))
+    return out
 
+
+def late_scores(query: TokenMatrix, docs: Sequence[TokenMatrix]) -> list[float]:
+    """MaxSim per doc: the pool-IDF-weighted mean over query tokens of the best cosine.
+
+    Cosines are those of the ternary token vectors: (agreeing − disagreeing nonzero
+    components) / sqrt(nonzeros of one · nonzeros of the other).
+    """
     if not docs:
         return []
     if not query.ids:
         return [0.0] * len(docs)
-    w = np.asarray(pool_idf(query, docs), dtype=np.float64)
-    total = float(w.sum()) or 1.0
+    w = pool_idf(query, docs)
+    total = sum(w) or 1.0
+    qt = [(p, n, z, inv * wi) for (p, n, z, inv), wi in zip(_terms(query), w)]
     out: list[float] = []
     for d in docs:
-        if not d.ids:
+        dt = _terms(d)
+        if not dt:
             out.append(0.0)
             continue
-        best = (query.vectors @ d.vectors.T).max(axis=1)
-        out.append(float((best * w).sum() / total))
+        s = 0.0
+        for qp, qn, qz, qw in qt:
+            best = max((2 * ((qp & dp) | (qn & dn)).bit_count() - (qz & dz).bit_count()) * di
+                       for dp, dn, dz, di in dt)
+            s += qw * best
+        out.append(s / total)
     return out
 
 

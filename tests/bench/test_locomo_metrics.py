@@ -7,9 +7,11 @@ Also checks the pure parts of `hippo.retrieve.query` (dates, MaxSim, the token c
 from __future__ import annotations
 
 import json
+import math
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -181,20 +183,54 @@ def test_mentioned_dates() -> None:
     assert days("") == []
 
 
+def _unit_rows(rng: Any, n: int, d: int) -> Any:
+    import numpy as np
+
+    v = rng.standard_normal((n, d)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
 def test_late_scores_prefer_the_doc_matching_every_query_token() -> None:
     import numpy as np
 
     from hippo.retrieve.query import TokenMatrix, late_scores, rescale
 
-    e = np.eye(4, dtype=np.float32)
-    q = TokenMatrix((1, 2), e[[0, 1]])
-    both = TokenMatrix((1, 2, 3), e[[0, 1, 2]])
-    one = TokenMatrix((1, 3), e[[0, 2]])
-    empty = TokenMatrix((), np.zeros((0, 4), dtype=np.float32))
+    e = np.eye(6, dtype=np.float32)
+    q = TokenMatrix.from_vectors((1, 2), e[[0, 1]], share=1 / 6)
+    both = TokenMatrix.from_vectors((1, 2, 3), e[[0, 1, 2]], share=1 / 6)
+    one = TokenMatrix.from_vectors((1, 3), e[[0, 2]], share=1 / 6)
+    empty = TokenMatrix.from_vectors((), np.zeros((0, 6), dtype=np.float32))
     s = late_scores(q, [both, one, empty])
-    assert s[0] == pytest.approx(1.0) and s[1] < s[0] and s[2] == 0.0
+    # `both` matches each query token exactly: cosine 1 for both. `one` matches token 1
+    # only; token 2 meets orthogonal tokens (cosine 0). Weights: pool IDF of 3 docs,
+    # log(4/2.5) for token 1 (in 2 docs) and log(4/1.5) for token 2 (in 1 doc).
+    w1, w2 = math.log(4 / 2.5), math.log(4 / 1.5)
+    assert s[0] == pytest.approx(1.0)
+    assert s[1] == pytest.approx(w1 / (w1 + w2))
+    assert s[2] == 0.0
     assert rescale(s) == [1.0, pytest.approx(s[1]), 0.0]
     assert rescale([0.3, 0.3]) == [1.0, 1.0] and rescale([]) == []
+
+
+def test_ternary_cosine_follows_the_true_cosine() -> None:
+    import numpy as np
+
+    from hippo.retrieve.query import TokenMatrix, late_scores
+
+    rng = np.random.default_rng(7)
+    base = _unit_rows(rng, 1, 384)[0]
+    noise = _unit_rows(rng, 8, 384)
+    # Token vectors at decreasing true cosine to `base`.
+    mixes = [base * (1 - t) + noise[i] * t for i, t in enumerate(np.linspace(0, 0.9, 8))]
+    docs = [TokenMatrix.from_vectors((i,), (m / np.linalg.norm(m))[None, :])
+            for i, m in enumerate(mixes)]
+    q = TokenMatrix.from_vectors((100,), base[None, :])
+    s = late_scores(q, docs)
+    assert s[0] == pytest.approx(1.0)
+    assert all(a > b for a, b in zip(s, s[1:]))  # the order of the true cosines
+    true = [float(base @ (m / np.linalg.norm(m))) for m in mixes]
+    # Ternary cosines run low in the middle of the range (0.71 -> 0.56 here), never high.
+    assert all(-0.2 < a - b <= 1e-6 for a, b in zip(s, true))
 
 
 def test_token_matrix_blob_round_trip() -> None:
@@ -203,13 +239,19 @@ def test_token_matrix_blob_round_trip() -> None:
     from hippo.retrieve.query import TokenMatrix
 
     rng = np.random.default_rng(1)
-    v = rng.standard_normal((5, 8)).astype(np.float32)
-    v /= np.linalg.norm(v, axis=1, keepdims=True)
-    m = TokenMatrix((101, 7, 30000, 3, 4), v)
+    v = _unit_rows(rng, 5, 12)
+    m = TokenMatrix.from_vectors((101, 7, 30000, 3, 4), v)
     back = TokenMatrix.from_blob(m.to_blob())
-    assert back.ids == m.ids
-    assert np.allclose(back.vectors, v, atol=0.02)
-    assert np.allclose(np.linalg.norm(back.vectors, axis=1), 1.0, atol=1e-5)
+    assert back == m
+    assert len(m.to_blob()) == 8 + 4 * 5 + 5 * 2 * 2  # head, ids, two 12-bit planes each
+    # Four components of 12 kept per token (a third), with the signs of the originals.
+    for t in range(5):
+        kept = [i for i in range(12) if (m.pos[t] | m.neg[t]) >> i & 1]
+        assert len(kept) == 4
+        assert sorted(kept) == sorted(np.argsort(-np.abs(v[t]))[:4].tolist())
+        assert all((v[t, i] > 0) == bool(m.pos[t] >> i & 1) for i in kept)
+    with pytest.raises(ValueError, match="expected"):
+        TokenMatrix.from_blob(m.to_blob()[:-1])
 
 
 def test_neighbour_support_adds_the_best_neighbour_share() -> None:
