@@ -75,6 +75,11 @@ def tokenizer() -> Any:
     return tok
 
 
+def _has_word(text: str, span: tuple[int, int]) -> bool:
+    """True when the token covering `text[span]` has a letter or digit."""
+    return any(ch.isalnum() for ch in text[span[0] : span[1]])
+
+
 class LocalEmbedder(Embedder):
     name = "local"
     model_id = "all-MiniLM-L6-v2-int8"
@@ -114,9 +119,11 @@ class LocalEmbedder(Embedder):
         return self.forward(texts, tokens=False)[0]
 
     def forward(self, texts: Sequence[str], *, tokens: bool = True,
-                batch: int = BATCH) -> tuple[np.ndarray, list[tuple[list[int], np.ndarray]]]:
+                batch: int = BATCH,
+                ) -> tuple[np.ndarray, list[tuple[list[int], np.ndarray, list[bool]]]]:
         """One pass of the model: the pooled sentence vectors of `texts` and, with `tokens`,
-        each text's token ids and unit token vectors (last layer, [CLS]/[SEP] dropped).
+        each text's token ids, unit token vectors (last layer, [CLS]/[SEP] dropped) and
+        whether each token has a letter or digit (False for punctuation and symbols).
 
         Pooling matches sentence-transformers (mean over the attention mask, special
         tokens included, L2-normalised). Late interaction (`hippo.retrieve.query`) uses
@@ -125,7 +132,7 @@ class LocalEmbedder(Embedder):
         import numpy as np
 
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        mats: list[tuple[list[int], np.ndarray] | None] = [None] * len(texts)
+        mats: list[tuple[list[int], np.ndarray, list[bool]] | None] = [None] * len(texts)
         if not texts:
             return out, []
         if "_session" not in self.__dict__:
@@ -152,9 +159,11 @@ class LocalEmbedder(Embedder):
             if not tokens:
                 continue
             for row, enc in enumerate(encs):
+                text = texts[idx[row]]
                 n = len(enc.ids)
                 keep = slice(1, n - 1) if n > 2 else slice(0, n)  # drop [CLS] and [SEP]
                 vecs = hidden[row, keep].astype(np.float32)
                 vecs /= np.clip(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12, None)
-                mats[idx[row]] = (list(enc.ids[keep]), vecs)
+                words = [_has_word(text, span) for span in enc.offsets[keep]]
+                mats[idx[row]] = (list(enc.ids[keep]), vecs, words)
         return out, [m for m in mats if m is not None]

@@ -164,17 +164,21 @@ class TokenMatrix:
     pos: tuple[int, ...]
     neg: tuple[int, ...]
     dimensions: int
+    # Per token: has a letter or digit (False: punctuation or symbols only).
+    words: tuple[bool, ...] = ()
 
     @classmethod
     def from_vectors(cls, ids: Sequence[int], vectors: np.ndarray,
+                     words: Sequence[bool] | None = None,
                      share: float = TERNARY_SHARE) -> TokenMatrix:
         """Ternary form of `vectors` ((len(ids), d) floats): the signs of each row's largest
-        `share` of components by magnitude."""
+        `share` of components by magnitude. `words` defaults to all True."""
         import numpy as np
 
         n, d = vectors.shape
+        flags = tuple(bool(w) for w in words) if words is not None else (True,) * n
         if n == 0:
-            return cls((), (), (), d)
+            return cls((), (), (), d, ())
         keep = min(d, max(1, round(d * share)))
         mag = np.abs(vectors)
         cut = np.partition(mag, d - keep, axis=1)[:, d - keep : d - keep + 1]
@@ -183,12 +187,30 @@ class TokenMatrix:
         neg = np.packbits(big & (vectors < 0), axis=1, bitorder="little")
         return cls(tuple(int(i) for i in ids),
                    tuple(int.from_bytes(r.tobytes(), "little") for r in pos),
-                   tuple(int.from_bytes(r.tobytes(), "little") for r in neg), d)
+                   tuple(int.from_bytes(r.tobytes(), "little") for r in neg), d, flags)
+
+    def content(self) -> TokenMatrix:
+        """The tokens with a letter or digit (all of them when none has one).
+
+        The query side of MaxSim: punctuation carries nothing to match ("?" ends every
+        question; +0.7 points on LoCoMo without it). A document keeps its punctuation:
+        the contextual vector of a sentence's final "." sums the sentence up, and
+        dropping it on the document side cost 0.9 points (docs/quality.md).
+        """
+        keep = [k for k, w in enumerate(self.words) if w]
+        if not keep or len(keep) == len(self.ids):
+            return self
+        return TokenMatrix(tuple(self.ids[k] for k in keep), tuple(self.pos[k] for k in keep),
+                           tuple(self.neg[k] for k in keep), self.dimensions,
+                           (True,) * len(keep))
 
     def to_blob(self) -> bytes:
+        """`<II` count and dimensions, `<I` ids, one flag byte per token (1: has a letter or
+        digit), then per token the positive and the negative bit plane (d/8 bytes each)."""
         width = (self.dimensions + 7) // 8
         parts = [_HEAD.pack(len(self.ids), self.dimensions),
-                 struct.pack(f"<{len(self.ids)}I", *self.ids)]
+                 struct.pack(f"<{len(self.ids)}I", *self.ids),
+                 bytes(int(w) for w in self.words)]
         for p, n in zip(self.pos, self.neg):
             parts += [p.to_bytes(width, "little"), n.to_bytes(width, "little")]
         return b"".join(parts)
@@ -197,16 +219,17 @@ class TokenMatrix:
     def from_blob(cls, blob: bytes) -> TokenMatrix:
         n, d = _HEAD.unpack_from(blob)
         width = (d + 7) // 8
-        ids = struct.unpack_from(f"<{n}I", blob, _HEAD.size)
-        at = _HEAD.size + 4 * n
+        at = _HEAD.size + 5 * n
         if len(blob) != at + 2 * width * n:
             raise ValueError(f"token matrix blob of {len(blob)} bytes, expected {at + 2 * width * n}")
+        ids = struct.unpack_from(f"<{n}I", blob, _HEAD.size)
+        words = tuple(b == 1 for b in blob[_HEAD.size + 4 * n : at])
         pos, neg = [], []
         for _ in range(n):
             pos.append(int.from_bytes(blob[at : at + width], "little"))
             neg.append(int.from_bytes(blob[at + width : at + 2 * width], "little"))
             at += 2 * width
-        return cls(ids, tuple(pos), tuple(neg), d)
+        return cls(ids, tuple(pos), tuple(neg), d, words)
 
 
 def can_encode_tokens(embedder: Embedder) -> bool:
@@ -236,7 +259,7 @@ def encode_both(embedder: Embedder, texts: Sequence[str],
 def _forward(embedder: Embedder, texts: Sequence[str],
              batch: int) -> tuple[np.ndarray, list[TokenMatrix]]:
     pooled, mats = embedder.forward(texts, tokens=True, batch=batch)  # type: ignore[attr-defined]
-    return pooled, [TokenMatrix.from_vectors(ids, vecs) for ids, vecs in mats]
+    return pooled, [TokenMatrix.from_vectors(ids, vecs, words) for ids, vecs, words in mats]
 
 
 def warm_caches(db: Database, embedder: Embedder, texts: Sequence[str]) -> int:
@@ -312,7 +335,8 @@ def token_matrices(db: Database, embedder: Embedder, texts: Sequence[str]) -> li
         part = unique[start : start + 500]
         for h, blob in db.execute(_CACHED.format(marks=",".join("?" * len(part))),
                                   (model, *part)):
-            found[h] = TokenMatrix.from_blob(bytes(blob))
+            with contextlib.suppress(ValueError, struct.error):  # damaged: encode again
+                found[h] = TokenMatrix.from_blob(bytes(blob))
     missing = [h for h in unique if h not in found]
     if missing:
         first = dict(zip(hashes, texts))
@@ -346,13 +370,15 @@ def _terms(m: TokenMatrix) -> list[tuple[int, int, int, float]]:
 
 
 def late_scores(query: TokenMatrix, docs: Sequence[TokenMatrix]) -> list[float]:
-    """MaxSim per doc: the pool-IDF-weighted mean over query tokens of the best cosine.
+    """MaxSim per doc: the pool-IDF-weighted mean over the query's content tokens (no
+    punctuation) of the best cosine to any token of the doc.
 
     Cosines are those of the ternary token vectors: (agreeing − disagreeing nonzero
     components) / sqrt(nonzeros of one · nonzeros of the other).
     """
     if not docs:
         return []
+    query = query.content()
     if not query.ids:
         return [0.0] * len(docs)
     w = pool_idf(query, docs)

@@ -201,6 +201,9 @@ def test_late_scores_prefer_the_doc_matching_every_query_token() -> None:
     one = TokenMatrix.from_vectors((1, 3), e[[0, 2]], share=1 / 6)
     empty = TokenMatrix.from_vectors((), np.zeros((0, 6), dtype=np.float32))
     s = late_scores(q, [both, one, empty])
+    with_mark = TokenMatrix.from_vectors((1, 2, 5), e[[0, 1, 5]], [True, True, False],
+                                         share=1 / 6)
+    assert late_scores(with_mark, [both, one, empty]) == s  # "?" is not matched
     # `both` matches each query token exactly: cosine 1 for both. `one` matches token 1
     # only; token 2 meets orthogonal tokens (cosine 0). Weights: pool IDF of 3 docs,
     # log(4/2.5) for token 1 (in 2 docs) and log(4/1.5) for token 2 (in 1 doc).
@@ -240,10 +243,15 @@ def test_token_matrix_blob_round_trip() -> None:
 
     rng = np.random.default_rng(1)
     v = _unit_rows(rng, 5, 12)
-    m = TokenMatrix.from_vectors((101, 7, 30000, 3, 4), v)
+    m = TokenMatrix.from_vectors((101, 7, 30000, 3, 4), v, [True, False, True, True, False])
     back = TokenMatrix.from_blob(m.to_blob())
     assert back == m
-    assert len(m.to_blob()) == 8 + 4 * 5 + 5 * 2 * 2  # head, ids, two 12-bit planes each
+    # head, ids, a flag byte and two 12-bit planes per token
+    assert len(m.to_blob()) == 8 + 4 * 5 + 5 + 5 * 2 * 2
+    assert m.content().ids == (101, 30000, 3)
+    assert m.content().pos == (m.pos[0], m.pos[2], m.pos[3])
+    only_punct = TokenMatrix.from_vectors((9, 8), v[:2], [False, False])
+    assert only_punct.content() == only_punct
     # Four components of 12 kept per token (a third), with the signs of the originals.
     for t in range(5):
         kept = [i for i in range(12) if (m.pos[t] | m.neg[t]) >> i & 1]
