@@ -94,7 +94,7 @@ class SearchParams:
     # Dates named in the query (`query.mentioned_dates`, widened by `date_slack_days`):
     # the vector retriever also runs inside those windows, and memories created in one
     # gain `date_boost` relevance (then rescaled into 0..1). 0 turns it off.
-    date_boost: float = 0.2
+    date_boost: float = 0.4
     date_slack_days: float = 1.0
     w_relevance: float = 0.75
     w_importance: float = 0.10

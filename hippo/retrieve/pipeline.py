@@ -8,9 +8,11 @@ relevance/importance/freshness blend → optional rerank → top N.
 Nothing here fails because a helper is down: no embedder means lexical results, no FTS
 means vector results, no reranker means the local order; each such fallback is named
 in `SearchResult.degraded` and in every result's `degraded`. A cached query embedding
-is read as a blob and the cosines come from SQLite, so that path never loads the ONNX
-model; the late-interaction stage then needs numpy (and the model only for a query or
-candidate whose token matrix is not cached yet). `late_pool = 0` restores the old path.
+is read as a blob and the cosines come from SQLite, and late interaction scores cached
+ternary token matrices with popcounts on Python ints, so a repeated query imports
+neither numpy nor onnxruntime. A new query runs the model once for both its vector and
+its token matrix; a candidate whose token matrix is not cached (Echo chunks, memories
+written with late interaction off) is encoded when a search first meets it.
 """
 
 from __future__ import annotations

@@ -1,0 +1,127 @@
+"""Late interaction with the real local model: what is cached when, and what a search loads.
+
+`hippo add` caches each memory's ternary token matrix in the same model pass as its
+vector; a new query runs the model once for its vector and its token matrix; a repeated
+query loads neither numpy nor onnxruntime and ranks exactly as the first time.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import apsw
+import pytest
+
+import hippo
+from hippo.records import from_input
+from hippo.retrieve.query import TOKENS_SUFFIX
+
+MODEL = "all-MiniLM-L6-v2-int8"
+NOTES = [
+    "The deploy script needs AWS_PROFILE=prod and runs from a clean tree.",
+    "Postgres backups run nightly at 02:00 UTC and are kept for 30 days.",
+    "We pinned typer below 0.29 because 0.29 imports pydantic at start-up.",
+    "The staging cluster rotates its credentials every ninety days.",
+    "Dana owns the quarterly budget review.",
+]
+# Prints the search's JSON lines, then which of the heavy modules the process imported.
+PROBE = ("import atexit, sys; atexit.register(lambda: sys.stderr.write('LOADED ' + ' '.join("
+         "m for m in ('numpy', 'onnxruntime', 'tokenizers') if m in sys.modules) + '\\n')); "
+         "from hippo.cli.main import main; main()")
+
+
+def counters(db_path: Path) -> dict[str, int]:
+    conn = apsw.Connection(str(db_path))
+    try:
+        return dict(conn.execute("SELECT name, value FROM counters"))
+    finally:
+        conn.close()
+
+
+def cached(db_path: Path, model: str) -> int:
+    conn = apsw.Connection(str(db_path))
+    try:
+        return conn.execute("SELECT count(*) FROM embed_cache WHERE model = ?",
+                            (model,)).fetchone()[0]
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def local_db(db_path: Path) -> Path:
+    h = hippo.open(db_path, embedder="local")
+    h.add([from_input({"text": t}, h.types, default_project="proj") for t in NOTES])
+    h.close()
+    return db_path
+
+
+def search(db_path: Path, query: str) -> tuple[list[dict[str, object]], str]:
+    out = subprocess.run([sys.executable, "-c", PROBE, "--db", str(db_path), "search",
+                          "--json", "--explain", "--all-projects", "--", query],
+                         capture_output=True, text=True, check=True)
+    return [json.loads(line) for line in out.stdout.splitlines()], out.stderr.splitlines()[-1]
+
+
+def test_add_caches_token_matrices_in_the_same_model_pass(local_db: Path) -> None:
+    assert cached(local_db, MODEL) == len(NOTES)
+    assert cached(local_db, MODEL + TOKENS_SUFFIX) == len(NOTES)
+    c = counters(local_db)
+    assert c["embed.model_calls"] == 1  # one batch, one pass for vectors and tokens
+    assert c["embed.texts_embedded"] == len(NOTES)
+
+
+def test_new_query_runs_the_model_once_and_a_repeat_loads_no_model(local_db: Path) -> None:
+    before = counters(local_db)["embed.model_calls"]
+    first, loaded = search(local_db, "when do the database backups run?")
+    assert "onnxruntime" in loaded
+    assert counters(local_db)["embed.model_calls"] == before + 1
+    # The query's vector and token matrix were cached; no candidate needed the model.
+    assert cached(local_db, MODEL) == len(NOTES) + 1
+    assert cached(local_db, MODEL + TOKENS_SUFFIX) == len(NOTES) + 1
+    assert first[0]["text"] == NOTES[1]
+    assert all("late" in r["explain"] for r in first)
+
+    again, loaded = search(local_db, "when do the database backups run?")
+    assert loaded.strip() == "LOADED", loaded  # neither numpy, nor onnxruntime, nor tokenizers
+    assert counters(local_db)["embed.model_calls"] == before + 1
+    assert [(r["id"], r["explain"]["late"]) for r in again] == \
+           [(r["id"], r["explain"]["late"]) for r in first]
+    # Scores move only with the clock (freshness).
+    assert [r["score"] for r in again] == pytest.approx([r["score"] for r in first], abs=1e-6)
+
+
+def test_busy_database_still_gets_vector_results_for_a_new_query(
+        local_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Another writer holds the lock: the query's vector cannot be cached, but it is used.
+    blocker = apsw.Connection(str(local_db))
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        monkeypatch.setenv("HIPPO_BUSY_TIMEOUT_MS", "50")
+        h = hippo.open(local_db)
+        res = hippo.search(h, "who rotates the credentials of the staging cluster?",
+                           projects=None, explain=True)
+        h.close()
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert res.results[0]["text"] == NOTES[3]
+    assert not [d for d in res.degraded if d.startswith("embedder")], res.degraded
+    assert res.results[0]["explain"]["vector"] is not None
+    assert "late" in res.results[0]["explain"]
+    assert cached(local_db, MODEL) == len(NOTES)  # nothing was written
+
+
+def test_int8_token_matrices_of_hippo_0_1_are_dropped_on_upgrade(local_db: Path) -> None:
+    conn = apsw.Connection(str(local_db))
+    conn.execute("INSERT INTO embed_cache(model, content_hash, vector, created_at) "
+                 "VALUES (?, 'abc', x'00', '2026-01-01T00:00:00.000Z')", (MODEL + "#tokens",))
+    conn.execute("DELETE FROM _migrations WHERE name = '0003_ternary_tokens'")
+    conn.close()
+    h = hippo.open(local_db)
+    assert h.db.scalar("SELECT count(*) FROM _migrations WHERE name = '0003_ternary_tokens'")
+    h.close()
+    assert cached(local_db, MODEL + "#tokens") == 0
+    assert cached(local_db, MODEL + TOKENS_SUFFIX) == len(NOTES)
