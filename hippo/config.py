@@ -6,7 +6,6 @@ No I/O happens at import; `load()` reads the environment and the TOML file once.
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -117,6 +116,8 @@ class Settings:
 
 
 def _read_file(path: Path) -> dict[str, Any]:
+    import tomllib  # ~5 ms, and most calls have no config file
+
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)

@@ -12,7 +12,6 @@ import json
 import os
 from collections.abc import Sequence
 from functools import cached_property
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +65,8 @@ def _verify_once(path: Path) -> None:
 
 def tokenizer() -> Any:
     """The shipped WordPiece tokenizer, set to truncate at 256 and not pad."""
+    from importlib import resources  # ~10 ms: only when the model is needed
+
     from tokenizers import Tokenizer
 
     data = resources.files("hippo") / "data" / "minilm" / "tokenizer.json"

@@ -26,6 +26,7 @@ Pure functions here take `now`-free inputs; the only I/O is the token-matrix cac
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import re
 import struct
@@ -54,11 +55,20 @@ _MONTH_OF.update({m[:3]: i for i, m in enumerate(_MONTHS, 1)})
 _MON = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|" \
        r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
 _ORD = r"(?:st|nd|rd|th)?"
-_DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}}){_ORD}\s+(?:of\s+)?{_MON},?\s*(\d{{4}})\b", re.IGNORECASE)
-_MONTH_DAY_YEAR = re.compile(rf"\b{_MON}\s+(\d{{1,2}}){_ORD},?\s*(\d{{4}})\b", re.IGNORECASE)
-_MONTH_YEAR = re.compile(rf"\b{_MON},?\s+(\d{{4}})\b", re.IGNORECASE)
-_ISO_DAY = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
-_ISO_MONTH = re.compile(r"\b(\d{4})-(\d{2})\b(?!-\d)")
+_YEAR = re.compile(r"\d{4}")
+
+
+@functools.cache
+def _date_patterns() -> tuple[re.Pattern[str], ...]:
+    """Day-month-year, month-day-year, month-year, ISO day, ISO month; compiled on first
+    use (a few ms that a query without a four-digit number never pays)."""
+    return (
+        re.compile(rf"\b(\d{{1,2}}){_ORD}\s+(?:of\s+)?{_MON},?\s*(\d{{4}})\b", re.IGNORECASE),
+        re.compile(rf"\b{_MON}\s+(\d{{1,2}}){_ORD},?\s*(\d{{4}})\b", re.IGNORECASE),
+        re.compile(rf"\b{_MON},?\s+(\d{{4}})\b", re.IGNORECASE),
+        re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b"),
+        re.compile(r"\b(\d{4})-(\d{2})\b(?!-\d)"),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +114,9 @@ def mentioned_dates(text: str) -> list[Window]:
     of it is named in the same phrase; an impossible day (`31 February 2023`) leaves
     just its month.
     """
+    if not _YEAR.search(text):
+        return []
+    day_month_year, month_day_year, month_year, iso_day, iso_month = _date_patterns()
     found: list[tuple[int, Window]] = []
     taken: list[tuple[int, int]] = []
 
@@ -113,15 +126,15 @@ def mentioned_dates(text: str) -> list[Window]:
         taken.append((m.start(), m.end()))
         found.append((m.start(), w))
 
-    for m in _DAY_MONTH_YEAR.finditer(text):
+    for m in day_month_year.finditer(text):
         add(m, _day(int(m[3]), _month_num(m[2]), int(m[1])))
-    for m in _MONTH_DAY_YEAR.finditer(text):
+    for m in month_day_year.finditer(text):
         add(m, _day(int(m[3]), _month_num(m[1]), int(m[2])))
-    for m in _ISO_DAY.finditer(text):
+    for m in iso_day.finditer(text):
         add(m, _day(int(m[1]), int(m[2]), int(m[3])))
-    for m in _MONTH_YEAR.finditer(text):
+    for m in month_year.finditer(text):
         add(m, _month(int(m[2]), _month_num(m[1])))
-    for m in _ISO_MONTH.finditer(text):
+    for m in iso_month.finditer(text):
         add(m, _month(int(m[1]), int(m[2])))
     found.sort(key=lambda x: x[0])
     out: list[Window] = []
@@ -359,14 +372,11 @@ def pool_idf(query: TokenMatrix, docs: Sequence[TokenMatrix]) -> list[float]:
     return [math.log((p + 1) / (df.get(t, 0) + 0.5)) for t in query.ids]
 
 
-def _terms(m: TokenMatrix) -> list[tuple[int, int, int, float]]:
-    """Per token: (pos, neg, nonzero mask, 1/sqrt(nonzero count))."""
-    out = []
-    for p, n in zip(m.pos, m.neg):
-        z = p | n
-        c = z.bit_count()
-        out.append((p, n, z, 1.0 / math.sqrt(c) if c else 0.0))
-    return out
+def _terms(m: TokenMatrix) -> tuple[list[tuple[int, int, int]], list[float]]:
+    """Per token (pos, neg, nonzero mask), and per token 1/sqrt(nonzero count)."""
+    bits = [(p, n, p | n) for p, n in zip(m.pos, m.neg)]
+    inv = [1.0 / math.sqrt(c) if (c := z.bit_count()) else 0.0 for _, _, z in bits]
+    return bits, inv
 
 
 def late_scores(query: TokenMatrix, docs: Sequence[TokenMatrix]) -> list[float]:
@@ -374,7 +384,9 @@ def late_scores(query: TokenMatrix, docs: Sequence[TokenMatrix]) -> list[float]:
     punctuation) of the best cosine to any token of the doc.
 
     Cosines are those of the ternary token vectors: (agreeing − disagreeing nonzero
-    components) / sqrt(nonzeros of one · nonzeros of the other).
+    components) / sqrt(nonzeros of one · nonzeros of the other). Every token keeps the
+    same number of components (`TERNARY_SHARE`), so the integer agreement is maximised
+    first and scaled once, unless ties made a doc's counts differ.
     """
     if not docs:
         return []
@@ -383,18 +395,26 @@ def late_scores(query: TokenMatrix, docs: Sequence[TokenMatrix]) -> list[float]:
         return [0.0] * len(docs)
     w = pool_idf(query, docs)
     total = sum(w) or 1.0
-    qt = [(p, n, z, inv * wi) for (p, n, z, inv), wi in zip(_terms(query), w)]
+    qbits, qinv = _terms(query)
+    qt = [(p, n, z, inv * wi) for (p, n, z), inv, wi in zip(qbits, qinv, w)]
     out: list[float] = []
     for d in docs:
-        dt = _terms(d)
+        dt, dinv = _terms(d)
         if not dt:
             out.append(0.0)
             continue
         s = 0.0
-        for qp, qn, qz, qw in qt:
-            best = max((2 * ((qp & dp) | (qn & dn)).bit_count() - (qz & dz).bit_count()) * di
-                       for dp, dn, dz, di in dt)
-            s += qw * best
+        if min(dinv) == max(dinv):
+            scale = dinv[0]
+            for qp, qn, qz, qw in qt:
+                best = max([2 * ((qp & dp) | (qn & dn)).bit_count() - (qz & dz).bit_count()
+                            for dp, dn, dz in dt])
+                s += qw * best * scale
+        else:
+            for qp, qn, qz, qw in qt:
+                best = max([(2 * ((qp & dp) | (qn & dn)).bit_count() - (qz & dz).bit_count()) * di
+                            for (dp, dn, dz), di in zip(dt, dinv)])
+                s += qw * best
         out.append(s / total)
     return out
 
