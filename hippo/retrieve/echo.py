@@ -6,6 +6,8 @@ both retrievers. Degrades like Brain search: no embedder → lexical only; no FT
 
 from __future__ import annotations
 
+import contextlib
+
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -154,6 +156,22 @@ def _rank(h: Hippo, query: str, f: EchoFilters, qv: Any, rankings: dict[str, lis
     return rel
 
 
+def _encode_once(h: Hippo, query: str, params: Any) -> None:
+    """A new query's vector and token matrix from one model pass (late interaction needs
+    both); a database that cannot take the write leaves it to the usual path."""
+    if params.late_pool <= 0:
+        return
+    import apsw
+
+    from hippo.errors import HippoError
+    from hippo.retrieve import query as q
+
+    emb = h.embedder("echo")
+    if q.can_encode_tokens(emb):
+        with contextlib.suppress(HippoError, apsw.Error):
+            q.warm_caches(h.db, emb, [query])
+
+
 def search(h: Hippo, query: str, *, filters: EchoFilters | None = None, limit: int = 5,
            context: int = 0, params: Any = None) -> EchoResult:
     """The best transcript chunks for `query`, with where each came from.
@@ -179,6 +197,7 @@ def search(h: Hippo, query: str, *, filters: EchoFilters | None = None, limit: i
     has_vec = bool(h.db.scalar("SELECT 1 FROM sqlite_master WHERE name = 'echo_vec'"))
     if has_vec and query.strip():
         try:
+            _encode_once(h, query, params)
             (qv,) = h.embed([query], store="echo")
             hits = semantic(h, qv, f)
             rankings[VECTOR] = [cid for cid, _ in hits]

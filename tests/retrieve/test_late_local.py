@@ -125,3 +125,38 @@ def test_int8_token_matrices_of_hippo_0_1_are_dropped_on_upgrade(local_db: Path)
     h.close()
     assert cached(local_db, MODEL + "#tokens") == 0
     assert cached(local_db, MODEL + TOKENS_SUFFIX) == len(NOTES)
+
+
+def test_echo_encodes_a_new_query_once(cli, db_path: Path, tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from hippo.embed.local import LocalEmbedder
+    from hippo.retrieve.echo import search as echo_search
+
+    folder = tmp_path / "t"
+    folder.mkdir()
+    lines = [json.dumps({"session_id": "s1", "cwd": "/home/dev/alpha", "id": f"m{i}",
+                         "role": "user" if i % 2 == 0 else "assistant", "content": text,
+                         "timestamp": f"2026-03-02T10:00:{i:02d}Z"})
+             for i, text in enumerate(NOTES)]
+    (folder / "s1.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    r = cli("ingest", str(folder), "--idle-minutes", "0", "--format", "generic-jsonl",
+            embedder="local")
+    assert r.exit_code == 0, r.stderr
+
+    calls: list[list[str]] = []
+    forward = LocalEmbedder.forward
+
+    def counting(self, texts, **kw):  # type: ignore[no-untyped-def]
+        calls.append(list(texts))
+        return forward(self, texts, **kw)
+
+    monkeypatch.setattr(LocalEmbedder, "forward", counting)
+    query = "when do the database backups run?"
+    h = hippo.open(db_path)
+    first = echo_search(h, query)
+    assert sum(query in texts for texts in calls) == 1  # vector and tokens, one pass
+    assert first.results and "Postgres backups" in first.results[0]["text"]
+    calls.clear()
+    echo_search(h, query)
+    h.close()
+    assert calls == []  # query and candidates all cached now
