@@ -7,8 +7,6 @@ mean pooling over the attention mask, L2 normalisation; 384 dimensions.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from collections.abc import Sequence
 from functools import cached_property
@@ -38,6 +36,9 @@ def model_file() -> Path:
 
 def _verify_once(path: Path) -> None:
     """Check the model's sha256 once per installed file (stamp kept in the hippo home)."""
+    import hashlib
+    import json
+
     from hippo.config import home_dir
 
     st = path.stat()
