@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from hippo.retrieve.pipeline import SearchResult
 
 
-def open(db: Any = None, **flags: Any) -> Hippo:  # noqa: A001 - mirrors sqlite3.connect
+def open(db: Any = None, **flags: Any) -> Hippo:
     """Open hippo with the usual settings resolution (flags > env > config file > default)."""
     from hippo.core import Hippo
 

@@ -176,7 +176,7 @@ def update(db: Database, memory_id: int, changes: dict[str, Any], *, actor: str,
                "superseded_by", "source", "author"}
     bad = set(changes) - allowed
     if bad:
-        raise UsageError(f"cannot change {sorted(bad)[0]}")
+        raise UsageError(f"cannot change {min(bad)}")
     stamp = now_iso()
     values = dict(changes)
     for key in ("tags", "source"):

@@ -51,8 +51,14 @@ def progress(description: str, total: int | None = None) -> Iterator[Progress]:
         yield _Quiet()
         return
     from rich.console import Console
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress as RichProgress,
-                               SpinnerColumn, TextColumn, TimeElapsedColumn)
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+    from rich.progress import Progress as RichProgress
 
     bar = RichProgress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                        MofNCompleteColumn(), TimeElapsedColumn(),

@@ -143,7 +143,7 @@ def from_input(data: Any, types: dict[str, MemType], *, default_project: str | N
     tier = data.get("tier") or mtype.tier
     if tier not in TIERS:
         raise UsageError(f"unknown tier {tier!r}; known tiers: {', '.join(TIERS)}")
-    project = data["project"] if "project" in data else default_project
+    project = data.get("project", default_project)
     if project is not None and (not isinstance(project, str) or not project.strip()):
         raise UsageError("project must be a non-empty string or null (global)")
     if project is not None:

@@ -8,8 +8,9 @@ from typing import Any
 
 @lru_cache(maxsize=1)
 def _tokenizer() -> Any:
-    from tokenizers import Tokenizer
     from importlib import resources
+
+    from tokenizers import Tokenizer
 
     data = resources.files("hippo") / "data" / "minilm" / "tokenizer.json"
     tok = Tokenizer.from_str(data.read_text(encoding="utf-8"))

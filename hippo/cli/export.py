@@ -64,7 +64,7 @@ def import_(
             mems.append(from_input(obj, h.types, default_project=None))
         except (orjson.JSONDecodeError, UsageError) as exc:
             errors.append(f"line {lineno}: {exc}")
-    taken = {m.id for m in mems} & {
+    taken: set[int] = {m.id for m in mems if m.id is not None} & {
         r[0] for r in h.db.execute("SELECT id FROM memories")
     }
     if taken:
@@ -96,6 +96,6 @@ def _private(path: Path):  # type: ignore[no-untyped-def]
 
 def _open(path: str):  # type: ignore[no-untyped-def]
     try:
-        return open(path, "rb")  # noqa: SIM115 - closed at process exit
+        return open(path, "rb")
     except OSError as exc:
         raise HippoError(f"cannot read {path}: {exc.strerror}") from None

@@ -31,11 +31,11 @@ def ingest(
 ) -> None:
     """Archive transcripts into Echo; prints one JSON line per file and a summary."""
     from hippo import jobs
+    from hippo.errors import UsageError
     from hippo.ingest.readers import get_reader
     from hippo.ingest.run import Ingestor, default_paths, discover
     from hippo.output import write_json_lines
     from hippo.progress import progress
-    from hippo.errors import UsageError
 
     if fmt:
         try:
@@ -50,7 +50,7 @@ def ingest(
     with jobs.job(h.db, "ingest") as run:
         ing = Ingestor(h, idle_minutes=float(idle), fmt=fmt, backstop=backstop)
         with progress("ingest", total=len(files)) as bar:
-            summary = ing.run(files, lambda r: write_json_lines([r.event()]), bar.advance)
+            summary = ing.run(files, lambda r: _emit(r.event()), bar.advance)
         summary["run_id"] = run.id
         run.summary = summary
         partial = bool(summary["skipped"])
@@ -58,3 +58,10 @@ def ingest(
     write_json_lines([summary])
     if partial:
         raise typer.Exit(int(ExitCode.PARTIAL))
+
+
+def _emit(event: dict[str, object]) -> None:
+    """One JSON line per file (the writer's count is not the reader's business)."""
+    from hippo.output import write_json_lines
+
+    write_json_lines([event])

@@ -7,7 +7,6 @@ both retrievers. Degrades like Brain search: no embedder → lexical only; no FT
 from __future__ import annotations
 
 import contextlib
-
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -36,7 +35,8 @@ class EchoResult:
 
 
 def _where(f: EchoFilters) -> tuple[str, list[Any]]:
-    parts, params = ["1"], []
+    parts: list[str] = ["1"]
+    params: list[Any] = []
     if f.sessions:
         parts.append(f"e.session_key IN ({','.join('?' * len(f.sessions))})")
         params.extend(f.sessions)

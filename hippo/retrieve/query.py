@@ -34,7 +34,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import apsw
 
@@ -412,9 +412,9 @@ def late_scores(query: TokenMatrix, docs: Sequence[TokenMatrix]) -> list[float]:
                 s += qw * best * scale
         else:
             for qp, qn, qz, qw in qt:
-                best = max([(2 * ((qp & dp) | (qn & dn)).bit_count() - (qz & dz).bit_count()) * di
-                            for (dp, dn, dz), di in zip(dt, dinv)])
-                s += qw * best
+                scaled = max([(2 * ((qp & dp) | (qn & dn)).bit_count() - (qz & dz).bit_count()) * di
+                              for (dp, dn, dz), di in zip(dt, dinv)])
+                s += qw * scaled
         out.append(s / total)
     return out
 

@@ -6,6 +6,7 @@ Also checks the pure parts of `hippo.retrieve.query` (dates, MaxSim, the token c
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import sys
@@ -230,7 +231,7 @@ def test_ternary_cosine_follows_the_true_cosine() -> None:
     q = TokenMatrix.from_vectors((100,), base[None, :])
     s = late_scores(q, docs)
     assert s[0] == pytest.approx(1.0)
-    assert all(a > b for a, b in zip(s, s[1:]))  # the order of the true cosines
+    assert all(a > b for a, b in itertools.pairwise(s))  # the order of the true cosines
     true = [float(base @ (m / np.linalg.norm(m))) for m in mixes]
     # Ternary cosines run low in the middle of the range (0.71 -> 0.56 here), never high.
     assert all(-0.2 < a - b <= 1e-6 for a, b in zip(s, true))
