@@ -114,6 +114,17 @@ class LocalEmbedder(Embedder):
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
 
+    def _encode(self, texts: Sequence[str]) -> Sequence[Any]:
+        """Token ids and offsets of `texts`. A query or two of plain text are tokenized in
+        pure Python (`hippo.embed.wordpiece`, the same tokens), which spares a new search
+        the ~70 ms of importing and loading the Rust tokenizer; bulk work uses that."""
+        from hippo.embed import wordpiece
+
+        if ("_tokenizer" not in self.__dict__ and len(texts) <= QUICK_START_TEXTS
+                and all(wordpiece.usable(t) for t in texts)):
+            return [wordpiece.encode(t, MAX_TOKENS) for t in texts]
+        return self._tokenizer.encode_batch(list(texts))
+
     def count_tokens(self, text: str) -> int:
         return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
 
@@ -143,7 +154,7 @@ class LocalEmbedder(Embedder):
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(order), batch):
             idx = order[start : start + batch]
-            encs = self._tokenizer.encode_batch([texts[i] for i in idx])
+            encs = self._encode([texts[i] for i in idx])
             width = max(len(e.ids) for e in encs)
             ids = np.zeros((len(idx), width), dtype=np.int64)
             mask = np.zeros((len(idx), width), dtype=np.int64)
