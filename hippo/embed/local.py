@@ -105,10 +105,14 @@ class LocalEmbedder(Embedder):
         opts.log_severity_level = 3
         if self._quick_start:
             opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        # Half the cores (at most 4), no spin-waiting: agents, cron and other tools share the
-        # machine, and onnxruntime's spinning threads collapse under contention (measured 2x
-        # slower than one thread on a loaded 2-core box). HIPPO_THREADS overrides.
-        threads = os.environ.get("HIPPO_THREADS") or min(4, max(1, (os.cpu_count() or 2) // 2))
+        # No spin-waiting: agents, cron and other tools share the machine, and onnxruntime's
+        # spinning threads collapse under contention (measured 2x slower than one thread on
+        # a loaded 2-core box). Bulk work takes half the cores (at most 4); a query's one
+        # short pass takes them all (at most 4): on 2 cores, load + first pass 140-160 ms
+        # instead of 195-240 ms with one thread. HIPPO_THREADS overrides.
+        cores = os.cpu_count() or 2
+        threads = os.environ.get("HIPPO_THREADS") or (
+            min(4, cores) if self._quick_start else min(4, max(1, cores // 2)))
         opts.intra_op_num_threads = int(threads)
         opts.inter_op_num_threads = 1
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
