@@ -160,3 +160,24 @@ def test_echo_encodes_a_new_query_once(cli, db_path: Path, tmp_path: Path,
     echo_search(h, query)
     h.close()
     assert calls == []  # query and candidates all cached now
+
+
+def test_hard_forget_erases_the_token_matrix_too(local_db: Path) -> None:
+    # A token matrix stores the text's token ids: the text could be read back from it.
+    from hippo.vectors import content_hash
+
+    h = hippo.open(local_db)
+    target = next(r for r in h.db.rows("SELECT id, text FROM memories") if r["text"] == NOTES[0])
+    h.close()
+    assert cached(local_db, MODEL + TOKENS_SUFFIX) == len(NOTES)
+    r = subprocess.run([sys.executable, "-m", "hippo", "--db", str(local_db), "forget",
+                        "--hard", str(target["id"])], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    conn = apsw.Connection(str(local_db))
+    try:
+        left = conn.execute("SELECT model FROM embed_cache WHERE content_hash = ?",
+                            (content_hash(NOTES[0]),)).fetchall()
+    finally:
+        conn.close()
+    assert left == []
+    assert cached(local_db, MODEL + TOKENS_SUFFIX) == len(NOTES) - 1
