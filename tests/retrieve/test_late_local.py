@@ -182,3 +182,17 @@ def test_hard_forget_erases_the_token_matrix_too(local_db: Path) -> None:
         conn.close()
     assert left == []
     assert cached(local_db, MODEL + TOKENS_SUFFIX) == len(NOTES) - 1
+
+
+def test_a_damaged_token_matrix_is_encoded_again(local_db: Path) -> None:
+    conn = apsw.Connection(str(local_db))
+    conn.execute("UPDATE embed_cache SET vector = x'0100000080010000' WHERE model = ?",
+                 (MODEL + TOKENS_SUFFIX,))  # a header that promises a row that is not there
+    conn.close()
+    h = hippo.open(local_db)
+    res = hippo.search(h, "who rotates the credentials of the staging cluster?", projects=None,
+                       explain=True)
+    h.close()
+    assert res.degraded == []
+    assert res.results[0]["text"] == NOTES[3]
+    assert "late" in res.results[0]["explain"]
