@@ -159,6 +159,8 @@ TERNARY_SHARE = 1 / 3
 _CACHED = "SELECT content_hash, vector FROM embed_cache WHERE model = ? AND content_hash IN ({marks})"
 _STORE = ("INSERT OR IGNORE INTO embed_cache(model, content_hash, vector, created_at) "
           "VALUES (?, ?, ?, ?)")
+# A token matrix encoded because the cached one was missing or damaged replaces it.
+_RESTORE = _STORE.replace("OR IGNORE", "OR REPLACE")
 _HEAD = struct.Struct("<II")  # token count, dimensions
 
 
@@ -358,7 +360,7 @@ def token_matrices(db: Database, embedder: Embedder, texts: Sequence[str]) -> li
         # A cache that cannot be written (busy, read-only) still leaves a result.
         with contextlib.suppress(HippoError, apsw.Error), db.transaction():
             for h, m in zip(missing, mats):
-                db.execute(_STORE, (model, h, m.to_blob(), stamp))
+                db.execute(_RESTORE, (model, h, m.to_blob(), stamp))
         found.update(zip(missing, mats))
     return [found[h] for h in hashes]
 

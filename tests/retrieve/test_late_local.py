@@ -196,3 +196,20 @@ def test_a_damaged_token_matrix_is_encoded_again(local_db: Path) -> None:
     assert res.degraded == []
     assert res.results[0]["text"] == NOTES[3]
     assert "late" in res.results[0]["explain"]
+    # ... and written back whole: the next search finds it cached.
+    from hippo.retrieve.query import TokenMatrix
+
+    conn = apsw.Connection(str(local_db))
+    try:
+        blobs = [b for (b,) in conn.execute("SELECT vector FROM embed_cache WHERE model = ?",
+                                            (MODEL + TOKENS_SUFFIX,))]
+    finally:
+        conn.close()
+    repaired = 0
+    for b in blobs:
+        try:
+            TokenMatrix.from_blob(bytes(b))
+            repaired += 1
+        except ValueError:
+            pass
+    assert repaired == len(blobs) == len(NOTES) + 1  # the five memories and the query
