@@ -149,10 +149,8 @@ def encode(text: str, max_length: int = 256) -> Encoding:
                 ids.append(v[UNK])
                 offsets.append((start, end))
                 continue
-            # A piece's span: the original characters its normalised characters came
-            # from. Lengths can differ after normalisation (accents, ligatures), so
-            # the first and last piece take the word's edges, as tokenizers does for
-            # the common case of one character each.
+            # A piece's span covers the original characters its normalised characters
+            # came from (normalising can drop or add characters: accents, controls).
             if len(pieces) == 1:
                 ids.append(v[pieces[0]])
                 offsets.append((start, end))
