@@ -48,27 +48,21 @@ def log(message: str) -> None:
 
 def concurrency(work: Path, seconds: float, embedder: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    alone = Load(work / "baseline", seconds=seconds, embedder=embedder)
-    alone.seed()
-    alone.cold(roles=("search",) * 4)
-    out["search_alone"] = alone.check().figures()
-    log(f"searchers alone: {out['search_alone']}")
-    out["cold"] = load_run(work / "cold", seconds=seconds, mode="cold", embedder=embedder
-                           ).figures()
-    log(f"cold load: {out['cold']}")
-    alone = Load(work / "baseline-warm", seconds=seconds, embedder=embedder)
-    alone.seed()
-    alone.warm(roles=("search",) * 4)
-    out["search_alone_warm"] = alone.check().figures()
-    log(f"warm searchers alone: {out['search_alone_warm']}")
-    out["warm"] = load_run(work / "warm", seconds=seconds, mode="warm", embedder=embedder
-                           ).figures()
-    log(f"warm load: {out['warm']}")
+    for mode, suffix in (("cold", ""), ("warm", "-warm")):
+        # The same 4 searchers alone first (the latency baseline), then the mixed load.
+        alone = Load(work / f"baseline{suffix}", seconds=seconds, embedder=embedder)
+        alone.seed()
+        (alone.cold if mode == "cold" else alone.warm)(roles=("search",) * 4)
+        key = f"search_alone{suffix.replace('-', '_')}"
+        out[key] = alone.check().figures()
+        log(f"{'warm ' if mode == 'warm' else ''}searchers alone: {out[key]}")
+        out[mode] = load_run(work / mode, seconds=seconds, mode=mode, embedder=embedder
+                             ).figures()
+        log(f"{mode} load: {out[mode]}")
     out["warm_1ms"] = load_run(work / "warm1", seconds=seconds, mode="warm",
                                embedder=embedder, busy_timeout_ms=1).figures()
     log(f"warm load, 1 ms busy timeout: {out['warm_1ms']}")
-    # The late-interaction stage loads the model whenever a candidate's token vectors are
-    # not cached yet, i.e. after writes: measure the same loads without it.
+    # The same loads without the late-interaction stage, to show what it costs under writes.
     for mode in ("cold", "warm"):
         out[f"{mode}_late_off"] = load_run(work / f"{mode}-late-off", seconds=seconds,
                                            mode=mode, embedder=embedder,

@@ -98,10 +98,12 @@ class Hippo:
         ensure_store(self.db, store, emb)
         if store == "brain" and texts:
             from hippo.retrieve import query
-            from hippo.retrieve.pipeline import load_params
 
-            if load_params(self.settings).late_pool > 0 and query.can_encode_tokens(emb):
-                query.warm_caches(self.db, emb, texts)
+            if query.can_encode_tokens(emb):  # before the search settings: only the local
+                from hippo.retrieve.pipeline import load_params  # model has token vectors
+
+                if load_params(self.settings).late_pool > 0:
+                    query.warm_caches(self.db, emb, texts)
         return embed_texts(self.db, emb, texts)
 
     # -- Brain writes --------------------------------------------------------------

@@ -122,11 +122,11 @@ def _cached(h: Hippo, model: str, text: str) -> bytes | None:
 
 
 def query_vector(h: Hippo, text: str, degraded: list[str],
-                 tokens: dict[str, Any] | None = None) -> bytes | None:
+                 tokens: list[Any] | None = None) -> bytes | None:
     """The query's float32 blob: from the persistent cache, else from the embedder.
 
-    With `tokens` (a dict), a new query for the local model is encoded once for both its
-    vector and its token matrix, which is left in `tokens[text]` for late interaction.
+    With `tokens` (a list), a new query for the local model is encoded once for both its
+    vector and its token matrix, which is appended to `tokens` for late interaction.
 
     A cache hit touches neither numpy nor the model (with the default embedder, not
     even the embedder object: the store's recorded model names the cache entry). Any
@@ -157,7 +157,8 @@ def query_vector(h: Hippo, text: str, degraded: list[str],
             if q.can_encode_tokens(emb):
                 # A new query for the local model: its vector and its token matrix (for
                 # late interaction) come from one forward pass, not two.
-                blob, tokens[text] = q.encode_query(db, emb, text)
+                blob, matrix = q.encode_query(db, emb, text)
+                tokens.append(matrix)
                 return blob
         from hippo.vectors import embed_texts, to_blob
 
@@ -231,7 +232,7 @@ def search(
     vec_info: dict[int, dict[str, Any]] = {}
     fts_info: dict[int, dict[str, Any]] = {}
     blob: bytes | None = None
-    query_tokens: dict[str, Any] = {}
+    query_tokens: list[Any] = []
     if not vec.has_store(db):
         rankings[VECTOR] = []  # nothing has a vector yet: ran, found nothing
     else:
@@ -258,7 +259,8 @@ def search(
         return out
     records = _records(db, [f.id for f in fused])
     fused = [f for f in fused if f.id in records]  # deleted since the retrievers ran
-    late = _late_relevance(h, text, fused, records, p, out.degraded, query_tokens.get(text))
+    late = _late_relevance(h, text, fused, records, p, out.degraded,
+                           query_tokens[0] if query_tokens else None)
     dated = {f.id: p.date_boost if windows and _created_in(records[f.id], windows) else 0.0
              for f in fused}
     base = {f.id: (late[f.id] if late else f.score) for f in fused}
