@@ -57,11 +57,15 @@ class Result:
 
 
 @pytest.fixture
-def cli(db_path: Path) -> Callable[..., Result]:
-    """Run the real `hippo` in-process (CliRunner), stdout and stderr apart."""
+def cli(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
+    """Run the real `hippo` entry point in-process, stdout and stderr apart.
+
+    It goes through `hippo.cli.main.main`, as the console script does, so a search call
+    takes the Typer-free fast path and everything else the Typer app.
+    """
     from typer.testing import CliRunner
 
-    from hippo.cli.main import app
+    from hippo.cli.main import main
 
     def run(*args: str, input: str | bytes | None = None, db: Path | None = db_path,
             embedder: str | None = "hash", env: dict[str, str] | None = None) -> Result:
@@ -70,9 +74,17 @@ def cli(db_path: Path) -> Callable[..., Result]:
             argv += ["--db", str(db)]
         if embedder is not None:
             argv += ["--embedder", embedder]
-        res = CliRunner(env=env).invoke(app, [*argv, *args], input=input,
-                                        catch_exceptions=False)
-        return Result(res.exit_code, res.stdout, res.stderr)
+        code = 0
+        with CliRunner().isolation(input=input, env=env) as (out, err, _):
+            monkeypatch.setattr(sys, "argv", ["hippo", *argv, *args])
+            try:
+                main()
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            return Result(code, out.getvalue().decode(), err.getvalue().decode())
 
     return run
 

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
+from hippo.cli.plain import hippo_for
 from hippo.errors import UsageError
 
 JsonOpt = Annotated[
@@ -37,15 +38,8 @@ def root_flags(ctx: typer.Context) -> dict[str, Any]:
 def open_hippo(ctx: typer.Context, *, db: Path | None = None, project: str | None = None,
                embedder: str | None = None) -> Any:
     """Build the Hippo for this call: command flags win over the root's, then env/config."""
-    from hippo.core import Hippo
-
-    flags = root_flags(ctx)
-    for key, value in (("db", str(db) if db else None), ("project", project),
-                       ("embedder", embedder)):
-        if value is not None:
-            flags[key] = value
-    flags.pop("debug", None)
-    return Hippo(None, **flags)
+    return hippo_for(root_flags(ctx), db=str(db) if db else None, project=project,
+                     embedder=embedder)
 
 
 def parse_ids(values: list[str]) -> list[int]:
@@ -59,15 +53,6 @@ def parse_ids(values: list[str]) -> list[int]:
             raise UsageError(f"not a memory id: {v!r} (ids are positive integers)")
         out.append(int(digits))
     return out
-
-
-def read_text_arg(value: str) -> str:
-    """`-` means stdin everywhere."""
-    if value == "-":
-        import sys
-
-        return sys.stdin.read()
-    return value
 
 
 def handled(fn: Any) -> Any:

@@ -34,7 +34,7 @@ def echo(
     json: JsonOpt = False,
 ) -> None:
     """Search Echo transcript chunks: where each came from (file, lines, session, time)."""
-    from hippo.cli.common import read_text_arg
+    from hippo.cli.plain import read_text_arg
     from hippo.errors import UsageError
     from hippo.output import emit, stderr, write_json_lines
     from hippo.retrieve.echo import EchoFilters, search

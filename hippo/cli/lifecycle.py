@@ -6,7 +6,8 @@ from typing import Annotated
 
 import typer
 
-from hippo.cli.common import DbOpt, JsonOpt, open_hippo, parse_ids, read_text_arg
+from hippo.cli.common import DbOpt, JsonOpt, open_hippo, parse_ids
+from hippo.cli.plain import read_text_arg
 from hippo.errors import UsageError
 
 COLUMNS = ("id", "type", "status", "confirmed_at", "superseded_by", "text")

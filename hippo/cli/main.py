@@ -1,61 +1,35 @@
-"""The `hippo` console script: a Typer app whose commands are thin modules in this package."""
+"""The `hippo` console script.
+
+Agents run `hippo search --json` on every task, each time as a new process, and importing
+Typer costs more than the search itself once the query's embedding is cached. So a search
+call whose arguments `hippo.cli.fastpath` fully understands runs without Typer; everything
+else (other commands, --help, any argument in doubt) goes to the Typer app in
+`hippo.cli.app`. Both paths run the same command body and end here on error.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated
 
-import typer
-
-from hippo import __version__
-from hippo.cli.commands import LazyGroup
-from hippo.cli.common import DbOpt, EmbedderOpt, ProjectOpt
 from hippo.errors import ExitCode, HippoError, scrub
-
-app = typer.Typer(
-    name="hippo",
-    cls=LazyGroup,
-    help="Memory engine for AI coding agents: curated Brain memories and an Echo "
-    "transcript archive in one local SQLite file.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-
-
-def _version(value: bool) -> None:
-    if value:
-        sys.stdout.write(f"hippo {__version__}\n")
-        raise typer.Exit()
-
-
-@app.callback()
-def root(
-    ctx: typer.Context,
-    db: DbOpt = None,
-    project: ProjectOpt = None,
-    embedder: EmbedderOpt = None,
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
-    version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True,
-                           help="Print the version and exit.")
-    ] = False,
-) -> None:
-    """Memory engine for AI coding agents."""
-    if debug:
-        os.environ["HIPPO_DEBUG"] = "1"
-    ctx.obj = {"db": str(db) if db else None, "project": project, "embedder": embedder}
-
 
 
 def main() -> None:
-    """Entry point: run the app, turning hippo errors into one stderr line and an exit code."""
-    debug = "--debug" in sys.argv[1:] or os.environ.get("HIPPO_DEBUG") == "1"
+    """Entry point: run the command, turning hippo errors into one stderr line and an exit code."""
+    argv = sys.argv[1:]
+    debug = "--debug" in argv or os.environ.get("HIPPO_DEBUG") == "1"
     try:
-        app(prog_name="hippo")
+        from hippo.cli import fastpath
+
+        call = fastpath.parse(argv)
+        if call is not None:
+            fastpath.run(call)
+            sys.stdout.flush()
+        else:
+            from hippo.cli.app import app
+
+            app(prog_name="hippo")
     except HippoError as exc:
         if debug:
             _traceback()
@@ -86,4 +60,4 @@ def _traceback() -> None:
     sys.stderr.write(scrub(traceback.format_exc()))
 
 
-__all__ = ["app", "main"]
+__all__ = ["main"]

@@ -148,7 +148,7 @@ def tree(app: Any = None) -> Command:
     import typer.main
 
     if app is None:
-        from hippo.cli.main import app
+        from hippo.cli.app import app
     group = typer.main.get_command(app)
     if hasattr(group, "load_all"):
         group.load_all()  # commands are built lazily; documentation needs them all

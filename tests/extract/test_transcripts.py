@@ -58,7 +58,7 @@ EXPECTED: dict[str, set[tuple[str, str]]] = {
 def extracted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict]]:
     from typer.testing import CliRunner
 
-    from hippo.cli.main import app
+    from hippo.cli.app import app
 
     tmp = tmp_path_factory.mktemp("real")
     src = tmp / "t"

@@ -1,0 +1,85 @@
+"""The body of `hippo search`, free of Typer: both the Typer command (`hippo.cli.search`) and
+the fast path (`hippo.cli.fastpath`) call `run`."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from hippo.cli.plain import hippo_for, read_text_arg
+from hippo.errors import UsageError
+
+FORMATS = ("table", "json", "markdown")
+COLUMNS = ("id", "score", "type", "project", "date", "importance", "tags", "text")
+EXPLAIN_COLUMNS = ("id", "score", "bm25", "vector", "fused", "mmr", "fresh", "rerank", "text")
+
+
+def run(root: dict[str, Any], query: str, *, limit: int | None = None,
+        type_: list[str] | None = None, tier: list[str] | None = None,
+        tag: list[str] | None = None, since: str | None = None, until: str | None = None,
+        all_projects: bool = False, include_superseded: bool = False, explain: bool = False,
+        rerank: bool | None = None, format_: str | None = None, budget: int = 800,
+        project: str | None = None, db: str | None = None, embedder: str | None = None,
+        json: bool = False) -> None:
+    """Search and print: `root` holds the flags given before the command name."""
+    from hippo.output import want_json
+    from hippo.retrieve.pipeline import search
+
+    if format_ is not None and format_ not in FORMATS:
+        raise UsageError(f"unknown format {format_!r}; choose {', '.join(FORMATS)}")
+    text = read_text_arg(query)
+    h = hippo_for(root, db=db, project=project, embedder=embedder)
+    found = search(h, text, limit=limit, types=type_ or (), tiers=tier or (), tags=tag or (),
+                   since=since, until=until, projects=None if all_projects else ...,
+                   include_superseded=include_superseded, explain=explain, rerank=rerank)
+    for note in found.degraded:
+        sys.stderr.write(f"hippo: degraded: {note}\n")
+    if not found.results:
+        return
+    if format_ == "markdown" and not json:
+        _markdown(found.results, budget)
+    elif json or format_ == "json" or (format_ is None and want_json(False)):
+        from hippo.output import write_json_lines
+
+        write_json_lines(found.results)
+    else:
+        _table(found.results, explain)
+
+
+def _markdown(results: list[dict[str, Any]], budget: int) -> None:
+    from hippo.retrieve.render import markdown
+
+    out = markdown(results, budget)
+    if out.text:
+        sys.stdout.write(out.text)
+        sys.stdout.flush()
+    if out.omitted or out.truncated:
+        cut = " (first one cut to fit)" if out.truncated else ""
+        ids = " ".join(f"#{i}" for i in out.omitted)
+        left = f", left out {len(out.omitted)}: {ids}" if out.omitted else ""
+        sys.stderr.write(f"hippo: {out.tokens}/{budget} tokens printed{cut}{left}\n")
+
+
+def _rank(stage: dict[str, Any] | None) -> str:
+    return "" if not stage else f"#{stage['rank']}"
+
+
+def _table(results: list[dict[str, Any]], explain: bool) -> None:
+    from hippo.output import table
+
+    rows = []
+    for r in results:
+        row = {**r, "date": str(r["created_at"])[:10], "project": r["project"] or "global"}
+        if r.get("superseded_by"):
+            row["text"] = f"{r['text']} (superseded by #{r['superseded_by']})"
+        if explain:
+            e = r["explain"]
+            vector = e["vector"]
+            row.update(
+                bm25=_rank(e["bm25"]),
+                vector=f"#{vector['rank']} d={vector['distance']:.3f}" if vector else "",
+                fused=e["fused"]["score"], mmr=_rank(e["mmr"]), fresh=e["freshness"]["value"],
+                rerank=_rank(e["rerank"]),
+            )
+        rows.append(row)
+    table(rows, EXPLAIN_COLUMNS if explain else COLUMNS)
