@@ -13,11 +13,10 @@ that both parsers give the same values for the same argv.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from typing import Any
 
 # option → (parameter, kind). Kinds: "flag" (no value; True), "off" (no value; False),
-# "text", "path" (a file: not an existing directory), "count" (an int ≥ 1),
+# "text", "path" (a file: not an existing directory, readable if it exists), "count" (an int ≥ 1),
 # "many" (repeatable text, collected in a list).
 ROOT: dict[str, tuple[str, str]] = {
     "--db": ("db", "path"),
@@ -56,13 +55,17 @@ class _Defer(Exception):
     """This argv is for the Typer app."""
 
 
-@dataclass
 class Call:
-    """A parsed `hippo search`: the root's flags and the command's parameters."""
+    """A parsed `hippo search`: the root's flags, the command's parameters and the query.
 
-    root: dict[str, Any] = field(default_factory=dict)
-    params: dict[str, Any] = field(default_factory=dict)
-    query: str = ""
+    A plain class: importing dataclasses (it imports inspect) would cost `hippo --help`,
+    which passes through here, about 20 ms.
+    """
+
+    def __init__(self) -> None:
+        self.root: dict[str, Any] = {}
+        self.params: dict[str, Any] = {}
+        self.query = ""
 
 
 def parse(argv: list[str]) -> Call | None:
@@ -141,7 +144,7 @@ def _option(table: dict[str, tuple[str, str]], argv: list[str], i: int,
             raise _Defer
         out[dest] = number
     elif kind == "path":
-        if not value or os.path.isdir(value):
+        if not value or _refused(value):
             raise _Defer
         from pathlib import Path
 
@@ -151,4 +154,15 @@ def _option(table: dict[str, tuple[str, str]], argv: list[str], i: int,
     return after
 
 
-__all__ = ["Call", "ROOT", "SEARCH", "parse", "run"]
+def _refused(path: str) -> bool:
+    """Typer's file check: an existing directory, or a file it may not read."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False  # not there yet: hippo creates it
+    import stat
+
+    return stat.S_ISDIR(st.st_mode) or not os.access(path, os.R_OK)
+
+
+__all__ = ["ROOT", "SEARCH", "Call", "parse", "run"]
