@@ -1,3 +1,3 @@
-from hippo.cli.main import main
+from hippo.cli.main import console
 
-main()
+console()

@@ -29,9 +29,13 @@ def run(root: dict[str, Any], query: str, *, limit: int | None = None,
         raise UsageError(f"unknown format {format_!r}; choose {', '.join(FORMATS)}")
     text = read_text_arg(query)
     h = hippo_for(root, db=db, project=project, embedder=embedder)
-    found = search(h, text, limit=limit, types=type_ or (), tiers=tier or (), tags=tag or (),
-                   since=since, until=until, projects=None if all_projects else ...,
-                   include_superseded=include_superseded, explain=explain, rerank=rerank)
+    try:
+        found = search(h, text, limit=limit, types=type_ or (), tiers=tier or (),
+                       tags=tag or (), since=since, until=until,
+                       projects=None if all_projects else ...,
+                       include_superseded=include_superseded, explain=explain, rerank=rerank)
+    finally:
+        h.close()
     for note in found.degraded:
         sys.stderr.write(f"hippo: degraded: {note}\n")
     if not found.results:
