@@ -7,12 +7,14 @@ a search must print the same bytes and exit the same way on either path.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import apsw
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -235,3 +237,38 @@ def test_a_search_process_does_not_import_typer(db_path: Path) -> None:
     helped = run("search", "--help")
     assert helped.returncode == 0 and "--budget" in helped.stdout
     assert "TYPER True" in helped.stderr
+
+
+def test_the_console_process_flushes_everything_and_leaves_the_database_sound(
+        cli: Any, db_path: Path) -> None:
+    """`python -m hippo search` ends with os._exit: its output must be whole, its exit code
+    0, atexit handlers run, and the database closed cleanly behind it."""
+    for i in range(8):
+        assert cli("add", f"Deploy note {i}: ship with make release-{i}").exit_code == 0
+    base = [sys.executable, "-m", "hippo", "--db", str(db_path), "--embedder", "hash"]
+    out = subprocess.run([*base, "search", "deploy", "--json", "--limit", "8"],
+                         capture_output=True, text=True, check=False, timeout=120)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert len(lines) == 8 and all(json.loads(line)["id"] for line in lines)
+    assert out.stderr == ""
+    with subprocess.Popen([*base, "search", "deploy", "--json", "--limit", "8"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.read(5)
+        proc.stdout.close()  # the reader goes away, as `| head -c 5` would
+        err = proc.stderr.read()
+        assert proc.wait(timeout=120) == 0 and b"Traceback" not in err
+    hook = ("import atexit, runpy, sys; atexit.register(lambda: print('ATEXIT RAN', "
+            "file=sys.stderr)); sys.argv = ['hippo', *sys.argv[1:]]; "
+            "runpy.run_module('hippo', run_name='__main__')")
+    ran = subprocess.run([sys.executable, "-c", hook, "--db", str(db_path), "--embedder",
+                          "hash", "search", "deploy"], capture_output=True, text=True,
+                         check=False, timeout=120)
+    assert ran.returncode == 0 and "ATEXIT RAN" in ran.stderr
+    conn = apsw.Connection(str(db_path))
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    finally:
+        conn.close()
+    assert cli("search", "deploy", "--json").exit_code == 0
