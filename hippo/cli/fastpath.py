@@ -6,7 +6,7 @@ cached query embedding. `parse` reads argv the way Click would for the root opti
 is outside what it knows for certain: another command, --help, --version, a short option
 with its value attached, a number out of range, a directory given as --db, a missing or
 second query. The Typer declaration in `hippo.cli.search` stays the one definition of the
-command: tests/cli/test_fastpath.py checks that the tables below match its options and
+command: tests/foundation/test_fastpath.py checks that the tables below match its options and
 that both parsers give the same values for the same argv.
 """
 

@@ -15,7 +15,6 @@ def hippo_for(root: dict[str, Any], *, db: str | None = None, project: str | Non
     for key, value in (("db", db), ("project", project), ("embedder", embedder)):
         if value is not None:
             flags[key] = value
-    flags.pop("debug", None)
     return Hippo(None, **flags)
 
 
