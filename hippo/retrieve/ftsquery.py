@@ -73,18 +73,44 @@ def tokens(text: str) -> list[str]:
     return [t for t in out if not all(_is_mark(c) for c in t)]
 
 
-def terms(query: str) -> list[str]:
+# English clitics after an apostrophe: `Caroline's`, `we're`, `they've`, `I'll`, `I'd`,
+# `I'm`, `don't`. unicode61 splits them off as tokens of their own ("caroline" "s").
+_CLITICS = frozenset({"s", "re", "ve", "ll", "d", "m", "t"})
+_APOSTROPHES = "'\u2019"
+NEGATION = "not"
+
+
+def _strip_clitic(chunk: str, parts: list[str]) -> list[str]:
+    """`parts` of `chunk` without a final English clitic; `n't` becomes "not".
+
+    Left as a phrase, `Caroline's` would match only where the possessive itself is
+    written, and `don't` would demand "don t" in every hit. The possessive's word is the
+    term; a negation is the stopword "not".
+    """
+    if len(parts) < 2 or parts[-1].lower() not in _CLITICS:
+        return parts
+    end = chunk.rfind(parts[-1])
+    if end < 1 or chunk[end - 1] not in _APOSTROPHES or not chunk[:end - 1].endswith(parts[-2]):
+        return parts
+    if parts[-1].lower() == "t":
+        return [NEGATION] if len(parts) == 2 and parts[0][-1:].lower() == "n" else parts
+    return parts[:-1]
+
+
+def terms(query: str, *, keep_clitics: bool = False) -> list[str]:
     """Search terms of `query`: single tokens, or identifier-like runs as one phrase.
 
     A whitespace-free chunk that splits into several tokens (`src/app.py`,
     `ERR_SSL_PROTOCOL_ERROR`, `--no-verify`, `key:value`) becomes one phrase of its
-    tokens joined by spaces, so it matches only where those tokens are adjacent.
+    tokens joined by spaces, so it matches only where those tokens are adjacent. Unless
+    `keep_clitics` is set, an English clitic is no part of the term: `Caroline's` is
+    `Caroline`, `don't` is `not`.
     Duplicates (ignoring case) are dropped; order of first appearance is kept.
     """
     seen: set[str] = set()
     out: list[str] = []
     for chunk in query.split():
-        parts = tokens(chunk)
+        parts = tokens(chunk) if keep_clitics else _strip_clitic(chunk, tokens(chunk))
         if not parts:
             continue
         term = " ".join(parts)
@@ -110,7 +136,8 @@ def build_match(
     """A valid FTS5 MATCH expression for `query`, or None when no usable term remains.
 
     Stopwords (single-token terms only; phrases keep every token) are dropped in both
-    modes, except that "and" keeps them when the query has nothing else (`the who`).
+    modes, except that "and" keeps them, as written, when the query has nothing else
+    (`the who`, `I'm`).
     At most `max_terms` terms are used, and a phrase keeps at most `max_terms` tokens.
     "and" joins the quoted terms with spaces (FTS5's implicit AND); "or" with ` OR `.
     """
@@ -118,10 +145,9 @@ def build_match(
         raise ValueError(f"mode must be 'and' or 'or', not {mode!r}")
     if max_terms < 1:
         raise ValueError("max_terms must be at least 1")
-    all_terms = terms(query)
-    kept = [t for t in all_terms if " " in t or t.lower() not in stopwords]
+    kept = [t for t in terms(query) if " " in t or t.lower() not in stopwords]
     if not kept and mode == "and":
-        kept = all_terms
+        kept = terms(query, keep_clitics=True)  # `the who`, `don't`: the words as written
     if not kept:
         return None
     quoted = [quote(" ".join(t.split(" ")[:max_terms])) for t in kept[:max_terms]]
