@@ -1,23 +1,21 @@
 """The `llm` extractor: any OpenAI-compatible chat endpoint through the official client.
 
 Honours OPENAI_BASE_URL and OPENAI_API_KEY; the model, timeout and the client's own retries
-come from `[extract]`. Every request passes the spend guard (provider `openai-chat`: daily
-call and token caps, circuit breaker shared by all processes). The answer is requested as
-structured output AND validated here; an invalid answer is asked for once more, then the
-session is skipped (SkipSession) with nothing stored. A provider that is down (429, 5xx,
-timeout, no connection), an open circuit or a reached cap stops the run (exit 75) before
-anything of the session in progress is written.
+come from `[extract]`. Every request goes through `hippo.chat` (spend guard of provider
+`openai-chat`: daily call and token caps, circuit breaker shared by all processes). The
+answer is requested as structured output AND validated here; an invalid answer is asked for
+once more, then the session is skipped (SkipSession) with nothing stored; so is a request
+the endpoint rejects. A provider that is down (429, 5xx, timeout, no connection), an open
+circuit or a reached cap stops the run (exit 75) before anything of the session in progress
+is written.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from functools import cached_property
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING
 
-from hippo import guard
-from hippo.errors import BusyError, ConfigError, scrub
+from hippo.chat import Chat, Rejected, require_key
 from hippo.extract import Candidate, EchoChunk, Extractor, SessionChunks, SkipSession, schema
 
 if TYPE_CHECKING:
@@ -26,10 +24,8 @@ if TYPE_CHECKING:
     from hippo.db import Database
     from hippo.extract.settings import ExtractSettings
 
-PROVIDER = "openai-chat"
 ANSWER_TOKENS = 1500  # added to the prompt's estimate when asking the guard
 CONFIDENCE = 0.6
-_UNSUPPORTED = ("minLength", "maxLength", "minimum", "maximum", "minItems", "maxItems")
 
 SYSTEM = """You extract durable memories from one coding-agent session transcript.
 A memory is ONE self-contained statement that will still be useful in later sessions and is
@@ -50,15 +46,6 @@ procedure, architecture, people, insight. importance: 0..1 (0.9+ only for rules 
 never be broken). tags: a few lowercase keywords. evidence: the ids N of the [chunk N]
 blocks that state the memory (at least one).
 Answer with JSON {"memories": [...]}; {"memories": []} when nothing qualifies."""
-
-
-def wire_schema(node: Any) -> Any:
-    """The schema as sent to the server: keywords strict structured output may refuse removed."""
-    if isinstance(node, dict):
-        return {k: wire_schema(v) for k, v in node.items() if k not in _UNSUPPORTED}
-    if isinstance(node, list):
-        return [wire_schema(v) for v in node]
-    return node
 
 
 def windows(chunks: Sequence[EchoChunk], max_chars: int) -> list[list[EchoChunk]]:
@@ -82,10 +69,6 @@ def prompt(session: SessionChunks, chunks: Sequence[EchoChunk]) -> list[dict[str
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": head + body}]
 
 
-class ProviderDown(BusyError):
-    """The chat endpoint failed after the client's retries; try again later (exit 75)."""
-
-
 class LlmExtractor(Extractor):
     """Structured-output extraction through an OpenAI-compatible chat endpoint."""
 
@@ -93,25 +76,20 @@ class LlmExtractor(Extractor):
     remote = True
 
     def __init__(self, db: Database, settings: Settings | None, conf: ExtractSettings) -> None:
-        self.db = db
-        self.settings = settings
         self.conf = conf
-        self.limits = guard.limits_for(settings, PROVIDER)
-        self.calls = 0
         self.retries = 0
+        self.chat = Chat(db, settings, model=conf.model, timeout=conf.timeout,
+                         max_retries=conf.max_retries, temperature=conf.temperature,
+                         model_setting="[extract] model")
 
     @classmethod
     def from_settings(cls, h: Hippo, conf: ExtractSettings) -> LlmExtractor:
-        if not os.environ.get("OPENAI_API_KEY"):
-            raise ConfigError("OPENAI_API_KEY is not set; export it (and OPENAI_BASE_URL for "
-                              "another server) or use --extractor rules")
+        require_key("--extractor rules")
         return cls(h.db, h.settings, conf)
 
-    @cached_property
-    def client(self) -> Any:
-        import openai
-
-        return openai.OpenAI(timeout=self.conf.timeout, max_retries=self.conf.max_retries)
+    @property
+    def calls(self) -> int:
+        return self.chat.calls
 
     def extract(self, session: SessionChunks) -> list[Candidate]:
         out: list[Candidate] = []
@@ -140,49 +118,9 @@ class LlmExtractor(Extractor):
         raise SkipSession(f"the model's answer was invalid twice ({problems[0]})")
 
     def _call(self, messages: list[dict[str, str]]) -> str:
-        """One guarded request; the answer's text."""
-        import openai
-
-        estimate = sum(len(m["content"]) for m in messages) // 4 + ANSWER_TOKENS
-        guard.check(self.db, PROVIDER, tokens=estimate, limits=self.limits)
-        self.calls += 1
+        """One guarded request; the answer's text (a rejected request skips the session)."""
         try:
-            resp = self.client.chat.completions.create(
-                model=self.conf.model, messages=messages, temperature=self.conf.temperature,
-                response_format={"type": "json_schema", "json_schema": {
-                    "name": "memories", "strict": True, "schema": wire_schema(schema.SCHEMA)}},
-            )
-        except openai.APIStatusError as exc:
-            self._status_error(exc)
-        except (openai.APITimeoutError, openai.APIConnectionError) as exc:
-            what = "timed out" if isinstance(exc, openai.APITimeoutError) else "unreachable"
-            self._down(f"{PROVIDER} {what} ({self.client.base_url})", exc)
-        except openai.APIError as exc:  # e.g. a 200 whose body is not a chat completion
-            self._down(scrub(f"{PROVIDER} gave an unusable response: {exc}"), exc)
-        usage = getattr(resp, "usage", None)
-        used = int(getattr(usage, "total_tokens", 0) or 0)
-        guard.record_success(self.db, PROVIDER, tokens=(used - estimate) if used else 0)
-        choices = getattr(resp, "choices", None) or []
-        return (choices[0].message.content or "") if choices else ""
-
-    def _status_error(self, exc: Any) -> NoReturn:
-        code = exc.status_code
-        detail = scrub(" ".join(str(getattr(exc, "message", "") or exc).split()))[:200]
-        if code in (401, 403):
-            guard.record_success(self.db, PROVIDER)
-            raise ConfigError(f"{PROVIDER} refused the API key (HTTP {code}); check "
-                              "OPENAI_API_KEY") from None
-        if code == 404:
-            guard.record_success(self.db, PROVIDER)
-            raise ConfigError(f"{PROVIDER}: model {self.conf.model!r} or endpoint not found at "
-                              f"{self.client.base_url} (HTTP 404); set [extract] model") from None
-        if code in (400, 413, 422):
-            guard.record_success(self.db, PROVIDER)  # the provider is up; this request is bad
-            raise SkipSession(f"request rejected (HTTP {code}): {detail}") from None
-        self._down(f"{PROVIDER} failed with HTTP {code}: {detail}", exc)
-
-    def _down(self, message: str, exc: BaseException) -> NoReturn:
-        opened = guard.record_failure(self.db, PROVIDER, message, limits=self.limits)
-        hint = ("circuit now open" if opened
-                else f"circuit opens after {self.limits.failures_to_open} consecutive failures")
-        raise ProviderDown(f"{message}; try again later ({hint})") from exc
+            return self.chat.ask(messages, name="memories", schema=schema.SCHEMA,
+                                 answer_tokens=ANSWER_TOKENS)
+        except Rejected as exc:
+            raise SkipSession(str(exc)) from None
