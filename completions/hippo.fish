@@ -61,6 +61,7 @@ complete -c hippo -n '__fish_seen_subcommand_from config' -l help -s h -d 'Show 
 # hippo consolidate
 complete -c hippo -n '__fish_seen_subcommand_from consolidate' -l threshold -r -f -d 'Cosine at or above which memories merge (default 0.93, main…'
 complete -c hippo -n '__fish_seen_subcommand_from consolidate' -l full -d 'Compare every pair, not only memories changed since the las…'
+complete -c hippo -n '__fish_seen_subcommand_from consolidate' -l merger -r -f -d 'Who writes the merged statement: rules (the most complete m…'
 complete -c hippo -n '__fish_seen_subcommand_from consolidate' -l dry-run -d 'Print what would change (JSON lines) and write nothing.'
 complete -c hippo -n '__fish_seen_subcommand_from consolidate' -l db -r -F -d 'Database file (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from consolidate' -l help -s h -d 'Show the help and exit.'

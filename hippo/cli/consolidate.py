@@ -19,14 +19,22 @@ def consolidate(
         "[maintain] threshold).", show_default=False)] = None,
     full: Annotated[bool, typer.Option("--full", help="Compare every pair, not only "
                                        "memories changed since the last run.")] = False,
+    merger: Annotated[str | None, typer.Option(
+        help="Who writes the merged statement: rules (the most complete member, default) or "
+        "llm (the chat model of hippo extract --extractor llm, checked against the members' "
+        "literals); config: [maintain] merger.", show_default=False)] = None,
     dry_run: DryRunOpt = False,
     db: DbOpt = None,
 ) -> None:
     """Merge near-duplicate machine memories of one type and project; JSON line per event."""
+    from hippo.errors import UsageError
     from hippo.maintain import consolidate as job
-    from hippo.maintain.settings import MaintainParams
+    from hippo.maintain.settings import MERGERS, MaintainParams
     from hippo.output import write_json_lines
 
+    if merger is not None and merger not in MERGERS:
+        raise UsageError(f"unknown merger {merger!r}; known: {', '.join(sorted(MERGERS))}")
     h = open_hippo(ctx, db=db)
-    params = MaintainParams.from_table(h.settings.table("maintain"), threshold=threshold)
+    params = MaintainParams.from_table(h.settings.table("maintain"), threshold=threshold,
+                                       merger=merger)
     job.run(h, params, full=full, dry_run=dry_run, on_event=lambda ev: write_json_lines([ev]))

@@ -9,6 +9,7 @@ above the recorded watermark) are compared against all; `--full` compares every 
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,16 +26,18 @@ from hippo.maintain.common import (
     meta_get,
     meta_set,
 )
-from hippo.maintain.merge import Cluster, Veto, group, merged
+from hippo.maintain.merge import Cluster, Veto, group, merged, restate
 from hippo.records import to_record
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
     from hippo.db import Database
+    from hippo.maintain.llm_merge import LlmMerger
     from hippo.maintain.settings import MaintainParams
     from hippo.memtypes import MemType
 
 ACTOR = "consolidate"
+_WORDS = re.compile(r"\w+")
 # Types whose repeats raise the survivor's confidence (SPEC: learned procedures).
 CONFIDENCE_TYPES = frozenset({"procedure"})
 
@@ -146,11 +149,30 @@ def plan(db: Database, types: Mapping[str, MemType], params: MaintainParams, *,
     return p
 
 
-def merge_event(c: Cluster, records: Mapping[int, dict[str, Any]]) -> dict[str, Any]:
+def merge_event(c: Cluster, records: Mapping[int, dict[str, Any]],
+                how: Mapping[str, str]) -> dict[str, Any]:
     surv = records[c.survivor]
     return {"event": "merge", "survivor": c.survivor, "absorbed": c.absorbed,
             "type": surv["type"], "project": surv["project"],
-            "pairs": [[a, b, s] for a, b, s in c.pairs], "text": c.text, "changes": c.changes}
+            "pairs": [[a, b, s] for a, b, s in c.pairs], "text": c.text, "changes": c.changes,
+            **how}
+
+
+def _same_words(records: Sequence[Mapping[str, Any]]) -> bool:
+    return len({tuple(_WORDS.findall(r["text"].casefold())) for r in records}) == 1
+
+
+def restated(merger: LlmMerger, c: Cluster,
+             records: Mapping[int, dict[str, Any]]) -> dict[str, str]:
+    """Ask the `llm` merger for the cluster's statement; how the statement was chosen."""
+    members = [records[i] for i in (c.survivor, *c.absorbed)]
+    if _same_words(members):
+        return {"merger": "rules", "fallback": "the statements are the same"}
+    text, why_not = merger.statement(members)
+    if text is None:
+        return {"merger": "rules", "fallback": why_not or "no statement"}
+    restate(c, records[c.survivor], text)
+    return {"merger": "llm"}
 
 
 def _apply(db: Database, c: Cluster, vector: Any, planned: Mapping[int, dict[str, Any]],
@@ -178,6 +200,14 @@ def run(h: Hippo, params: MaintainParams, *, full: bool = False, dry_run: bool =
     """Plan, then merge in batches (one transaction each), then the FTS backstop."""
     db = h.db
     started = time.monotonic()
+    merger = None
+    if params.merger == "llm" and not dry_run:
+        from hippo.maintain.llm_merge import LlmMerger
+
+        merger = LlmMerger.for_run(h)  # no key: exit 78 before anything runs
+    rules = {"merger": "rules"}
+    if params.merger == "llm" and dry_run:
+        rules["fallback"] = "a dry run does not ask the model"
     with job(db, "consolidate", dry_run=dry_run) as current:
         p = plan(db, h.types, params, full=full)
         if p.mode == "full" and not dry_run:
@@ -188,9 +218,11 @@ def run(h: Hippo, params: MaintainParams, *, full: bool = False, dry_run: bool =
                       "reason": v.reason})
         merged_n = skipped = 0
         for batch in batches(p.clusters, params.batch):
+            how = {c.survivor: restated(merger, c, p.records) if merger else rules
+                   for c in batch}
             if dry_run:
                 for c in batch:
-                    on_event(merge_event(c, p.records))
+                    on_event(merge_event(c, p.records, how[c.survivor]))
                 merged_n += sum(len(c.absorbed) for c in batch)
                 continue
             wanted = [c for c in batch if "text" in c.changes]
@@ -205,7 +237,7 @@ def run(h: Hippo, params: MaintainParams, *, full: bool = False, dry_run: bool =
                 failpoint("consolidate.txn")
             for c in written:
                 merged_n += len(c.absorbed)
-                on_event(merge_event(c, p.records))
+                on_event(merge_event(c, p.records, how[c.survivor]))
             for c in batch:
                 if c not in written:
                     on_event({"event": "skip", "survivor": c.survivor, "absorbed": c.absorbed,
@@ -222,8 +254,12 @@ def run(h: Hippo, params: MaintainParams, *, full: bool = False, dry_run: bool =
             "mode": p.mode, "why": p.why, "strategy": p.strategy, "threshold": params.threshold,
             "candidates": p.candidates, "checked": p.checked, "pairs": p.pairs,
             "clusters": len(p.clusters) - skipped, "merged": merged_n, "vetoed": len(p.vetoes),
-            "skipped": skipped, "fts": fts, "seconds": round(time.monotonic() - started, 3),
+            "skipped": skipped, "fts": fts, "merger": params.merger,
+            "seconds": round(time.monotonic() - started, 3),
         }
+        if merger is not None:
+            current.summary.update(llm_calls=merger.calls, llm_retries=merger.retries,
+                                   llm_fallbacks=merger.fallbacks)
         summary = {"event": "summary", "job": "consolidate",
                    "run_id": None if dry_run else current.id,
                    "dry_run": dry_run, **current.summary}

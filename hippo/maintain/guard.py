@@ -40,6 +40,11 @@ def literals(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+def words(text: str) -> frozenset[str]:
+    """Every token of a statement as `literals` splits it, case-folded."""
+    return frozenset(t for raw in _TOKEN.findall(text) if (t := raw.strip(_EDGE).casefold()))
+
+
 def negated(text: str) -> bool:
     """Whether the statement says not/never/don't/... anywhere."""
     for word in _WORD.findall(text.casefold()):

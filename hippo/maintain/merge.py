@@ -118,3 +118,12 @@ def merged(records: Sequence[Mapping[str, Any]], pairs: Iterable[tuple[int, int,
     }
     changes = {k: v for k, v in target.items() if v != surv[k]}
     return Cluster(surv["id"], [r["id"] for r in others], sorted(pairs), changes, text)
+
+
+def restate(c: Cluster, survivor: Mapping[str, Any], text: str) -> None:
+    """Give cluster `c` another merged statement (the `llm` merger's)."""
+    c.text = text
+    if text != survivor["text"]:
+        c.changes["text"] = text
+    else:
+        c.changes.pop("text", None)

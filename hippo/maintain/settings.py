@@ -3,6 +3,7 @@
     [maintain]
     threshold = 0.93          # cosine at or above which two memories may merge
     literal_guard = true      # veto merges whose numbers/identifiers or negation differ
+    merger = "rules"          # or "llm": a chat model writes the merged statement
     [maintain.retire_days]
     task = 90
     observability = 7
@@ -23,12 +24,16 @@ DEFAULT_RETIRE_DAYS: Mapping[str, float] = MappingProxyType(
 )
 
 
+MERGERS = ("rules", "llm")
+
+
 @dataclass(frozen=True, slots=True)
 class MaintainParams:
     """Defaults are the SPEC's values; see docs/maintenance.md for what each one does."""
 
     threshold: float = 0.93
     literal_guard: bool = True
+    merger: str = "rules"  # "llm": hippo/maintain/llm_merge.py
     # vec0 KNN per changed memory starts at k and grows while every neighbour is a hit.
     knn_k: int = 16
     # Up to this many changed memories: one vec0 KNN query each; more: one scan of the
@@ -69,6 +74,11 @@ def _coerce(key: str, value: Any) -> Any:
                 isinstance(v, int | float) and not isinstance(v, bool) for v in value.values()):
             raise ConfigError("[maintain.retire_days] maps a type to a number of days")
         return {str(k): float(v) for k, v in value.items()}
+    if key == "merger":
+        if value not in MERGERS:
+            raise ConfigError(f"[maintain] merger must be one of {', '.join(MERGERS)}, "
+                              f"got {value!r}")
+        return value
     if key == "literal_guard":
         if not isinstance(value, bool):
             raise ConfigError("[maintain] literal_guard must be true or false")
