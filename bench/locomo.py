@@ -27,9 +27,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from datetime import timedelta
@@ -164,14 +162,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     convs = lc.load(args.data)
     audit = lc.load_audit(args.audit, convs) if args.audit else None
-    with tempfile.TemporaryDirectory(prefix="hippo-locomo-") as tmp:
-        # A private HIPPO_HOME: no user config file changes what is measured.
-        os.environ["HIPPO_HOME"] = str(Path(tmp) / "home")
-        os.environ.setdefault("HIPPO_NO_PROGRESS", "1")
-        Path(tmp, "home").mkdir()
+    with lc.private_home("hippo-locomo-") as tmp:
         from hippo.core import Hippo
 
-        db_path = args.db or Path(tmp) / "locomo.db"
+        db_path = args.db or tmp / "locomo.db"
         fresh = not db_path.exists()
         h = Hippo.open(db_path, embedder=args.embedder)
         t0 = time.perf_counter()

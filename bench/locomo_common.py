@@ -14,10 +14,13 @@ among the dia_ids of the top-k retrieved items, for recall_all when all of them 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +37,17 @@ _DATE = re.compile(
 )
 _MONTHS = {m: i for i, m in enumerate(
     ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"], start=1)}
+
+
+@contextlib.contextmanager
+def private_home(prefix: str) -> Iterator[Path]:
+    """A temporary directory whose `home/` is HIPPO_HOME: no user config changes the figures."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        home = Path(tmp, "home")
+        home.mkdir()
+        os.environ["HIPPO_HOME"] = str(home)
+        os.environ.setdefault("HIPPO_NO_PROGRESS", "1")
+        yield Path(tmp)
 
 
 def parse_session_date(text: str) -> datetime:

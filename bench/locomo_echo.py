@@ -31,9 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -224,14 +222,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     audit = lc.load_audit(args.audit, convs) if args.audit else None
     qs = lc.eval_questions(convs)
     qs_audit = {q.qid: q for _, q in lc.eval_questions(convs, audit)} if audit else {}
-    with tempfile.TemporaryDirectory(prefix="hippo-locomo-echo-") as tmp:
-        os.environ["HIPPO_HOME"] = str(Path(tmp) / "home")
-        os.environ.setdefault("HIPPO_NO_PROGRESS", "1")
-        Path(tmp, "home").mkdir()
+    with lc.private_home("hippo-locomo-echo-") as tmp:
         from hippo.core import Hippo
         from hippo.retrieve import query
 
-        db_path = args.db or Path(tmp) / "locomo-echo.db"
+        db_path = args.db or tmp / "locomo-echo.db"
         fresh = not db_path.exists()
         h = Hippo.open(db_path, embedder=args.embedder)
         t0 = time.perf_counter()

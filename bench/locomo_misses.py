@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import argparse
 import collections
-import os
 import sys
-import tempfile
 from datetime import timedelta
 from pathlib import Path
 
@@ -33,9 +31,7 @@ def main() -> int:
     if not args.db.exists():
         sys.exit(f"locomo_misses: no database at {args.db}; build it with "
                  f"python bench/locomo.py --db {args.db}")
-    with tempfile.TemporaryDirectory(prefix="hippo-misses-") as home:
-        os.environ["HIPPO_HOME"] = home  # no user config changes what is measured
-        os.environ.setdefault("HIPPO_NO_PROGRESS", "1")
+    with lc.private_home("hippo-misses-"):
         import hippo
 
         h = hippo.open(args.db, embedder="local")
