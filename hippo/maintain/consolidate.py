@@ -9,7 +9,6 @@ above the recorded watermark) are compared against all; `--full` compares every 
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,7 +25,7 @@ from hippo.maintain.common import (
     meta_get,
     meta_set,
 )
-from hippo.maintain.merge import Cluster, Veto, group, merged, restate
+from hippo.maintain.merge import Cluster, Veto, group, merged, restate, same_words
 from hippo.records import to_record
 
 if TYPE_CHECKING:
@@ -37,7 +36,6 @@ if TYPE_CHECKING:
     from hippo.memtypes import MemType
 
 ACTOR = "consolidate"
-_WORDS = re.compile(r"\w+")
 # Types whose repeats raise the survivor's confidence (SPEC: learned procedures).
 CONFIDENCE_TYPES = frozenset({"procedure"})
 
@@ -158,15 +156,11 @@ def merge_event(c: Cluster, records: Mapping[int, dict[str, Any]],
             **how}
 
 
-def _same_words(records: Sequence[Mapping[str, Any]]) -> bool:
-    return len({tuple(_WORDS.findall(r["text"].casefold())) for r in records}) == 1
-
-
 def restated(merger: LlmMerger, c: Cluster,
              records: Mapping[int, dict[str, Any]]) -> dict[str, str]:
     """Ask the `llm` merger for the cluster's statement; how the statement was chosen."""
     members = [records[i] for i in (c.survivor, *c.absorbed)]
-    if _same_words(members):
+    if same_words(members):
         return {"merger": "rules", "fallback": "the statements are the same"}
     text, why_not = merger.statement(members)
     if text is None:

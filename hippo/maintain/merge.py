@@ -89,6 +89,12 @@ def statement_of(records: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
                                        r["created_at"], r["id"]))
 
 
+def same_words(records: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether every statement has the same words in the same order (case and punctuation
+    aside): nothing for a model to reconcile."""
+    return len({tuple(_WORDS.findall(r["text"].casefold())) for r in records}) == 1
+
+
 def _seen(rec: Mapping[str, Any]) -> str:
     return rec["confirmed_at"] or rec["created_at"]
 

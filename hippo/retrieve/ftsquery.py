@@ -77,7 +77,7 @@ def tokens(text: str) -> list[str]:
 # `I'm`, `don't`. unicode61 splits them off as tokens of their own ("caroline" "s").
 _CLITICS = frozenset({"s", "re", "ve", "ll", "d", "m", "t"})
 _APOSTROPHES = "'\u2019"
-NEGATION = "not"
+_NEGATION = "not"
 
 
 def _strip_clitic(chunk: str, parts: list[str]) -> list[str]:
@@ -93,7 +93,7 @@ def _strip_clitic(chunk: str, parts: list[str]) -> list[str]:
     if end < 1 or chunk[end - 1] not in _APOSTROPHES or not chunk[:end - 1].endswith(parts[-2]):
         return parts
     if parts[-1].lower() == "t":
-        return [NEGATION] if len(parts) == 2 and parts[0][-1:].lower() == "n" else parts
+        return [_NEGATION] if len(parts) == 2 and parts[0][-1:].lower() == "n" else parts
     return parts[:-1]
 
 

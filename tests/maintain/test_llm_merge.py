@@ -201,6 +201,20 @@ def test_a_provider_down_leaves_the_rest_of_the_run_to_the_rules(llm, cli, seed,
         db.close()
 
 
+def test_a_refused_key_stops_the_run_with_exit_78(llm, cli, seed, server, db_path,
+                                                  check) -> None:
+    seed_pairs(seed)
+    before = cli("export").stdout
+    server.script = [Reply(status=401)]
+    r = llm()
+    assert r.exit_code == 78
+    assert r.stderr.strip().splitlines() == [
+        "hippo: openai-chat refused the API key (HTTP 401); check OPENAI_API_KEY"]
+    assert cli("export").stdout == before  # the batch in progress wrote nothing
+    check(db_path)
+    assert llm().exit_code == 0  # the next run (default reply) does the work
+
+
 def test_an_open_circuit_sends_nothing(llm, seed, server, db_path) -> None:
     seed_pairs(seed)
     db = connect(db_path)
