@@ -12,7 +12,9 @@ Usage: python bench/bench_search.py [--memories 10000] [--big 100000] [--queries
 2. In-process: 100k memories (generated text, random unit vectors written straight into
    `memories` and `memories_vec`), the real `hippo.retrieve.pipeline.search` with the
    local embedder; budget ≤ 100 ms median with a cached query embedding. New-query
-   medians (model warm) and the vector/FTS stages alone are shown too.
+   medians (model warm) and the vector/FTS stages alone are shown too, and the cached
+   query side by side with the BM25 retriever beside the vector scan (in a thread on a
+   second connection, the default from 20k memories) and after it.
 Wall time is what a caller waits; CPU time (user+sys) is shown as well because it moves
 less on a busy machine. `--workdir` keeps the databases for the next run.
 """
@@ -257,7 +259,19 @@ def in_process(workdir: Path, n: int, n_queries: int) -> dict[str, object]:
     vec_ms = timed(lambda i: vec.search(h.db, blobs[int(i)], 30, filters),
                    [str(i) for i in range(len(qs))])
     fts_ms = timed(lambda q: fts.search(h.db, q, 30, filters), qs)
+    # Side by side, alternating which goes first: BM25 in a thread beside the vector scan
+    # (the default at this size) against BM25 after it on the same connection.
+    from hippo.retrieve import pipeline
+
+    default_min = pipeline.PARALLEL_MIN_ROWS
+    side: dict[bool, list[float]] = {True: [], False: []}
+    for i, q in enumerate(qs):
+        for beside in ((True, False) if i % 2 else (False, True)):
+            pipeline.PARALLEL_MIN_ROWS = default_min if beside else 10**12
+            side[beside] += timed(lambda q: search(h, q), [q])
+    pipeline.PARALLEL_MIN_ROWS = default_min
     return {"memories": n, "queries": n_queries, "cached_ms": med(cached),
+            "bm25_beside_ms": med(side[True]), "bm25_after_ms": med(side[False]),
             "cached_cpu_ms": med(cached_cpu),
             "cached_p95_ms": round(sorted(cached)[int(0.95 * len(cached)) - 1], 1),
             "new_ms": med(new), "cached_no_late_no_dates_ms": med(basic),
@@ -304,6 +318,8 @@ def main() -> None:
         print(f"  cached query, late interaction and date stages off "
               f"{b['cached_no_late_no_dates_ms']} ms")
         print(f"  stages: vector KNN {b['vector_stage_ms']} ms, FTS {b['fts_stage_ms']} ms")
+        print(f"  cached query, side by side: BM25 beside the vector scan "
+              f"{b['bm25_beside_ms']} ms, after it {b['bm25_after_ms']} ms")
     print(json.dumps(out))
     if tmp is not None:
         tmp.cleanup()

@@ -64,9 +64,11 @@ def _filesystem_state(path: Path | str) -> str | None:
 class Database:
     """One open connection with the helpers every store module uses."""
 
-    def __init__(self, conn: apsw.Connection, path: Path) -> None:
+    def __init__(self, conn: apsw.Connection, path: Path, busy_timeout_ms: int = 5000) -> None:
         self.conn = conn
         self.path = path
+        self.busy_timeout_ms = busy_timeout_ms
+        self._reader: Database | None = None
 
     # -- queries -------------------------------------------------------------------
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> apsw.Cursor:
@@ -121,7 +123,27 @@ class Database:
         row = self.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         return not row or row[0] == 0
 
+    def reader(self) -> Database | None:
+        """A second connection to the same file, for a read that runs in another thread
+        while this one works (SQLite releases the GIL). Opened once, closed with this one.
+
+        None when there is no second view of the same data: an in-memory database, or an
+        open transaction on this connection (another connection would not see its writes).
+        """
+        if self.conn.in_transaction or str(self.path) == ":memory:":
+            return None
+        if self._reader is None:
+            try:
+                self._reader = connect(self.path, busy_timeout_ms=self.busy_timeout_ms,
+                                       create=False, migrate=False)
+            except HippoError:
+                return None
+        return self._reader
+
     def close(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
         self.conn.close()
 
 
@@ -155,7 +177,7 @@ def connect(path: Path, *, busy_timeout_ms: int = 5000, create: bool = True,
             conn.execute("PRAGMA journal_mode=WAL")
     except apsw.Error as exc:
         raise translate(exc, path) from exc
-    db = Database(conn, path)
+    db = Database(conn, path, busy_timeout_ms)
     if migrate:
         from hippo.migrations import migrate as run_migrations
 

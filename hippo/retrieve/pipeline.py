@@ -17,7 +17,8 @@ written with late interaction off) is encoded when a search first meets it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import EllipsisType
@@ -42,6 +43,10 @@ CACHED_VECTOR = "SELECT vector FROM embed_cache WHERE model = ? AND content_hash
 RECORDS = "SELECT {columns} FROM memories WHERE id IN ({marks})"
 FALLBACK_TYPE = "fact"  # τ for a stored type no longer declared in the config
 COUNTER_WAIT_MS = 50
+# From about this many memories the exact vector scan takes long enough that running the
+# BM25 retriever beside it, on a second connection, saves more than opening one costs.
+PARALLEL_MIN_ROWS = 20_000
+LATEST_ID = "SELECT max(id) FROM memories"
 
 
 @dataclass(slots=True)
@@ -233,17 +238,24 @@ def search(
     fts_info: dict[int, dict[str, Any]] = {}
     blob: bytes | None = None
     query_tokens: list[Any] = []
-    if not vec.has_store(db):
-        rankings[VECTOR] = []  # nothing has a vector yet: ran, found nothing
-    else:
-        blob = query_vector(h, text, out.degraded, query_tokens if p.late_pool > 0 else None)
-        if blob is not None:
-            hits = vec.search(db, blob, k, filters)
-            rankings[VECTOR] = [x.id for x in hits]
-            vec_info = {x.id: {"rank": n, "distance": x.distance}
-                        for n, x in enumerate(hits, 1)}
+    collect = _lexical(db, text, k, filters, p)
     try:
-        lexical = fts.search(db, text, k, filters, and_min_hits=p.fts_and_min_hits)
+        if not vec.has_store(db):
+            rankings[VECTOR] = []  # nothing has a vector yet: ran, found nothing
+        else:
+            blob = query_vector(h, text, out.degraded,
+                                query_tokens if p.late_pool > 0 else None)
+            if blob is not None:
+                hits = vec.search(db, blob, k, filters)
+                rankings[VECTOR] = [x.id for x in hits]
+                vec_info = {x.id: {"rank": n, "distance": x.distance}
+                            for n, x in enumerate(hits, 1)}
+    except BaseException:
+        with contextlib.suppress(Exception):
+            collect()  # the BM25 thread ends before its connection can be closed
+        raise
+    try:
+        lexical = collect()
     except fts.FtsUnavailable as exc:
         out.degraded.append(f"fts: {_note(exc)} (vector results only)")
     else:
@@ -322,6 +334,28 @@ def search(
     for result in out.results:  # a degradation met late (rerank) concerns every result
         result["degraded"] = list(out.degraded)
     return out
+
+
+def _lexical(db: Database, text: str, k: int, filters: Filters,
+             p: SearchParams) -> Callable[[], list[fts.FtsHit]]:
+    """Start the BM25 retriever; calling the result waits for its hits (or its error).
+
+    On a big store it runs in a thread on `db.reader()` while the caller embeds the query
+    and scans the vectors: SQLite leaves the GIL while it works, so on two cores the
+    BM25 time disappears behind the scan. Otherwise it runs when collected. The second
+    connection may see a newer snapshot; the pipeline already drops ids whose memory is
+    gone by the time records are read.
+    """
+    def run(conn: Database) -> list[fts.FtsHit]:
+        return fts.search(conn, text, k, filters, and_min_hits=p.fts_and_min_hits)
+
+    big = (db.scalar(LATEST_ID) or 0) >= PARALLEL_MIN_ROWS
+    reader = db.reader() if big else None
+    if reader is None:
+        return lambda: run(db)
+    from hippo.background import Pending
+
+    return Pending(lambda: run(reader), "hippo-bm25").result
 
 
 def _date_windows(text: str, p: SearchParams) -> list[Any]:

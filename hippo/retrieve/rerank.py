@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import math
 import os
-import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from hippo import guard
+from hippo.background import Pending
 
 if TYPE_CHECKING:
     from hippo.config import Settings
@@ -34,22 +34,7 @@ class RerankUnavailable(Exception):
 
 def _deadline(fn: Callable[[], T], seconds: float) -> T:
     """Run `fn` in a daemon thread; TimeoutError if it has not returned after `seconds`."""
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
-            box["error"] = exc
-
-    worker = threading.Thread(target=run, name="hippo-rerank", daemon=True)
-    worker.start()
-    worker.join(seconds)
-    if worker.is_alive():
-        raise TimeoutError(f"no answer within {round(seconds * 1000)} ms")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]  # type: ignore[no-any-return]
+    return Pending(fn, "hippo-rerank").result(seconds)
 
 
 def estimate_tokens(query: str, documents: Sequence[str]) -> int:

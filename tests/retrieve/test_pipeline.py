@@ -238,3 +238,35 @@ def test_config_table_feeds_params(db_path: Path, tmp_path: Path,
 def test_public_api_is_the_pipeline(h: Hippo) -> None:
     m = add(h, "hippo.search is exported")
     assert [r["id"] for r in hippo.search(h, "exported")] == [m]
+
+
+def test_bm25_beside_the_vector_scan_changes_nothing(h: Hippo,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from hippo.retrieve import pipeline
+
+    for i, text in enumerate(["Deploys go out from the deploy/ directory with make stage",
+                              "The deploy key lives in the ops vault",
+                              "Never force-push to main", "Caroline's laptop runs Fedora 41",
+                              "Rotate the signing keys before the audit on 2026-03-02"]):
+        add(h, text, importance=0.3 + 0.1 * i)
+    queries = ["deploy key", "Caroline's laptop", "--force push", "audit 2 March 2026",
+               "nothing matches zzzz", "🙂"]
+
+    def run() -> list[Any]:
+        out = []
+        for q in queries:
+            res = search(h, q, explain=True, now=datetime(2026, 3, 5, tzinfo=UTC))
+            out.append((res.results, res.degraded))
+        return out
+
+    monkeypatch.setattr(pipeline, "PARALLEL_MIN_ROWS", 10**9)
+    after = run()
+    assert h.db._reader is None  # a small store: no second connection
+    monkeypatch.setattr(pipeline, "PARALLEL_MIN_ROWS", 0)
+    beside = run()
+    assert h.db._reader is not None
+    assert beside == after
+    with h.db.transaction():  # a second connection would not see this transaction's writes
+        assert h.db.reader() is None
+    h.close()
+    assert h.db._reader is None

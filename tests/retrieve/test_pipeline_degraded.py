@@ -12,9 +12,17 @@ from hippo.core import Hippo
 from hippo.embed.hashed import HashEmbedder
 from hippo.errors import ConfigError, ProviderError
 from hippo.records import from_input
-from hippo.retrieve import vec
+from hippo.retrieve import pipeline, vec
 from hippo.retrieve.filters import Filters
 from hippo.retrieve.pipeline import search
+
+
+@pytest.fixture(autouse=True, params=["bm25 after the scan", "bm25 beside the scan"])
+def bm25_thread(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Every test twice: BM25 on the search's connection, and in a thread on a second one."""
+    beside = request.param == "bm25 beside the scan"
+    monkeypatch.setattr(pipeline, "PARALLEL_MIN_ROWS", 0 if beside else 10**9)
+    return beside
 
 
 @pytest.fixture
