@@ -134,7 +134,7 @@ def systems(h: Any) -> dict[str, Callable[[str, str], list[list[str]]]]:
         rankings: dict[str, list[int]] = {}
         v = qvec(question)
         rankings["vector"] = [i for i, _ in es.semantic(h, v, f, P.candidates_per_retriever)]
-        lex = es.lexical(h, question, f, P.candidates_per_retriever)
+        lex = es.lexical(h.db, question, f, P.candidates_per_retriever)
         if lex is not None:
             rankings["bm25"] = lex
         windows = [w.widened(P.date_slack_days) for w in query.mentioned_dates(question)] \

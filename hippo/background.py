@@ -1,14 +1,17 @@
 """Run one call in a daemon thread and collect its value, or its exception, later.
 
 For work that leaves the GIL (SQLite, onnxruntime, sockets): the BM25 retriever beside
-the vector scan, a rerank request under a deadline.
+the vector scan (on a second connection, `beside`), a rerank request under a deadline.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from hippo.db import Database
 
 T = TypeVar("T")
 
@@ -37,3 +40,16 @@ class Pending(Generic[T]):
             raise self._box["error"]
         value: T = self._box["value"]
         return value
+
+
+def beside(db: Database, fn: Callable[[Database], T], name: str) -> Callable[[], T]:
+    """Start `fn` on `db.reader()` in a thread; calling the result collects it.
+
+    Without a second connection (in-memory database, open transaction) `fn(db)` runs
+    when collected instead. The reader may see a newer snapshot than `db`: callers must
+    tolerate ids that are gone by the time they read them.
+    """
+    reader = db.reader()
+    if reader is None:
+        return lambda: fn(db)
+    return Pending(lambda: fn(reader), name).result

@@ -7,14 +7,15 @@ both retrievers. Degrades like Brain search: no embedder → lexical only; no FT
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hippo.retrieve.constants import BM25, MAX_QUERY_CHARS, VECTOR
+from hippo.retrieve.constants import BM25, MAX_QUERY_CHARS, PARALLEL_MIN_ROWS, VECTOR
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
+    from hippo.db import Database
 
 CANDIDATES = 30
 
@@ -61,7 +62,8 @@ def _where(f: EchoFilters) -> tuple[str, list[Any]]:
     return " AND ".join(parts), params
 
 
-def lexical(h: Hippo, query: str, f: EchoFilters, n: int = CANDIDATES) -> list[int] | None:
+def lexical(db: Database, query: str, f: EchoFilters,
+            n: int = CANDIDATES) -> list[int] | None:
     """Chunk ids by BM25 (AND, then OR when AND finds too little); None: no usable terms."""
     from hippo.retrieve.ftsquery import build_match
 
@@ -76,12 +78,25 @@ def lexical(h: Hippo, query: str, f: EchoFilters, n: int = CANDIDATES) -> list[i
         if match is None:
             continue
         tried = True
-        for (cid,) in h.db.execute(sql, (match, *params, n)):
+        for (cid,) in db.execute(sql, (match, *params, n)):
             if cid not in out:
                 out.append(cid)
         if len(out) >= 5:
             break
     return out[:n] if tried else None
+
+
+def _lexical(db: Database, query: str, f: EchoFilters) -> Callable[[], list[int] | None]:
+    """Start `lexical`; beside the vector scan, on a second connection, on a big store
+    (as the Brain pipeline does); calling the result collects it."""
+    def run(conn: Database) -> list[int] | None:
+        return lexical(conn, query, f)
+
+    if (db.scalar("SELECT max(id) FROM echo_chunks") or 0) < PARALLEL_MIN_ROWS:
+        return lambda: run(db)
+    from hippo.background import beside
+
+    return beside(db, run, "hippo-echo-bm25")
 
 
 def semantic(h: Hippo, vector: Any, f: EchoFilters, n: int = CANDIDATES) -> list[tuple[int, float]]:
@@ -194,6 +209,7 @@ def search(h: Hippo, query: str, *, filters: EchoFilters | None = None, limit: i
     rankings: dict[str, list[int]] = {}
     distances: dict[int, float] = {}
     qv = None
+    collect = _lexical(h.db, query, f)
     has_vec = bool(h.db.scalar("SELECT 1 FROM sqlite_master WHERE name = 'echo_vec'"))
     if has_vec and query.strip():
         try:
@@ -205,8 +221,12 @@ def search(h: Hippo, query: str, *, filters: EchoFilters | None = None, limit: i
         except Exception as exc:  # noqa: BLE001 - any embedder failure degrades to lexical
             qv = None
             degraded.append(f"embedder unavailable ({type(exc).__name__}: {exc}); lexical only")
+        except BaseException:
+            with contextlib.suppress(Exception):
+                collect()  # the BM25 thread ends before its connection can be closed
+            raise
     try:
-        lex = lexical(h, query, f)
+        lex = collect()
         if lex is None:
             degraded.append("no usable search terms; vector only")
         else:

@@ -27,7 +27,14 @@ from typing import TYPE_CHECKING, Any
 from hippo.errors import ConfigError, HippoError, UsageError
 from hippo.memtypes import TIERS, resolve
 from hippo.retrieve import fts, vec
-from hippo.retrieve.constants import BM25, DATES, MAX_QUERY_CHARS, VECTOR, SearchParams
+from hippo.retrieve.constants import (
+    BM25,
+    DATES,
+    MAX_QUERY_CHARS,
+    PARALLEL_MIN_ROWS,
+    VECTOR,
+    SearchParams,
+)
 from hippo.retrieve.filters import Filters
 from hippo.retrieve.fuse import fuse
 from hippo.retrieve.hint import apply_hint, task_hint
@@ -43,9 +50,6 @@ CACHED_VECTOR = "SELECT vector FROM embed_cache WHERE model = ? AND content_hash
 RECORDS = "SELECT {columns} FROM memories WHERE id IN ({marks})"
 FALLBACK_TYPE = "fact"  # τ for a stored type no longer declared in the config
 COUNTER_WAIT_MS = 50
-# From about this many memories the exact vector scan takes long enough that running the
-# BM25 retriever beside it, on a second connection, saves more than opening one costs.
-PARALLEL_MIN_ROWS = 20_000
 LATEST_ID = "SELECT max(id) FROM memories"
 
 
@@ -340,22 +344,19 @@ def _lexical(db: Database, text: str, k: int, filters: Filters,
              p: SearchParams) -> Callable[[], list[fts.FtsHit]]:
     """Start the BM25 retriever; calling the result waits for its hits (or its error).
 
-    On a big store it runs in a thread on `db.reader()` while the caller embeds the query
-    and scans the vectors: SQLite leaves the GIL while it works, so on two cores the
-    BM25 time disappears behind the scan. Otherwise it runs when collected. The second
-    connection may see a newer snapshot; the pipeline already drops ids whose memory is
-    gone by the time records are read.
+    On a big store it runs in a thread on a second connection while the caller embeds
+    the query and scans the vectors: SQLite leaves the GIL while it works, so on two
+    cores the BM25 time disappears behind the scan. Ids whose memory is gone by the
+    time records are read are dropped below, as for any concurrent delete.
     """
     def run(conn: Database) -> list[fts.FtsHit]:
         return fts.search(conn, text, k, filters, and_min_hits=p.fts_and_min_hits)
 
-    big = (db.scalar(LATEST_ID) or 0) >= PARALLEL_MIN_ROWS
-    reader = db.reader() if big else None
-    if reader is None:
+    if (db.scalar(LATEST_ID) or 0) < PARALLEL_MIN_ROWS:
         return lambda: run(db)
-    from hippo.background import Pending
+    from hippo.background import beside
 
-    return Pending(lambda: run(reader), "hippo-bm25").result
+    return beside(db, run, "hippo-bm25")
 
 
 def _date_windows(text: str, p: SearchParams) -> list[Any]:

@@ -1,0 +1,69 @@
+"""`hippo echo` ranking with BM25 after the vector scan and beside it (second connection):
+the same results, and the same degradations when a retriever is down."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+import hippo
+from hippo.retrieve import echo
+
+TURNS = [
+    ("user", "The staging deploy fails with ERR_SSL_PROTOCOL_ERROR behind the proxy"),
+    ("assistant", "Set NODE_EXTRA_CA_CERTS to the corporate CA bundle and retry the deploy."),
+    ("user", "Caroline's laptop still runs Fedora 41, is that a problem?"),
+    ("assistant", "No, Fedora 41 is fine; pin the node version in .nvmrc instead."),
+    ("user", "Never use git commit --no-verify on main"),
+    ("assistant", "Noted: hooks always run on main."),
+]
+QUERIES = ["ERR_SSL_PROTOCOL_ERROR deploy", "Caroline's laptop", "--no-verify", "CA bundle",
+           "🙂", "zzzz qqqq"]
+
+
+@pytest.fixture
+def transcripts(cli, tmp_path: Path) -> Path:
+    src = tmp_path / "chat.jsonl"
+    src.write_bytes(b"".join(orjson.dumps({"role": r, "content": t}) + b"\n" for r, t in TURNS))
+    r = cli("ingest", str(src), "--idle-minutes", "0", "--format", "generic-jsonl")
+    assert r.exit_code == 0, r.stderr
+    return src
+
+
+def run_all(db_path: Path, monkeypatch: pytest.MonkeyPatch, min_rows: int) -> list:
+    monkeypatch.setattr(echo, "PARALLEL_MIN_ROWS", min_rows)
+    h = hippo.open(db_path, embedder="hash")
+    try:
+        out = []
+        for q in QUERIES:
+            res = echo.search(h, q, limit=3)
+            out.append(([(r["id"], r["score"], r["ranks"]) for r in res.results], res.degraded))
+        assert (h.db._reader is not None) is (min_rows == 0)
+        return out
+    finally:
+        h.close()
+
+
+def test_bm25_beside_the_scan_ranks_the_same(transcripts, db_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    after = run_all(db_path, monkeypatch, 10**9)
+    beside = run_all(db_path, monkeypatch, 0)
+    assert beside == after
+    first = after[0][0]
+    assert first and "bm25" in first[0][2]  # the identifier is found lexically
+    assert after[4][1] == ["no usable search terms; vector only"]
+
+
+@pytest.mark.parametrize("min_rows", [10**9, 0], ids=["after", "beside"])
+def test_fts_down_is_vector_only_either_way(transcripts, db_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch,
+                                            min_rows: int) -> None:
+    h = hippo.open(db_path, embedder="hash")
+    h.db.execute("DROP TABLE echo_fts")
+    h.close()
+    out = run_all(db_path, monkeypatch, min_rows)
+    results, degraded = out[0]
+    assert results and all("bm25" not in ranks for _, _, ranks in results)
+    assert len(degraded) == 1 and degraded[0].startswith("full-text index unavailable (")
