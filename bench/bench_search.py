@@ -14,7 +14,7 @@ Usage: python bench/bench_search.py [--memories 10000] [--big 100000] [--queries
    local embedder; budget ≤ 100 ms median with a cached query embedding. New-query
    medians (model warm) and the vector/FTS stages alone are shown too, and the cached
    query side by side with the BM25 retriever beside the vector scan (in a thread on a
-   second connection, the default from 20k memories) and after it.
+   second connection, the default from 5,000 memories) and after it.
 Wall time is what a caller waits; CPU time (user+sys) is shown as well because it moves
 less on a busy machine. `--workdir` keeps the databases for the next run.
 """

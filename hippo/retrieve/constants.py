@@ -28,10 +28,11 @@ MAX_HINT_BOOST = 0.2
 # as a degradation: the models read ~256 tokens anyway, and a 1 MB query (a pasted log
 # reaching the prompt hook) would cost seconds of tokenising. docs/reliability.md.
 MAX_QUERY_CHARS = 8_000
-# From about this many rows (memories, Echo chunks) the exact vector scan takes long
-# enough that running the BM25 retriever beside it, in a thread on a second connection,
-# saves more than opening that connection costs (bench/bench_search.py, side by side).
-PARALLEL_MIN_ROWS = 20_000
+# From this many rows (memories, Echo chunks) the BM25 retriever runs beside the vector
+# scan, in a thread on a second connection. Measured with a fresh connection per search
+# (as a CLI process has), alternating: 1,755 memories 28.2 vs 28.4 ms (no difference),
+# 10k 53.2 vs 55.7 ms, 100k 105-108 vs 124-133 ms (bench/bench_search.py).
+PARALLEL_MIN_ROWS = 5_000
 
 DEFAULT_HINT_WORDS: frozenset[str] = frozenset(
     {"task", "tasks", "reminder", "remind", "deadline", "due", "next", "todo", "todos"}
