@@ -26,6 +26,7 @@ from hippo.errors import BusyError, ConfigError, HippoError, scrub
 if TYPE_CHECKING:
     from hippo.config import Settings
     from hippo.db import Database
+    from hippo.extract.settings import ExtractSettings
 
 PROVIDER = "openai-chat"
 # Keywords that strict structured output may refuse; our own validation checks them.
@@ -71,6 +72,14 @@ class Chat:
         self.model_setting = model_setting  # where the user sets the model, for a 404
         self.limits = guard.limits_for(settings, PROVIDER)
         self.calls = 0
+
+    @classmethod
+    def for_extract(cls, db: Database, settings: Settings | None,
+                    conf: ExtractSettings) -> Chat:
+        """The endpoint settings of `[extract]` (the llm extractor and the llm merger)."""
+        return cls(db, settings, model=conf.model, timeout=conf.timeout,
+                   max_retries=conf.max_retries, temperature=conf.temperature,
+                   model_setting="[extract] model")
 
     @cached_property
     def client(self) -> Any:

@@ -78,9 +78,7 @@ class LlmExtractor(Extractor):
     def __init__(self, db: Database, settings: Settings | None, conf: ExtractSettings) -> None:
         self.conf = conf
         self.retries = 0
-        self.chat = Chat(db, settings, model=conf.model, timeout=conf.timeout,
-                         max_retries=conf.max_retries, temperature=conf.temperature,
-                         model_setting="[extract] model")
+        self.chat = Chat.for_extract(db, settings, conf)
 
     @classmethod
     def from_settings(cls, h: Hippo, conf: ExtractSettings) -> LlmExtractor:

@@ -91,10 +91,7 @@ class LlmMerger:
         from hippo.extract.settings import ExtractSettings
 
         require_key("--merger rules")
-        conf = ExtractSettings.from_settings(h.settings)
-        return cls(Chat(h.db, h.settings, model=conf.model, timeout=conf.timeout,
-                        max_retries=conf.max_retries, temperature=conf.temperature,
-                        model_setting="[extract] model"))
+        return cls(Chat.for_extract(h.db, h.settings, ExtractSettings.from_settings(h.settings)))
 
     @property
     def calls(self) -> int:
