@@ -3,7 +3,9 @@
 Usage: python bench/bench_ingest.py [--embedder local] [--files 1000] [--locomo FILE]
 - the largest shared transcript (../shared/data/transcripts), with the chosen embedder;
 - every LoCoMo dev conversation written as a generic JSONL transcript;
-- a no-change re-run of `hippo ingest` over N unchanged files (cold process, median of 5).
+- a no-change re-run of `hippo ingest` over N unchanged files (cold process, median of 5);
+- the largest transcript again with the model on one thread and on the default (every
+  core, at most 4), alternating, two runs each (medians).
 """
 
 from __future__ import annotations
@@ -73,6 +75,18 @@ def main() -> None:
                                              "messages_per_s": round(s["messages"] / secs, 1),
                                              "chunks_per_s": round(s["chunks"] / secs, 1)}
             print("largest transcript:", results["largest_transcript"], flush=True)
+            # The model's thread count side by side: one thread (the bulk default on 2 cores
+            # until December 2026) against the default (every core, at most 4), alternating.
+            runs: dict[str, list[float]] = {"1": [], "default": []}
+            for n in range(2):
+                for threads in ("1", "default"):
+                    run_env = {**env, "HIPPO_THREADS": "" if threads == "default" else threads}
+                    runs[threads].append(ingest(t / f"threads-{threads}-{n}.db", [copy], run_env)[0])
+            results["threads_side_by_side"] = {
+                "file": big.name, "one_thread_s": round(statistics.median(runs["1"]), 2),
+                "default_s": round(statistics.median(runs["default"]), 2),
+                "default_threads": min(4, os.cpu_count() or 2)}
+            print("threads, side by side:", results["threads_side_by_side"], flush=True)
         if args.locomo.exists():
             d = t / "locomo"
             d.mkdir()

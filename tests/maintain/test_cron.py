@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 from pathlib import Path
+
+import pytest
 
 from hippo.maintain.cron import crontab, hippo_command
 
@@ -21,8 +26,8 @@ def test_crontab_lines() -> None:
     jobs = [line for line in text.splitlines() if line and not line.startswith("#")]
     assert len(jobs) == 4
     hourly, backstop, nightly, retire = jobs
-    assert hourly.startswith("17 * * * * HIPPO_HOME=/h '/opt/my tools/hippo' --db /data/h\\%1.db"
-                             " ingest >> /data/log 2>&1; HIPPO_HOME=/h")
+    assert hourly.startswith("17 * * * * HIPPO_HOME=/h nice -n 10 '/opt/my tools/hippo' --db "
+                             "/data/h\\%1.db ingest >> /data/log 2>&1; HIPPO_HOME=/h nice -n 10 ")
     assert hourly.endswith(" extract >> /data/log 2>&1")
     assert backstop.startswith("43 4 * * * ") and " ingest --backstop >> " in backstop
     assert nightly.startswith("7 3 * * * ") and " consolidate >> " in nightly
@@ -45,3 +50,23 @@ def test_hippo_command_prefers_the_running_script(tmp_path) -> None:
     assert hippo_command(str(script)) == [str(script)]
     fallback = hippo_command("/nonexistent/__main__.py")
     assert fallback[-1] == "hippo" or fallback[0].endswith("hippo")
+
+
+@pytest.mark.skipif(shutil.which("nice") is None or shutil.which("sh") is None,
+                    reason="needs sh and nice")
+def test_a_generated_line_runs_niced_with_its_environment(tmp_path) -> None:
+    """The job command of a crontab line, run by sh as cron would: the stand-in hippo sees
+    the passed HIPPO_HOME, its arguments, and a niceness 10 above the caller's."""
+    fake = tmp_path / "my tools" / "hippo"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho \"$HIPPO_HOME|$(nice)|$*\"\n")
+    fake.chmod(0o755)
+    log = tmp_path / "cron.log"
+    text = crontab([str(fake)], str(tmp_path / "h.db"), str(log), {"HIPPO_HOME": "/h me"})
+    line = next(x for x in text.splitlines() if x.startswith("7 3 * * * "))
+    subprocess.run(["sh", "-c", line.removeprefix("7 3 * * * ")], check=True,
+                   env={"PATH": os.environ["PATH"]})
+    home, niceness, args = log.read_text().strip().split("|")
+    assert home == "/h me"
+    assert int(niceness) == min(19, os.nice(0) + 10)
+    assert args == f"--db {tmp_path / 'h.db'} consolidate"
