@@ -15,12 +15,13 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Container
 from dataclasses import dataclass
 from pathlib import Path
 
 VOCAB_FILE = Path(__file__).resolve().parent.parent / "data" / "minilm" / "vocab.txt"
 SPECIAL = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
-_SPECIAL = re.compile("|".join(re.escape(s) for s in SPECIAL))
+SPECIAL_RE = re.compile("|".join(re.escape(s) for s in SPECIAL))
 UNK, CLS, SEP = "[UNK]", "[CLS]", "[SEP]"
 MAX_WORD_CHARS = 100
 # Code points the BERT normaliser surrounds with spaces (CJK ideographs).
@@ -50,8 +51,11 @@ class Encoding:
 
 @functools.cache
 def vocab() -> dict[str, int]:
-    with VOCAB_FILE.open(encoding="utf-8") as fh:
-        return {line.rstrip("\n"): i for i, line in enumerate(fh)}
+    """Each piece of the shipped vocab.txt and its id (its line number from 0)."""
+    words = VOCAB_FILE.read_text(encoding="utf-8").split("\n")
+    if words[-1] == "":
+        words.pop()  # the file's final newline
+    return dict(zip(words, range(len(words))))
 
 
 def _normal(ch: str) -> str:
@@ -106,8 +110,9 @@ def _words(text: str, base: int) -> list[tuple[str, int, int]]:
     return out
 
 
-def _pieces(word: str, v: dict[str, int]) -> list[str] | None:
-    """Greedy longest-match WordPiece; None when some part of the word is not in `v`."""
+def pieces(word: str, v: Container[str]) -> list[str] | None:
+    """Greedy longest-match WordPiece (`##` continuations); None when some part of the
+    word is not in `v` or the word is longer than MAX_WORD_CHARS: it is one [UNK] then."""
     if len(word) > MAX_WORD_CHARS:
         return None
     out: list[str] = []
@@ -133,7 +138,7 @@ def encode(text: str, max_length: int = 256) -> Encoding:
     offsets: list[tuple[int, int]] = []
     at = 0
     segments: list[tuple[str, int, bool]] = []
-    for m in _SPECIAL.finditer(text):
+    for m in SPECIAL_RE.finditer(text):
         segments.append((text[at : m.start()], at, False))
         segments.append((m.group(), m.start(), True))
         at = m.end()
@@ -144,19 +149,19 @@ def encode(text: str, max_length: int = 256) -> Encoding:
             offsets.append((base, base + len(segment)))
             continue
         for word, start, end in _words(segment, base):
-            pieces = _pieces(word, v)
-            if pieces is None:
+            found = pieces(word, v)
+            if found is None:
                 ids.append(v[UNK])
                 offsets.append((start, end))
                 continue
             # A piece's span covers the original characters its normalised characters
             # came from (normalising can drop or add characters: accents, controls).
-            if len(pieces) == 1:
-                ids.append(v[pieces[0]])
+            if len(found) == 1:
+                ids.append(v[found[0]])
                 offsets.append((start, end))
                 continue
-            spans = _piece_spans(segment, base, start, end, pieces)
-            for piece, span in zip(pieces, spans):
+            spans = _piece_spans(segment, base, start, end, found)
+            for piece, span in zip(found, spans):
                 ids.append(v[piece])
                 offsets.append(span)
     keep = max_length - 2
