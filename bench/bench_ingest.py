@@ -36,6 +36,11 @@ def ingest(db: Path, paths: list[Path], env: dict[str, str], *extra: str) -> tup
     return elapsed, json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def db_bytes(db: Path) -> int:
+    """The database's size on disk, its WAL included."""
+    return sum(p.stat().st_size for p in (db, db.with_name(db.name + "-wal")) if p.exists())
+
+
 def locomo_transcripts(data: Path, out: Path) -> list[Path]:
     files = []
     for sample in json.loads(data.read_text()):
@@ -73,7 +78,8 @@ def main() -> None:
                                              "seconds": round(secs, 2), "messages": s["messages"],
                                              "chunks": s["chunks"],
                                              "messages_per_s": round(s["messages"] / secs, 1),
-                                             "chunks_per_s": round(s["chunks"] / secs, 1)}
+                                             "chunks_per_s": round(s["chunks"] / secs, 1),
+                                             "db_bytes": db_bytes(t / "big.db")}
             print("largest transcript:", results["largest_transcript"], flush=True)
             # The model's thread count side by side: one thread (the bulk default on 2 cores
             # until December 2026) against the default (every core, at most 4), alternating.
@@ -95,7 +101,8 @@ def main() -> None:
             results["locomo"] = {"files": len(files), "seconds": round(secs, 2),
                                  "messages": s["messages"], "chunks": s["chunks"],
                                  "messages_per_s": round(s["messages"] / secs, 1),
-                                 "chunks_per_s": round(s["chunks"] / secs, 1)}
+                                 "chunks_per_s": round(s["chunks"] / secs, 1),
+                                 "db_bytes": db_bytes(t / "locomo.db")}
             print("locomo:", results["locomo"], flush=True)
         many = t / "many"
         many.mkdir()

@@ -89,21 +89,18 @@ class Hippo:
     def embed(self, texts: Sequence[str], store: str = "brain") -> Any:
         """Vectors of `texts` for `store`, from the persistent cache where possible.
 
-        Brain texts are memories a search will meet: with the local model and late
-        interaction on, the same forward pass also caches their token matrices (ternary,
-        ~100 bytes a token), so no search has to start the model for a candidate.
-        Transcript chunks (Echo) are many and long; a search encodes the few it needs.
+        Memories and transcript chunks are what a search will meet: with the local model
+        and late interaction on, the same forward pass also caches their token matrices
+        (ternary, ~100 bytes a token), so no search has to start the model for a
+        candidate. Encoding them at search time instead cost a new `hippo echo` query
+        4-12 s on the shared transcripts (docs/search.md).
         """
         emb = self.embedder(store)
         ensure_store(self.db, store, emb)
-        if store == "brain" and texts:
-            from hippo.retrieve import query
+        if texts:
+            from hippo.retrieve.query import warm_for_search
 
-            if query.can_encode_tokens(emb):  # before the search settings: only the local
-                from hippo.retrieve.pipeline import load_params  # model has token vectors
-
-                if load_params(self.settings).late_pool > 0:
-                    query.warm_caches(self.db, emb, texts)
+            warm_for_search(self.db, self.settings, emb, texts)
         return embed_texts(self.db, emb, texts)
 
     # -- Brain writes --------------------------------------------------------------

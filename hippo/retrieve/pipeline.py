@@ -11,8 +11,8 @@ in `SearchResult.degraded` and in every result's `degraded`. A cached query embe
 is read as a blob and the cosines come from SQLite, and late interaction scores cached
 ternary token matrices with popcounts on Python ints, so a repeated query imports
 neither numpy nor onnxruntime. A new query runs the model once for both its vector and
-its token matrix; a candidate whose token matrix is not cached (Echo chunks, memories
-written with late interaction off) is encoded when a search first meets it.
+its token matrix; a candidate whose token matrix is not cached (written with late
+interaction off, or before a reindex) is encoded when a search first meets it.
 """
 
 from __future__ import annotations

@@ -43,6 +43,7 @@ from hippo.errors import HippoError
 if TYPE_CHECKING:
     import numpy as np
 
+    from hippo.config import Settings
     from hippo.db import Database
     from hippo.embed import Embedder
 
@@ -314,6 +315,19 @@ def warm_caches(db: Database, embedder: Embedder, texts: Sequence[str]) -> int:
         bump(db, "embed.model_calls", 1)
         bump(db, "embed.texts_embedded", len(todo))
     return len(todo)
+
+
+def warm_for_search(db: Database, settings: Settings, embedder: Embedder,
+                    texts: Sequence[str]) -> None:
+    """For writers: with the local model and late interaction on (`late_pool` > 0), cache
+    the token matrices of `texts` in the same forward pass as their vectors (`warm_caches`).
+    Afterwards no search has to start the model for one of them."""
+    if not texts or not can_encode_tokens(embedder):  # only the local model has them
+        return
+    from hippo.retrieve.pipeline import load_params
+
+    if load_params(settings).late_pool > 0:
+        warm_caches(db, embedder, texts)
 
 
 def encode_query(db: Database, embedder: Embedder, text: str) -> tuple[bytes, TokenMatrix]:

@@ -127,8 +127,10 @@ def test_int8_token_matrices_of_hippo_0_1_are_dropped_on_upgrade(local_db: Path)
     assert cached(local_db, MODEL + TOKENS_SUFFIX) == len(NOTES)
 
 
-def test_echo_encodes_a_new_query_once(cli, db_path: Path, tmp_path: Path,
+def test_echo_encodes_only_a_new_query(cli, db_path: Path, tmp_path: Path,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ingest caches every chunk's token matrix in the pass that embeds it, so a search
+    runs the model for the new query alone (no candidate is encoded at search time)."""
     from hippo.embed.local import LocalEmbedder
     from hippo.retrieve.echo import search as echo_search
 
@@ -142,6 +144,10 @@ def test_echo_encodes_a_new_query_once(cli, db_path: Path, tmp_path: Path,
     r = cli("ingest", str(folder), "--idle-minutes", "0", "--format", "generic-jsonl",
             embedder="local")
     assert r.exit_code == 0, r.stderr
+    chunks = r.records[-1]["chunks"]
+    assert chunks >= 1
+    assert cached(db_path, MODEL + TOKENS_SUFFIX) == cached(db_path, MODEL) == chunks
+    assert counters(db_path)["embed.model_calls"] == 1  # one pass: vectors and tokens
 
     calls: list[list[str]] = []
     forward = LocalEmbedder.forward
@@ -154,7 +160,7 @@ def test_echo_encodes_a_new_query_once(cli, db_path: Path, tmp_path: Path,
     query = "when do the database backups run?"
     h = hippo.open(db_path)
     first = echo_search(h, query)
-    assert sum(query in texts for texts in calls) == 1  # vector and tokens, one pass
+    assert calls == [[query]]  # vector and tokens, one pass; every candidate was cached
     assert first.results and "Postgres backups" in first.results[0]["text"]
     calls.clear()
     echo_search(h, query)
@@ -213,3 +219,23 @@ def test_a_damaged_token_matrix_is_encoded_again(local_db: Path) -> None:
         except ValueError:
             pass
     assert repaired == len(blobs) == len(NOTES) + 1  # the five memories and the query
+
+
+def test_late_interaction_off_stores_no_token_matrices(cli, db_path: Path, tmp_path: Path,
+                                                       isolated_home: Path) -> None:
+    """`late_pool = 0` turns the stage off, and with it the token matrices a write would
+    store (about 100 bytes a token): neither `add` nor `ingest` keeps one."""
+    (isolated_home / "config.toml").write_text("[search]\nlate_pool = 0\n")
+    assert cli("add", NOTES[0], embedder="local").exit_code == 0
+    folder = tmp_path / "t"
+    folder.mkdir()
+    (folder / "s1.jsonl").write_text(json.dumps({"role": "user", "content": NOTES[1]}) + "\n",
+                                     encoding="utf-8")
+    r = cli("ingest", str(folder), "--idle-minutes", "0", "--format", "generic-jsonl",
+            embedder="local")
+    assert r.exit_code == 0, r.stderr
+    assert cached(db_path, MODEL) == 2
+    assert cached(db_path, MODEL + TOKENS_SUFFIX) == 0
+    found = cli("echo", "when do the database backups run?", "--json", embedder="local")
+    assert found.exit_code == 0 and "Postgres backups" in found.records[0]["text"]
+    assert cached(db_path, MODEL + TOKENS_SUFFIX) == 0  # not at search time either
