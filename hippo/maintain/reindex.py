@@ -19,6 +19,7 @@ from hippo.progress import progress
 from hippo.vectors import VEC_TABLES, embed_texts, store_model, to_blob, vec_table_ddl
 
 if TYPE_CHECKING:
+    from hippo.config import Settings
     from hippo.core import Hippo
     from hippo.db import Database
     from hippo.embed import Embedder
@@ -67,8 +68,14 @@ def _pending(db: Database, t: Tables) -> tuple[list[int], list[int]]:
     return sorted(todo), sorted(extra)
 
 
-def _build(db: Database, t: Tables, emb: Embedder, keys: Sequence[int]) -> None:
-    """Embed `keys` (embed cache first) and write them into the side table, one transaction."""
+def _build(db: Database, t: Tables, emb: Embedder, keys: Sequence[int],
+           settings: Settings | None = None) -> None:
+    """Embed `keys` (embed cache first) and write them into the side table, one transaction.
+
+    With `settings`, the texts' token matrices for late interaction are cached in the same
+    model pass, as on any write (`warm_for_search`): a reindex to the local model, or
+    `--force` on an archive ingested before chunks got them, leaves no search to encode a
+    candidate."""
     import orjson
 
     live = {r[0]: tuple(r[1:]) for r in db.execute(
@@ -76,6 +83,10 @@ def _build(db: Database, t: Tables, emb: Embedder, keys: Sequence[int]) -> None:
         (orjson.dumps(list(keys)).decode(),))}
     rows = [r for r in db.execute(t.texts, (orjson.dumps(list(keys)).decode(),))
             if r[0] in live]
+    if settings is not None:
+        from hippo.retrieve.query import warm_for_search
+
+        warm_for_search(db, settings, emb, [r[1] for r in rows])
     vecs = embed_texts(db, emb, [r[1] for r in rows])
     with db.transaction():
         for (key, _text, chash), vec in zip(rows, vecs):
@@ -118,7 +129,7 @@ def run(h: Hippo, store: str, embedder_name: str, *, batch: int = 256, force: bo
             if dry_run:
                 summary["result"] = "dry run: nothing written"
             else:
-                _fill(db, t, emb, todo, batch)
+                _fill(db, t, emb, todo, batch, h.settings)
                 _swap(db, t, emb, target)
                 summary["result"] = "swapped"
         current.summary = summary
@@ -146,10 +157,11 @@ def _prepare(db: Database, t: Tables, target: dict[str, Any], pending: str | Non
         on_event({"event": "resume", "store": t.store, "kept": kept})
 
 
-def _fill(db: Database, t: Tables, emb: Embedder, todo: list[int], batch: int) -> None:
+def _fill(db: Database, t: Tables, emb: Embedder, todo: list[int], batch: int,
+          settings: Settings) -> None:
     with progress(f"reindex {t.store}", total=len(todo)) as bar:
         for keys in batches(todo, batch):
-            _build(db, t, emb, keys)
+            _build(db, t, emb, keys, settings)
             bar.advance(len(keys))
             failpoint("reindex.batch")
         # Rows written meanwhile by other commands: catch up until nothing is left.
@@ -159,7 +171,7 @@ def _fill(db: Database, t: Tables, emb: Embedder, todo: list[int], batch: int) -
                 break
             bar.total(None)
             for keys in batches(todo, batch):
-                _build(db, t, emb, keys)
+                _build(db, t, emb, keys, settings)
 
 
 def _swap(db: Database, t: Tables, emb: Embedder, target: dict[str, Any]) -> None:

@@ -239,3 +239,27 @@ def test_late_interaction_off_stores_no_token_matrices(cli, db_path: Path, tmp_p
     found = cli("echo", "when do the database backups run?", "--json", embedder="local")
     assert found.exit_code == 0 and "Postgres backups" in found.records[0]["text"]
     assert cached(db_path, MODEL + TOKENS_SUFFIX) == 0  # not at search time either
+
+
+def test_reindex_force_fills_the_token_matrices_an_old_archive_lacks(
+        cli, db_path: Path, tmp_path: Path, isolated_home: Path) -> None:
+    """Chunks ingested without token matrices (before they were cached at ingest, or with
+    the stage off) get them from `reindex --store echo --force`, vectors unchanged."""
+    config = isolated_home / "config.toml"
+    config.write_text("[search]\nlate_pool = 0\n")
+    folder = tmp_path / "t"
+    folder.mkdir()
+    (folder / "s1.jsonl").write_text(
+        "".join(json.dumps({"role": "user", "content": t}) + "\n" for t in NOTES),
+        encoding="utf-8")
+    r = cli("ingest", str(folder), "--idle-minutes", "0", "--format", "generic-jsonl",
+            embedder="local")
+    assert r.exit_code == 0, r.stderr
+    chunks = r.records[-1]["chunks"]
+    assert cached(db_path, MODEL + TOKENS_SUFFIX) == 0
+    config.unlink()
+    r = cli("reindex", "--store", "echo", "--embedder", "local", "--force", embedder=None)
+    assert r.exit_code == 0, r.stderr
+    assert r.records[-1]["result"] == "swapped"
+    assert cached(db_path, MODEL + TOKENS_SUFFIX) == cached(db_path, MODEL) == chunks
+    assert counters(db_path)["embed.model_calls"] == 2  # ingest, then the tokens at reindex
