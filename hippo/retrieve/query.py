@@ -18,7 +18,8 @@ memories as much as for conversations:
   project's or person's name, `the`) count little, and the score needs no corpus
   statistics. It reranks the fused candidate pool only, so its cost is bounded by the
   pool (a few dozen texts); token matrices are cached in `embed_cache` under the model
-  id plus ``#tokens`` (int8, one row per token), so a memory is encoded at most once.
+  id plus ``#tokens-t1`` (ternary, two bit planes per token), so a text is encoded at
+  most once.
 
 Pure functions here take `now`-free inputs; the only I/O is the token-matrix cache.
 """
