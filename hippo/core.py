@@ -93,7 +93,7 @@ class Hippo:
         and late interaction on, the same forward pass also caches their token matrices
         (ternary, ~100 bytes a token), so no search has to start the model for a
         candidate. Encoding them at search time instead cost a new `hippo echo` query
-        4-12 s on the shared transcripts (docs/search.md).
+        1.6-11.9 s on the shared transcripts (docs/quality.md, Costs).
         """
         emb = self.embedder(store)
         ensure_store(self.db, store, emb)

@@ -178,7 +178,7 @@ def _swap(db: Database, t: Tables, emb: Embedder, target: dict[str, Any]) -> Non
     """Replace the live table by the side table and record the model, in one transaction."""
     with db.transaction():
         todo, extra = _pending(db, t)  # under the write lock: nothing can change now
-        if todo:
+        if todo:  # the few rows written since `_fill`; their token matrices come at search
             _build(db, t, emb, todo)
         for key in extra:
             db.execute(t.delete_next, (key,))
