@@ -111,6 +111,53 @@ def _echo_vectors(h: Hippo, fix: bool) -> Check:
     return check
 
 
+# Texts each store's searches score by late interaction (`hippo.retrieve.query`).
+_SCORED = {"brain": "SELECT id, text, content_hash FROM memories WHERE status = 'active'",
+           "echo": "SELECT id, text, content_hash FROM echo_chunks"}
+
+
+def _token_matrices(h: Hippo, fix: bool) -> Check:
+    """Texts whose token matrix is not cached. Not a fault: a search encodes the ones it
+    meets, a model pass each (seconds for transcript chunks). Texts written before writes
+    cached them (Echo chunks before December 2026), or with `late_pool = 0`, lack one;
+    `--fix` encodes them now."""
+    from hippo.retrieve import query as q
+    from hippo.retrieve.pipeline import load_params
+
+    if load_params(h.settings).late_pool <= 0:
+        return Check("token-matrices", True)
+    missing: dict[str, list[Any]] = {}
+    for store, sql in _SCORED.items():
+        model = h.db.scalar("SELECT value FROM meta WHERE key = ?", (f"{store}.embed_model",))
+        if model is None or h.db.scalar("SELECT value FROM meta WHERE key = ?",
+                                        (f"{store}.embedder",)) != "local":
+            continue  # no vectors yet, or a model without token vectors
+        missing[store] = h.db.rows(
+            f"SELECT id, text FROM ({sql}) AS t WHERE NOT EXISTS (SELECT 1 FROM embed_cache e "
+            "WHERE e.model = ? AND e.content_hash = t.content_hash)", (model + q.TOKENS_SUFFIX,))
+    count = sum(len(rows) for rows in missing.values())
+    if not count:
+        return Check("token-matrices", True)
+    chunks, mems = len(missing.get("echo", [])), len(missing.get("brain", []))
+    parts = [f"{chunks} transcript chunk{'s' * (chunks != 1)}",
+             f"{mems} memor{'y' if mems == 1 else 'ies'}"]
+    check = Check("token-matrices", True, f"{' and '.join(parts)} without a cached token "
+                  "matrix: a search encodes each one it meets; --fix encodes them now")
+    if fix:
+        from hippo.progress import progress
+
+        done = 0
+        with progress("token matrices", total=count) as bar:
+            for store, rows in missing.items():
+                emb = h.embedder(store)
+                for start in range(0, len(rows), 256):
+                    part = [r["text"] for r in rows[start : start + 256]]
+                    done += q.warm_caches(h.db, emb, part)  # repeated texts: encoded once
+                    bar.advance(len(part))
+        check.fixed = f"encoded {done}"
+    return check
+
+
 def _provenance(h: Hippo, fix: bool) -> Check:
     dangling = h.db.scalar("SELECT count(*) FROM memory_sources WHERE chunk_id NOT IN "
                            "(SELECT id FROM echo_chunks)")
@@ -174,6 +221,6 @@ def run(h: Hippo, *, fix: bool = False) -> list[Check]:
     fk = h.db.rows("PRAGMA foreign_key_check")
     checks.append(Check("foreign-keys", not fk, f"{len(fk)} violations" if fk else ""))
     checks += [_fts(h, "memories_fts", fix), _fts(h, "echo_fts", fix), _models(h),
-               _brain_vectors(h, fix), _echo_vectors(h, fix), _provenance(h, fix),
-               _watermarks(h, fix)]
+               _brain_vectors(h, fix), _echo_vectors(h, fix), _token_matrices(h, fix),
+               _provenance(h, fix), _watermarks(h, fix)]
     return checks

@@ -263,3 +263,38 @@ def test_reindex_force_fills_the_token_matrices_an_old_archive_lacks(
     assert r.records[-1]["result"] == "swapped"
     assert cached(db_path, MODEL + TOKENS_SUFFIX) == cached(db_path, MODEL) == chunks
     assert counters(db_path)["embed.model_calls"] == 2  # ingest, then the tokens at reindex
+
+
+def test_doctor_counts_missing_token_matrices_and_fix_encodes_them(
+        cli, db_path: Path, tmp_path: Path, isolated_home: Path) -> None:
+    """Chunks stored without token matrices are a note from `hippo doctor` (exit 0), and
+    `--fix` encodes them once; memories are counted the same way."""
+    config = isolated_home / "config.toml"
+    config.write_text("[search]\nlate_pool = 0\n")
+    assert cli("add", NOTES[0], embedder="local").exit_code == 0
+    folder = tmp_path / "t"
+    folder.mkdir()
+    (folder / "s1.jsonl").write_text(
+        "".join(json.dumps({"role": "user", "content": t}) + "\n" for t in NOTES[1:]),
+        encoding="utf-8")
+    r = cli("ingest", str(folder), "--idle-minutes", "0", "--format", "generic-jsonl",
+            embedder="local")
+    chunks = r.records[-1]["chunks"]
+
+    def token_check(*args: str) -> tuple[int, dict[str, object]]:
+        res = cli("doctor", *args, embedder=None)
+        return res.exit_code, next(x for x in res.records if x["check"] == "token-matrices")
+
+    assert token_check() == (0, {"event": "check", "check": "token-matrices", "ok": True})
+    config.unlink()  # late interaction back on: the missing ones now matter
+    code, check = token_check()
+    assert code == 0 and check["ok"] is True
+    assert chunks == 1  # four short messages make one chunk
+    assert check["detail"] == ("1 transcript chunk and 1 memory without a cached "
+                               "token matrix: a search encodes each one it meets; --fix "
+                               "encodes them now")
+    assert cached(db_path, MODEL + TOKENS_SUFFIX) == 0
+    code, check = token_check("--fix")
+    assert code == 0 and check["fixed"] == f"encoded {chunks + 1}"
+    assert cached(db_path, MODEL + TOKENS_SUFFIX) == chunks + 1
+    assert token_check() == (0, {"event": "check", "check": "token-matrices", "ok": True})
