@@ -34,11 +34,21 @@ def run(root: dict[str, Any], query: str, *, limit: int | None = None,
                        tags=tag or (), since=since, until=until,
                        projects=None if all_projects else ...,
                        include_superseded=include_superseded, explain=explain, rerank=rerank)
+        # Nothing in the default scope (this project and global): say where memories are,
+        # so a search from the wrong directory is not mistaken for an empty memory.
+        elsewhere = (_elsewhere(h) if not found.results and not all_projects and found.query
+                     else 0)
+        scope = h.project
     finally:
         h.close()
     for note in found.degraded:
         sys.stderr.write(f"hippo: degraded: {note}\n")
     if not found.results:
+        if elsewhere:
+            where = "global memories" if scope is None else f"project {scope!r} or global memories"
+            sys.stderr.write(f"hippo: no match in {where}; {elsewhere} active "
+                             f"memor{'y is' if elsewhere == 1 else 'ies are'} in other projects "
+                             "(--all-projects searches every project, -p NAME another one)\n")
         return
     if format_ == "markdown" and not json:
         _markdown(found.results, budget)
@@ -48,6 +58,12 @@ def run(root: dict[str, Any], query: str, *, limit: int | None = None,
         write_json_lines(found.results)
     else:
         _table(found.results, explain)
+
+
+def _elsewhere(h: Any) -> int:
+    """Active memories outside the default scope (the current project and global ones)."""
+    return int(h.db.scalar("SELECT count(*) FROM memories WHERE status = 'active' AND project "
+                           "IS NOT NULL AND project IS NOT ?", (h.project,)) or 0)
 
 
 def _markdown(results: list[dict[str, Any]], budget: int) -> None:

@@ -109,6 +109,28 @@ def test_project_scope_flags(cli: CLI) -> None:
         "Red team deploys with Flux", "Everyone deploys through CI"}
 
 
+def test_nothing_in_scope_says_where_the_memories_are(cli: CLI) -> None:
+    """Searching from another project's directory finds nothing: stdout stays empty (exit
+    0) and stderr says how many memories other projects hold and how to reach them."""
+    cli("add", "Blue team deploys with Argo", "--project", "blue")
+    cli("add", "Red team deploys with Flux", "--project", "red")
+    cli("add", "An old idea", "--project", "red")
+    cli("forget", "3")  # not active: not counted
+    r = cli("search", "deploys", "--json")  # HIPPO_PROJECT=testproj
+    assert (r.exit_code, r.stdout) == (0, "")
+    assert r.stderr == ("hippo: no match in project 'testproj' or global memories; 2 active "
+                        "memories are in other projects (--all-projects searches every "
+                        "project, -p NAME another one)\n")
+    r = cli("search", "deploys", "--project", "blue", "--json")
+    assert [x["text"] for x in r.records] == ["Blue team deploys with Argo"] and r.stderr == ""
+    r = cli("search", "deploys", "--all-projects", "--type", "rule", "--json")
+    assert (r.stdout, r.stderr) == ("", "")  # every project was searched: nothing to add
+    r = cli("search", "deploys", "--project", "red", "--type", "rule", "--json")
+    assert r.stderr == ("hippo: no match in project 'red' or global memories; 1 active "
+                        "memory is in other projects (--all-projects searches every "
+                        "project, -p NAME another one)\n")
+
+
 def test_markdown_within_budget(cli: CLI, corpus: None) -> None:
     r = cli("search", "deploy staging release", "--format", "markdown", "-n", "10")
     assert r.exit_code == 0
