@@ -112,8 +112,8 @@ def _echo_vectors(h: Hippo, fix: bool) -> Check:
 
 
 # Texts each store's searches score by late interaction (`hippo.retrieve.query`).
-_SCORED = {"brain": "SELECT id, text, content_hash FROM memories WHERE status = 'active'",
-           "echo": "SELECT id, text, content_hash FROM echo_chunks"}
+_SCORED = {"brain": "SELECT text, content_hash FROM memories WHERE status = 'active'",
+           "echo": "SELECT text, content_hash FROM echo_chunks"}
 
 
 def _token_matrices(h: Hippo, fix: bool) -> Check:
@@ -123,18 +123,20 @@ def _token_matrices(h: Hippo, fix: bool) -> Check:
     `--fix` encodes them now."""
     from hippo.retrieve import query as q
     from hippo.retrieve.pipeline import load_params
+    from hippo.vectors import store_model
 
     if load_params(h.settings).late_pool <= 0:
         return Check("token-matrices", True)
     missing: dict[str, list[Any]] = {}
     for store, sql in _SCORED.items():
-        model = h.db.scalar("SELECT value FROM meta WHERE key = ?", (f"{store}.embed_model",))
-        if model is None or h.db.scalar("SELECT value FROM meta WHERE key = ?",
-                                        (f"{store}.embedder",)) != "local":
+        recorded = store_model(h.db, store)
+        if recorded is None or h.db.scalar("SELECT value FROM meta WHERE key = ?",
+                                           (f"{store}.embedder",)) != "local":
             continue  # no vectors yet, or a model without token vectors
         missing[store] = h.db.rows(
-            f"SELECT id, text FROM ({sql}) AS t WHERE NOT EXISTS (SELECT 1 FROM embed_cache e "
-            "WHERE e.model = ? AND e.content_hash = t.content_hash)", (model + q.TOKENS_SUFFIX,))
+            f"SELECT text FROM ({sql}) AS t WHERE NOT EXISTS (SELECT 1 FROM embed_cache e "
+            "WHERE e.model = ? AND e.content_hash = t.content_hash)",
+            (recorded[0] + q.TOKENS_SUFFIX,))
     count = sum(len(rows) for rows in missing.values())
     if not count:
         return Check("token-matrices", True)
