@@ -189,7 +189,7 @@ def systems(h: Any) -> dict[str, Callable[[str, str], list[list[str]]]]:
         return [r["message_ids"] for r in res.results]
 
     def bm25_only(question: str, project: str) -> list[list[str]]:
-        return dia((es.lexical(h, question, es.EchoFilters(projects=[project])) or [])[:10])
+        return dia((es.lexical(h.db, question, es.EchoFilters(projects=[project])) or [])[:10])
 
     def vector_only(question: str, project: str) -> list[list[str]]:
         hits = es.semantic(h, qvec(question), es.EchoFilters(projects=[project]), 10)
