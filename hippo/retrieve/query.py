@@ -31,11 +31,12 @@ import functools
 import math
 import re
 import struct
+import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import apsw
 
@@ -172,17 +173,34 @@ class TokenMatrix:
 
     A token vector of the model is reduced to its largest components' signs: bit i of
     `pos[t]` is set when component i of token t is among them and positive, of `neg[t]`
-    when negative. The cosine of two such vectors is counted with popcounts on Python
-    ints, so a search whose token matrices are all cached needs neither numpy nor the
-    model, and a token costs 2·d/8 bytes in the cache (96 for MiniLM) instead of d.
+    when negative. `planes` holds them as stored, per token the positive then the
+    negative plane, d/8 bytes each (little-endian), so a cached matrix is read without
+    parsing. The cosine of two such vectors is counted with popcounts: on Python ints
+    (`pos`, `neg`), so a search whose token matrices are all cached needs neither numpy
+    nor the model, or on the planes in numpy for big pools. A token costs 2·d/8 bytes in
+    the cache (96 for MiniLM) instead of d.
     """
 
     ids: tuple[int, ...]
-    pos: tuple[int, ...]
-    neg: tuple[int, ...]
+    planes: bytes
     dimensions: int
     # Per token: has a letter or digit (False: punctuation or symbols only).
     words: tuple[bool, ...] = ()
+
+    @property
+    def width(self) -> int:
+        """Bytes of one bit plane."""
+        return (self.dimensions + 7) // 8
+
+    @property
+    def pos(self) -> tuple[int, ...]:
+        w, p = self.width, self.planes
+        return tuple(int.from_bytes(p[at : at + w], "little") for at in range(0, len(p), 2 * w))
+
+    @property
+    def neg(self) -> tuple[int, ...]:
+        w, p = self.width, self.planes
+        return tuple(int.from_bytes(p[at : at + w], "little") for at in range(w, len(p), 2 * w))
 
     @classmethod
     def from_vectors(cls, ids: Sequence[int], vectors: np.ndarray,
@@ -195,16 +213,14 @@ class TokenMatrix:
         n, d = vectors.shape
         flags = tuple(bool(w) for w in words) if words is not None else (True,) * n
         if n == 0:
-            return cls((), (), (), d, ())
+            return cls((), b"", d, ())
         keep = min(d, max(1, round(d * share)))
         mag = np.abs(vectors)
         cut = np.partition(mag, d - keep, axis=1)[:, d - keep : d - keep + 1]
         big = (mag >= cut) & (mag > 0)
         pos = np.packbits(big & (vectors > 0), axis=1, bitorder="little")
         neg = np.packbits(big & (vectors < 0), axis=1, bitorder="little")
-        return cls(tuple(int(i) for i in ids),
-                   tuple(int.from_bytes(r.tobytes(), "little") for r in pos),
-                   tuple(int.from_bytes(r.tobytes(), "little") for r in neg), d, flags)
+        return cls(tuple(int(i) for i in ids), np.stack([pos, neg], axis=1).tobytes(), d, flags)
 
     def content(self) -> TokenMatrix:
         """The tokens with a letter or digit (all of them when none has one).
@@ -217,20 +233,17 @@ class TokenMatrix:
         keep = [k for k, w in enumerate(self.words) if w]
         if not keep or len(keep) == len(self.ids):
             return self
-        return TokenMatrix(tuple(self.ids[k] for k in keep), tuple(self.pos[k] for k in keep),
-                           tuple(self.neg[k] for k in keep), self.dimensions,
-                           (True,) * len(keep))
+        step = 2 * self.width
+        return TokenMatrix(tuple(self.ids[k] for k in keep),
+                           b"".join(self.planes[k * step : (k + 1) * step] for k in keep),
+                           self.dimensions, (True,) * len(keep))
 
     def to_blob(self) -> bytes:
         """`<II` count and dimensions, `<I` ids, one flag byte per token (1: has a letter or
         digit), then per token the positive and the negative bit plane (d/8 bytes each)."""
-        width = (self.dimensions + 7) // 8
-        parts = [_HEAD.pack(len(self.ids), self.dimensions),
-                 struct.pack(f"<{len(self.ids)}I", *self.ids),
-                 bytes(int(w) for w in self.words)]
-        for p, n in zip(self.pos, self.neg):
-            parts += [p.to_bytes(width, "little"), n.to_bytes(width, "little")]
-        return b"".join(parts)
+        return b"".join([_HEAD.pack(len(self.ids), self.dimensions),
+                         struct.pack(f"<{len(self.ids)}I", *self.ids),
+                         bytes(int(w) for w in self.words), self.planes])
 
     @classmethod
     def from_blob(cls, blob: bytes) -> TokenMatrix:
@@ -241,12 +254,7 @@ class TokenMatrix:
             raise ValueError(f"token matrix blob of {len(blob)} bytes, expected {at + 2 * width * n}")
         ids = struct.unpack_from(f"<{n}I", blob, _HEAD.size)
         words = tuple(b == 1 for b in blob[_HEAD.size + 4 * n : at])
-        pos, neg = [], []
-        for _ in range(n):
-            pos.append(int.from_bytes(blob[at : at + width], "little"))
-            neg.append(int.from_bytes(blob[at + width : at + 2 * width], "little"))
-            at += 2 * width
-        return cls(ids, tuple(pos), tuple(neg), d, words)
+        return cls(ids, blob[at:], d, words)
 
 
 def can_encode_tokens(embedder: Embedder) -> bool:
@@ -396,6 +404,14 @@ def _terms(m: TokenMatrix) -> tuple[list[tuple[int, int, int]], list[float]]:
     return bits, inv
 
 
+# From this many (query token, document token) pairs MaxSim runs in numpy, and whenever
+# numpy is loaded already (a new query ran the model; a warm worker): pure Python takes
+# ~0.5 µs a pair, importing numpy ~150 ms. A Brain pool (90 memories of ~16 tokens, a
+# 9-token query) is ~13k pairs, ~9 ms in Python; an Echo pool of ~270 transcript chunks
+# of ~180 tokens ~500k pairs, ~255 ms in Python.
+NUMPY_MIN_PAIRS = 300_000
+
+
 def late_scores(query: TokenMatrix, docs: Sequence[TokenMatrix]) -> list[float]:
     """MaxSim per doc: the pool-IDF-weighted mean over the query's content tokens (no
     punctuation) of the best cosine to any token of the doc.
@@ -403,7 +419,9 @@ def late_scores(query: TokenMatrix, docs: Sequence[TokenMatrix]) -> list[float]:
     Cosines are those of the ternary token vectors: (agreeing − disagreeing nonzero
     components) / sqrt(nonzeros of one · nonzeros of the other). Every token keeps the
     same number of components (`TERNARY_SHARE`), so the integer agreement is maximised
-    first and scaled once, unless ties made a doc's counts differ.
+    first and scaled once, unless ties made a doc's counts differ. Big pools, or any pool
+    once numpy is loaded, are scored by `_late_scores_numpy`: the same integers, the same
+    scores to rounding.
     """
     if not docs:
         return []
@@ -412,6 +430,15 @@ def late_scores(query: TokenMatrix, docs: Sequence[TokenMatrix]) -> list[float]:
         return [0.0] * len(docs)
     w = pool_idf(query, docs)
     total = sum(w) or 1.0
+    pairs = len(query.ids) * sum(len(d.ids) for d in docs)
+    if ("numpy" in sys.modules or pairs >= NUMPY_MIN_PAIRS) and _bitwise_count() is not None:
+        return _late_scores_numpy(query, docs, w, total)
+    return _late_scores_python(query, docs, w, total)
+
+
+def _late_scores_python(query: TokenMatrix, docs: Sequence[TokenMatrix], w: Sequence[float],
+                        total: float) -> list[float]:
+    """`late_scores` with popcounts on Python ints: nothing to import."""
     qbits, qinv = _terms(query)
     qt = [(p, n, z, inv * wi) for (p, n, z), inv, wi in zip(qbits, qinv, w)]
     out: list[float] = []
@@ -433,6 +460,57 @@ def late_scores(query: TokenMatrix, docs: Sequence[TokenMatrix]) -> list[float]:
                               for (dp, dn, dz), di in zip(dt, dinv)])
                 s += qw * scaled
         out.append(s / total)
+    return out
+
+
+@functools.cache
+def _bitwise_count() -> Any:
+    """numpy's popcount ufunc (numpy 2.0 and later), else None."""
+    import numpy as np
+
+    return getattr(np, "bitwise_count", None)
+
+
+def _planes(planes: bytes, tokens: int, width: int) -> np.ndarray:
+    """Bit planes as a (tokens, 2, words) array: uint64 words when a plane is a whole
+    number of them (384 dimensions: 6), else bytes."""
+    import numpy as np
+
+    dtype = "<u8" if width % 8 == 0 else "u1"
+    return np.frombuffer(planes, dtype=dtype).reshape(tokens, 2, -1)
+
+
+def _late_scores_numpy(query: TokenMatrix, docs: Sequence[TokenMatrix], w: Sequence[float],
+                       total: float) -> list[float]:
+    """`late_scores` over every document token at once, per query token: the popcounts of
+    the pure-Python path on the stored planes (no parsing), each best match scaled by its
+    token's 1/sqrt(nonzeros) and taken per document with `maximum.reduceat`."""
+    import numpy as np
+
+    popcount = _bitwise_count()
+    sizes = [len(d.ids) for d in docs]
+    have = [i for i, n in enumerate(sizes) if n]
+    out = [0.0] * len(docs)
+    if not have:
+        return out
+    width = query.width
+    d = _planes(b"".join(doc.planes for doc in docs), sum(sizes), width)
+    dp, dn = d[:, 0, :], d[:, 1, :]
+    dz = dp | dn
+    dnz = popcount(dz).sum(axis=1, dtype=np.int64)
+    dinv = np.divide(1.0, np.sqrt(dnz), out=np.zeros(len(dnz)), where=dnz > 0)
+    starts = np.cumsum([0, *sizes])[:-1][have]
+    q = _planes(query.planes, len(query.ids), width)
+    qnz = popcount(q[:, 0, :] | q[:, 1, :]).sum(axis=1, dtype=np.int64)
+    qinv = np.divide(1.0, np.sqrt(qnz), out=np.zeros(len(qnz)), where=qnz > 0)
+    sums = np.zeros(len(have))
+    for (qp, qn), inv, wi in zip(q, qinv, w):
+        agree = popcount((dp & qp) | (dn & qn)).sum(axis=1, dtype=np.int64)
+        both = popcount(dz & (qp | qn)).sum(axis=1, dtype=np.int64)
+        best = np.maximum.reduceat((2 * agree - both) * dinv, starts)
+        sums += (float(inv) * wi) * best
+    for i, value in zip(have, sums / total):
+        out[i] = float(value)
     return out
 
 

@@ -12,6 +12,7 @@ import math
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -289,3 +290,75 @@ def test_bench_scripts_run_end_to_end_on_the_sample(script: str, tmp_path: Path,
     last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert last["n"] == 2  # "When?" has no usable evidence; category 5 is not asked
     assert 0.0 <= last["recall_any@5"] <= 1.0 and last["p50_ms"] > 0
+
+
+def _both(query: Any, docs: list[Any]) -> tuple[list[float], list[float]]:
+    """MaxSim of `query` over `docs` by the pure-Python and by the numpy implementation."""
+    from hippo.retrieve import query as q
+
+    content = query.content()
+    w = q.pool_idf(content, docs)
+    total = sum(w) or 1.0
+    return (q._late_scores_python(content, docs, w, total),
+            q._late_scores_numpy(content, docs, w, total))
+
+
+def test_numpy_maxsim_gives_the_pure_python_scores() -> None:
+    import numpy as np
+
+    from hippo.retrieve.query import TokenMatrix
+
+    rng = np.random.default_rng(3)
+    for trial in range(30):
+        d = int(rng.choice([6, 12, 64, 384]))  # planes of 1, 2 bytes; 1, 6 words
+        query = TokenMatrix.from_vectors(
+            tuple(int(i) for i in rng.integers(0, 50, 7)), _unit_rows(rng, 7, d),
+            [bool(x) for x in rng.integers(0, 4, 7)])  # some punctuation, left out
+        docs = []
+        for _ in range(int(rng.integers(1, 12))):
+            n = int(rng.integers(0, 30))  # empty documents too
+            vecs = _unit_rows(rng, n, d) if n else np.zeros((0, d), dtype=np.float32)
+            if n > 1 and trial % 3 == 0:
+                vecs[1] = 0.0  # a zero vector: fewer nonzeros, so per-token scaling
+            docs.append(TokenMatrix.from_vectors(tuple(int(i) for i in rng.integers(0, 50, n)),
+                                                 vecs))
+        slow, fast = _both(query, docs)
+        assert fast == pytest.approx(slow, abs=1e-12)
+
+
+def test_numpy_maxsim_matches_on_real_model_tokens() -> None:
+    from hippo import embed
+    from hippo.retrieve.query import TokenMatrix, encode_tokens
+
+    texts = ["when do the database backups run?",
+             "Postgres backups run nightly at 02:00 UTC and are kept for 30 days.",
+             "assistant: exec_command: git diff -- src/agents/plugins/codemie-code.plugin.ts",
+             "The staging cluster rotates its credentials every ninety days."]
+    mats = [TokenMatrix.from_blob(m.to_blob()) for m in encode_tokens(embed.get("local"), texts)]
+    slow, fast = _both(mats[0], mats[1:])
+    assert fast == pytest.approx(slow, abs=1e-12)
+    assert max(range(3), key=lambda i: fast[i]) == 0
+
+
+def test_late_scores_uses_numpy_for_big_pools_or_once_it_is_loaded(monkeypatch) -> None:
+    import numpy as np
+
+    from hippo.retrieve import query as q
+
+    rng = np.random.default_rng(5)
+    query = q.TokenMatrix.from_vectors((1, 2, 3), _unit_rows(rng, 3, 12))
+    small = [q.TokenMatrix.from_vectors((4, 5), _unit_rows(rng, 2, 12))]
+    used: list[str] = []
+    for name in ("_late_scores_python", "_late_scores_numpy"):
+        real = getattr(q, name)
+        monkeypatch.setattr(q, name, lambda *a, _r=real, _n=name: used.append(_n) or _r(*a))
+    q.late_scores(query, small)  # numpy is loaded in this process
+    assert used == ["_late_scores_numpy"]
+    monkeypatch.setattr(q, "sys", SimpleNamespace(modules={}))  # as in a process without it
+    used.clear()
+    q.late_scores(query, small)
+    assert used == ["_late_scores_python"]
+    monkeypatch.setattr(q, "NUMPY_MIN_PAIRS", 6)  # 3 query tokens x 2 document tokens
+    used.clear()
+    q.late_scores(query, small)
+    assert used == ["_late_scores_numpy"]
