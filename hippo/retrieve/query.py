@@ -420,8 +420,8 @@ def late_scores(query: TokenMatrix, docs: Sequence[TokenMatrix]) -> list[float]:
     components) / sqrt(nonzeros of one · nonzeros of the other). Every token keeps the
     same number of components (`TERNARY_SHARE`), so the integer agreement is maximised
     first and scaled once, unless ties made a doc's counts differ. Big pools, or any pool
-    once numpy is loaded, are scored by `_late_scores_numpy`: the same integers, the same
-    scores to rounding.
+    once numpy is loaded, are scored by `_late_scores_numpy`: the same arithmetic, the
+    same floats.
     """
     if not docs:
         return []
@@ -500,15 +500,20 @@ def _late_scores_numpy(query: TokenMatrix, docs: Sequence[TokenMatrix], w: Seque
     dnz = popcount(dz).sum(axis=1, dtype=np.int64)
     dinv = np.divide(1.0, np.sqrt(dnz), out=np.zeros(len(dnz)), where=dnz > 0)
     starts = np.cumsum([0, *sizes])[:-1][have]
+    # The pure-Python path's arithmetic, operation for operation, so both give the same
+    # floats: a new query (numpy loaded) and its repeat (no numpy) rank alike.
+    scale = np.maximum.reduceat(dinv, starts)
+    uniform = np.minimum.reduceat(dinv, starts) == scale
+    _, qinv = _terms(query)
     q = _planes(query.planes, len(query.ids), width)
-    qnz = popcount(q[:, 0, :] | q[:, 1, :]).sum(axis=1, dtype=np.int64)
-    qinv = np.divide(1.0, np.sqrt(qnz), out=np.zeros(len(qnz)), where=qnz > 0)
     sums = np.zeros(len(have))
     for (qp, qn), inv, wi in zip(q, qinv, w):
         agree = popcount((dp & qp) | (dn & qn)).sum(axis=1, dtype=np.int64)
         both = popcount(dz & (qp | qn)).sum(axis=1, dtype=np.int64)
-        best = np.maximum.reduceat((2 * agree - both) * dinv, starts)
-        sums += (float(inv) * wi) * best
+        dots = 2 * agree - both
+        qw = inv * wi
+        sums += np.where(uniform, (qw * np.maximum.reduceat(dots, starts)) * scale,
+                         qw * np.maximum.reduceat(dots * dinv, starts))
     for i, value in zip(have, sums / total):
         out[i] = float(value)
     return out
