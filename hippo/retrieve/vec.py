@@ -1,7 +1,9 @@
 """Exact cosine KNN over `memories_vec` (pipeline step 2, vector side).
 
 The fast path is a vec0 KNN query with the filters vec0 can evaluate during the scan
-(project, type, tier, a whole-second time range). What vec0 cannot see (superseded,
+(project, type, tier, a whole-second time range). A time range that holds few memories
+(a date named in the query, usually) is searched along the created_at index instead,
+one point lookup per memory in it. What vec0 cannot see (superseded,
 the exact millisecond bounds) is checked against `memories` afterwards; when that drops
 rows, the query is repeated with a larger k until the top `k` is certain. Tag filters,
 or a vec0 that rejects the query, take the exact scan joined with `memories` instead.
@@ -43,6 +45,21 @@ SIMILARITIES = (
     "SELECT a.id, b.id, 1.0 - vec_distance_cosine(a.e, b.e) FROM c a JOIN c b ON a.id < b.id"
 )
 HAS_TABLE = "SELECT 1 FROM sqlite_master WHERE name = 'memories_vec'"
+# A time range (a date named in the query, --since/--until) holding few memories is
+# searched along the created_at index with a point lookup per memory, instead of a vec0
+# scan of every vector. Measured at 100k memories: a lookup costs about as much as 70
+# vectors of the scan (53 µs vs 57-72 ms for 100k), so the range wins while it holds
+# fewer than 1/RANGE_LOOKUP_COST of the store. The count stops there (LIMIT), and names
+# the index: left to itself, the planner counts through `memories_scope`, every row.
+RANGE_LOOKUP_COST = 70
+IN_RANGE = ("SELECT count(*) FROM (SELECT 1 FROM memories INDEXED BY memories_created "
+            "WHERE created_at >= ? AND created_at <= ? LIMIT ?)")
+EXACT_IN_RANGE = (
+    "SELECT m.id AS id, vec_distance_cosine(v.embedding, ?) AS distance "
+    "FROM memories m INDEXED BY memories_created CROSS JOIN memories_vec v "
+    "ON v.memory_id = m.id WHERE {where} ORDER BY distance, m.id LIMIT ?"
+)
+LATEST_ID = "SELECT max(id) FROM memories"
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,16 +131,30 @@ def _knn(db: Database, query: bytes, k: int, filters: Filters) -> list[VecHit] |
         fetch *= 4
 
 
-def _exact(db: Database, query: bytes, k: int, filters: Filters) -> list[VecHit]:
+def _exact(db: Database, query: bytes, k: int, filters: Filters,
+           sql: str = EXACT) -> list[VecHit]:
     where, params = filters.where()
-    rows = db.rows(EXACT.format(where=where), [query, *params, k])
+    rows = db.rows(sql.format(where=where), [query, *params, k])
     return [VecHit(r["id"], r["distance"]) for r in rows]
+
+
+def _narrow(db: Database, filters: Filters) -> bool:
+    """True when the filters' time range holds few enough memories for point lookups."""
+    if not filters.since and not filters.until:
+        return False
+    most = int(db.scalar(LATEST_ID) or 0) // RANGE_LOOKUP_COST
+    if most < 1:
+        return False
+    found = db.scalar(IN_RANGE, (filters.since or "", filters.until or "\uffff", most))
+    return int(found or 0) < most
 
 
 def search(db: Database, query: bytes, k: int, filters: Filters) -> list[VecHit]:
     """The `k` memories nearest to `query` (float32 blob) that `filters` allow, nearest first."""
     if k <= 0 or not has_store(db):
         return []
+    if _narrow(db, filters):
+        return _exact(db, query, k, filters, EXACT_IN_RANGE)
     if not filters.tags:
         hits = _knn(db, query, k, filters)
         if hits is not None:

@@ -270,3 +270,39 @@ def test_bm25_beside_the_vector_scan_changes_nothing(h: Hippo,
         assert h.db.reader() is None
     h.close()
     assert h.db._reader is None
+
+
+def test_a_sparse_time_range_is_searched_by_point_lookups_with_the_same_answer(
+        h: Hippo) -> None:
+    """A time range holding fewer than 1/70 of the store (a date named in a query) goes
+    along the created_at index; its answer is the vec0 scan's, filters included."""
+    from hippo.retrieve import vec
+    from hippo.retrieve.pipeline import make_filters
+    from hippo.vectors import to_blob
+
+    words = ["deploy", "cache", "billing", "retry", "schema", "queue", "backup"]
+    mems = [from_input({"text": f"note {i} about the {words[i % 7]} of service {i % 11}",
+                        "project": ("alpha", "beta", None)[i % 3],
+                        "type": ("fact", "decision")[i % 2],
+                        "created_at": ago(i / 2)}, h.types, default_project="alpha")
+            for i in range(1400)]  # two a day for 700 days: at most 1400 // 70 = 20
+    h.add(mems)
+    h.db.execute("UPDATE memories SET superseded_by = 1 WHERE id % 13 = 0")  # left out
+    query = to_blob(h.embed(["the deploy of service 3"])[0])
+    def days_ago(n: float | None) -> datetime | None:
+        return None if n is None else NOW - timedelta(days=n)
+
+    base = make_filters(h, projects=["alpha", None])
+    windows = [(3, 1), (100.5, 99.5), (600, 595), (None, 695), (2, None)]
+    for since, until in windows:
+        for types in ((), ("decision",)):
+            f = make_filters(h, projects=["alpha", None], types=types,
+                             since=days_ago(since), until=days_ago(until))
+            assert vec._narrow(h.db, f)
+            got = vec.search(h.db, query, 5, f)
+            reference = vec._exact(h.db, query, 5, f)  # the plain exact scan
+            assert got == reference and len(got) > 0
+            knn = vec._knn(h.db, query, 5, f) or []  # ties at the cut: any of them
+            assert [x.distance for x in got] == pytest.approx([x.distance for x in knn])
+    wide = make_filters(h, projects=["alpha", None], since=days_ago(400), until=days_ago(100))
+    assert not vec._narrow(h.db, wide) and not vec._narrow(h.db, base)
