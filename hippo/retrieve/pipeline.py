@@ -50,7 +50,6 @@ CACHED_VECTOR = "SELECT vector FROM embed_cache WHERE model = ? AND content_hash
 RECORDS = "SELECT {columns} FROM memories WHERE id IN ({marks})"
 FALLBACK_TYPE = "fact"  # τ for a stored type no longer declared in the config
 COUNTER_WAIT_MS = 50
-LATEST_ID = "SELECT max(id) FROM memories"
 
 
 @dataclass(slots=True)
@@ -352,7 +351,7 @@ def _lexical(db: Database, text: str, k: int, filters: Filters,
     def run(conn: Database) -> list[fts.FtsHit]:
         return fts.search(conn, text, k, filters, and_min_hits=p.fts_and_min_hits)
 
-    if (db.scalar(LATEST_ID) or 0) < PARALLEL_MIN_ROWS:
+    if (db.scalar(vec.LATEST_ID) or 0) < PARALLEL_MIN_ROWS:
         return lambda: run(db)
     from hippo.background import beside
 
