@@ -30,6 +30,10 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_ingest import db_bytes
+
 REPO = Path(__file__).resolve().parent.parent
 TRANSCRIPTS = REPO.parent / "shared" / "data" / "transcripts"
 QUERIES = [
@@ -51,10 +55,6 @@ def hippo(db: Path, env: dict[str, str], *args: str) -> tuple[float, str]:
     out = subprocess.run([sys.executable, "-m", "hippo", "--db", str(db), *args], env=env,
                          capture_output=True, text=True, check=True)
     return time.perf_counter() - t, out.stdout
-
-
-def db_bytes(db: Path) -> int:
-    return sum(p.stat().st_size for p in (db, db.with_name(db.name + "-wal")) if p.exists())
 
 
 def main() -> None:

@@ -50,6 +50,23 @@ def cached(db_path: Path, model: str) -> int:
         conn.close()
 
 
+def ingest(cli, tmp_path: Path, records: list[dict[str, object]]) -> int:
+    """`records` as one generic JSONL transcript through `hippo ingest` with the local
+    model; the number of chunks it stored."""
+    folder = tmp_path / "t"
+    folder.mkdir()
+    (folder / "s1.jsonl").write_text("".join(json.dumps(x) + "\n" for x in records),
+                                     encoding="utf-8")
+    r = cli("ingest", str(folder), "--idle-minutes", "0", "--format", "generic-jsonl",
+            embedder="local")
+    assert r.exit_code == 0, r.stderr
+    return int(r.records[-1]["chunks"])
+
+
+def user_lines(texts: list[str]) -> list[dict[str, object]]:
+    return [{"role": "user", "content": t} for t in texts]
+
+
 @pytest.fixture
 def local_db(db_path: Path) -> Path:
     h = hippo.open(db_path, embedder="local")
@@ -134,17 +151,10 @@ def test_echo_encodes_only_a_new_query(cli, db_path: Path, tmp_path: Path,
     from hippo.embed.local import LocalEmbedder
     from hippo.retrieve.echo import search as echo_search
 
-    folder = tmp_path / "t"
-    folder.mkdir()
-    lines = [json.dumps({"session_id": "s1", "cwd": "/home/dev/alpha", "id": f"m{i}",
-                         "role": "user" if i % 2 == 0 else "assistant", "content": text,
-                         "timestamp": f"2026-03-02T10:00:{i:02d}Z"})
-             for i, text in enumerate(NOTES)]
-    (folder / "s1.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    r = cli("ingest", str(folder), "--idle-minutes", "0", "--format", "generic-jsonl",
-            embedder="local")
-    assert r.exit_code == 0, r.stderr
-    chunks = r.records[-1]["chunks"]
+    chunks = ingest(cli, tmp_path, [
+        {"session_id": "s1", "cwd": "/home/dev/alpha", "id": f"m{i}",
+         "role": "user" if i % 2 == 0 else "assistant", "content": text,
+         "timestamp": f"2026-03-02T10:00:{i:02d}Z"} for i, text in enumerate(NOTES)])
     assert chunks >= 1
     assert cached(db_path, MODEL + TOKENS_SUFFIX) == cached(db_path, MODEL) == chunks
     assert counters(db_path)["embed.model_calls"] == 1  # one pass: vectors and tokens
@@ -227,13 +237,7 @@ def test_late_interaction_off_stores_no_token_matrices(cli, db_path: Path, tmp_p
     store (about 100 bytes a token): neither `add` nor `ingest` keeps one."""
     (isolated_home / "config.toml").write_text("[search]\nlate_pool = 0\n")
     assert cli("add", NOTES[0], embedder="local").exit_code == 0
-    folder = tmp_path / "t"
-    folder.mkdir()
-    (folder / "s1.jsonl").write_text(json.dumps({"role": "user", "content": NOTES[1]}) + "\n",
-                                     encoding="utf-8")
-    r = cli("ingest", str(folder), "--idle-minutes", "0", "--format", "generic-jsonl",
-            embedder="local")
-    assert r.exit_code == 0, r.stderr
+    ingest(cli, tmp_path, user_lines([NOTES[1]]))
     assert cached(db_path, MODEL) == 2
     assert cached(db_path, MODEL + TOKENS_SUFFIX) == 0
     found = cli("echo", "when do the database backups run?", "--json", embedder="local")
@@ -247,15 +251,7 @@ def test_reindex_force_fills_the_token_matrices_an_old_archive_lacks(
     the stage off) get them from `reindex --store echo --force`, vectors unchanged."""
     config = isolated_home / "config.toml"
     config.write_text("[search]\nlate_pool = 0\n")
-    folder = tmp_path / "t"
-    folder.mkdir()
-    (folder / "s1.jsonl").write_text(
-        "".join(json.dumps({"role": "user", "content": t}) + "\n" for t in NOTES),
-        encoding="utf-8")
-    r = cli("ingest", str(folder), "--idle-minutes", "0", "--format", "generic-jsonl",
-            embedder="local")
-    assert r.exit_code == 0, r.stderr
-    chunks = r.records[-1]["chunks"]
+    chunks = ingest(cli, tmp_path, user_lines(NOTES))
     assert cached(db_path, MODEL + TOKENS_SUFFIX) == 0
     config.unlink()
     r = cli("reindex", "--store", "echo", "--embedder", "local", "--force", embedder=None)
@@ -272,14 +268,7 @@ def test_doctor_counts_missing_token_matrices_and_fix_encodes_them(
     config = isolated_home / "config.toml"
     config.write_text("[search]\nlate_pool = 0\n")
     assert cli("add", NOTES[0], embedder="local").exit_code == 0
-    folder = tmp_path / "t"
-    folder.mkdir()
-    (folder / "s1.jsonl").write_text(
-        "".join(json.dumps({"role": "user", "content": t}) + "\n" for t in NOTES[1:]),
-        encoding="utf-8")
-    r = cli("ingest", str(folder), "--idle-minutes", "0", "--format", "generic-jsonl",
-            embedder="local")
-    chunks = r.records[-1]["chunks"]
+    chunks = ingest(cli, tmp_path, user_lines(NOTES[1:]))
 
     def token_check(*args: str) -> tuple[int, dict[str, object]]:
         res = cli("doctor", *args, embedder=None)
