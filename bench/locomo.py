@@ -13,7 +13,9 @@ dia_ids are among the dia_ids of the top-k memories' sources.
 Reported per category and overall, for the full pipeline and, in the same run (same
 database, vectors and cached query embeddings reused): the BM25 retriever alone, the
 vector retriever alone, fusion without MMR, fusion without freshness. With --audit,
-the same figures again with the corrected evidence of locomo-audit-dev.json. The last
+the same figures again with the corrected evidence of locomo-audit-dev.json. Then each
+system against the full pipeline question by question (recall_any@5: questions won and
+lost, the difference and its paired standard error, 'within noise' under two). The last
 line of output is one JSON object (full pipeline): n, recall_any@5, recall_any@10,
 recall_all@5, recall_all@10, p50_ms, p95_ms (in-process latency of `hippo.search`,
 query embedding included: each question is new to the cache on the full-pipeline pass).
@@ -192,6 +194,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(lc.format_table(reports_audit,
                               f"recall over audit-corrected evidence ({len(audit or {})} QAs "
                               "re-cited)"))
+    print()
+    print(lc.format_paired(reports, FULL))
     full = lc.final_line(reports[FULL], latencies)
     bm25 = reports["BM25 only"].overall.figures()["recall_any@5"]
     print()

@@ -269,6 +269,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print()
         print(lc.format_table(reports_audit, f"turn recall over audit-corrected evidence "
                                              f"({len(audit)} QAs re-cited)"))
+    print()
+    print(lc.format_paired(reports, PROPOSED))
     full = lc.final_line(reports[PROPOSED], latencies)
     bm25 = reports["BM25 only"].overall.figures()["recall_any@5"]
     print()

@@ -150,6 +150,44 @@ def test_report_figures_per_category_and_overall() -> None:
     assert "overall" in table and "multi-hop" in table
 
 
+def _tally(hits: str) -> lc.Tally:
+    """A tally from a string of 1 (evidence first) and 0 (missed) per question."""
+    t = lc.Tally()
+    for h in hits:
+        t.add([["e"] if h == "1" else ["x"]], ["e"])
+    return t
+
+
+def test_paired_counts_questions_won_and_lost_with_their_error() -> None:
+    a, b = _tally("1101100"), _tally("1011000")
+    assert a.hits == [True, True, False, True, True, False, False]
+    won, lost, err = lc.paired(a, b)
+    assert (won, lost) == (2, 1)  # a wins questions 2 and 5, loses question 3
+    assert err == pytest.approx(math.sqrt(3) / 7)
+    assert lc.paired(a, a) == (0, 0, 0.0)
+    assert lc.standard_error(a) == pytest.approx(math.sqrt(4 / 7 * 3 / 7 / 7))
+    assert lc.standard_error(lc.Tally()) == 0.0
+    with pytest.raises(ValueError, match="same questions"):
+        lc.paired(a, _tally("11"))
+
+
+def test_format_paired_calls_a_difference_only_past_two_standard_errors() -> None:
+    n = 400
+    base = lc.Report()
+    better, same = lc.Report(), lc.Report()
+    for i in range(n):
+        hit = i % 2 == 0
+        base.add(4, [["e"] if hit else ["x"]], ["e"])
+        # `better` also gets 20 of the misses; `same` trades 3 hits for 3 misses.
+        better.add(4, [["e"] if hit or i < 40 else ["x"]], ["e"])
+        same.add(4, [["e"] if (hit and i >= 6) or (not hit and i < 6) else ["x"]], ["e"])
+    text = lc.format_paired({"full": base, "more": better, "swap": same}, "full")
+    rows = {line.split()[0]: line.split() for line in text.splitlines()[2:]}
+    assert rows["more"][1:4] == ["20", "0", "+0.050"] and rows["more"][-1] == "better"
+    assert rows["swap"][1:4] == ["3", "3", "+0.000"] and rows["swap"][-1] == "noise"
+    assert "'full' (0.500, one standard error 0.025: 0.450-0.550 at two)" in text
+
+
 def test_percentile_nearest_rank() -> None:
     assert lc.percentile([], 50) == 0.0
     assert lc.percentile([5.0], 95) == 5.0
