@@ -17,8 +17,9 @@ processes see). What each failure becomes:
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from hippo import guard
 from hippo.errors import BusyError, ConfigError, HippoError, scrub
@@ -33,6 +34,7 @@ PROVIDER = "openai-chat"
 _UNSUPPORTED = ("minLength", "maxLength", "minimum", "maximum", "minItems", "maxItems")
 
 Messages = list[dict[str, str]]
+T = TypeVar("T")
 
 
 class ProviderDown(BusyError):
@@ -41,6 +43,10 @@ class ProviderDown(BusyError):
 
 class Rejected(HippoError):
     """The endpoint refused this request (HTTP 400/413/422); it is up and other requests may pass."""
+
+
+class Invalid(HippoError):
+    """The model's answer failed the caller's check twice; the message names the first problem."""
 
 
 def require_key(alternative: str) -> None:
@@ -72,6 +78,7 @@ class Chat:
         self.model_setting = model_setting  # where the user sets the model, for a 404
         self.limits = guard.limits_for(settings, PROVIDER)
         self.calls = 0
+        self.retries = 0  # second asks after an invalid answer (`ask_checked`)
 
     @classmethod
     def for_extract(cls, db: Database, settings: Settings | None,
@@ -113,6 +120,25 @@ class Chat:
         guard.record_success(self.db, PROVIDER, tokens=(used - estimate) if used else 0)
         choices = getattr(resp, "choices", None) or []
         return (choices[0].message.content or "") if choices else ""
+
+    def ask_checked(self, messages: Messages, *, name: str, schema: dict[str, Any],
+                    answer_tokens: int, check: Callable[[str], tuple[T, list[str]]],
+                    again: str) -> T:
+        """`ask`, with the answer checked: `check(answer)` gives (value, problems). When there
+        are problems the model sees its answer and `again` with `{problems}` filled in, and
+        answers once more; a second invalid answer raises `Invalid`. Request failures raise as in `ask`.
+        """
+        problems: list[str] = []
+        for attempt in range(2):
+            if attempt:
+                self.retries += 1
+            answer = self.ask(messages, name=name, schema=schema, answer_tokens=answer_tokens)
+            value, problems = check(answer)
+            if not problems:
+                return value
+            messages = [*messages, {"role": "assistant", "content": answer[:4000]},
+                        {"role": "user", "content": again.format(problems="; ".join(problems))}]
+        raise Invalid(problems[0])
 
     def _status_error(self, exc: Any) -> NoReturn:
         code = exc.status_code

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from hippo.chat import Chat, Rejected, require_key
+from hippo.chat import Chat, Invalid, Rejected, require_key
 from hippo.extract import Candidate, EchoChunk, Extractor, SessionChunks, SkipSession, schema
 
 if TYPE_CHECKING:
@@ -77,7 +77,6 @@ class LlmExtractor(Extractor):
 
     def __init__(self, db: Database, settings: Settings | None, conf: ExtractSettings) -> None:
         self.conf = conf
-        self.retries = 0
         self.chat = Chat.for_extract(db, settings, conf)
 
     @classmethod
@@ -89,6 +88,10 @@ class LlmExtractor(Extractor):
     def calls(self) -> int:
         return self.chat.calls
 
+    @property
+    def retries(self) -> int:
+        return self.chat.retries
+
     def extract(self, session: SessionChunks) -> list[Candidate]:
         out: list[Candidate] = []
         for part in windows(session.chunks, self.conf.window_chars):
@@ -96,29 +99,18 @@ class LlmExtractor(Extractor):
         return out
 
     def _window(self, session: SessionChunks, chunks: list[EchoChunk]) -> list[Candidate]:
-        messages = prompt(session, chunks)
         allowed = [c.id for c in chunks]
-        problems: list[str] = []
-        for attempt in range(2):
-            if attempt:
-                self.retries += 1
-            answer = self._call(messages)
-            memories, problems = schema.check(answer, allowed)
-            if not problems:
-                return [Candidate(m["type"], m["text"].strip(), float(m["importance"]),
-                                  list(dict.fromkeys(int(e) for e in m["evidence"])),
-                                  [t.strip().lower() for t in m["tags"] if t.strip()],
-                                  CONFIDENCE) for m in memories]
-            messages = [*messages, {"role": "assistant", "content": answer[:4000]},
-                        {"role": "user", "content": "That answer is invalid: "
-                         + "; ".join(problems) + ". Answer again with JSON that matches the "
-                         "schema exactly, citing only [chunk N] ids shown above."}]
-        raise SkipSession(f"the model's answer was invalid twice ({problems[0]})")
-
-    def _call(self, messages: list[dict[str, str]]) -> str:
-        """One guarded request; the answer's text (a rejected request skips the session)."""
         try:
-            return self.chat.ask(messages, name="memories", schema=schema.SCHEMA,
-                                 answer_tokens=ANSWER_TOKENS)
+            memories = self.chat.ask_checked(
+                prompt(session, chunks), name="memories", schema=schema.SCHEMA,
+                answer_tokens=ANSWER_TOKENS, check=lambda answer: schema.check(answer, allowed),
+                again="That answer is invalid: {problems}. Answer again with JSON that matches "
+                      "the schema exactly, citing only [chunk N] ids shown above.")
         except Rejected as exc:
             raise SkipSession(str(exc)) from None
+        except Invalid as exc:
+            raise SkipSession(f"the model's answer was invalid twice ({exc})") from None
+        return [Candidate(m["type"], m["text"].strip(), float(m["importance"]),
+                          list(dict.fromkeys(int(e) for e in m["evidence"])),
+                          [t.strip().lower() for t in m["tags"] if t.strip()],
+                          CONFIDENCE) for m in memories]

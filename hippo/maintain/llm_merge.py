@@ -17,7 +17,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from hippo.chat import Chat, ProviderDown, Rejected, require_key
+from hippo.chat import Chat, Invalid, ProviderDown, Rejected, require_key
 from hippo.guard import CapReached, CircuitOpen
 from hippo.maintain.guard import literals, negated, words
 
@@ -83,7 +83,6 @@ class LlmMerger:
     def __init__(self, chat: Chat) -> None:
         self.chat = chat
         self.down: str | None = None  # why the rest of the run keeps rule-based statements
-        self.retries = 0
         self.fallbacks = 0
 
     @classmethod
@@ -97,30 +96,26 @@ class LlmMerger:
     def calls(self) -> int:
         return self.chat.calls
 
+    @property
+    def retries(self) -> int:
+        return self.chat.retries
+
     def statement(self, records: Sequence[dict[str, Any]]) -> tuple[str | None, str | None]:
         """(the model's statement, None), or (None, why the rule-based one stays)."""
         if self.down:
             return self._fallback(self.down)
-        messages = prompt(records)
-        problems: list[str] = []
-        for attempt in range(2):
-            if attempt:
-                self.retries += 1
-            try:
-                answer = self.chat.ask(messages, name="statement", schema=SCHEMA,
-                                       answer_tokens=ANSWER_TOKENS)
-            except Rejected as exc:
-                return self._fallback(str(exc))
-            except (ProviderDown, CircuitOpen, CapReached) as exc:  # no more asking this run
-                self.down = str(exc)
-                return self._fallback(self.down)
-            text, problems = check(answer, records)
-            if not problems:
-                return text, None
-            messages = [*messages, {"role": "assistant", "content": answer[:4000]},
-                        {"role": "user", "content": "That statement cannot be used: "
-                         + "; ".join(problems) + ". Answer again."}]
-        return self._fallback(f"the model's statement was invalid twice ({problems[0]})")
+        try:
+            return self.chat.ask_checked(
+                prompt(records), name="statement", schema=SCHEMA, answer_tokens=ANSWER_TOKENS,
+                check=lambda answer: check(answer, records),
+                again="That statement cannot be used: {problems}. Answer again."), None
+        except Rejected as exc:
+            return self._fallback(str(exc))
+        except Invalid as exc:
+            return self._fallback(f"the model's statement was invalid twice ({exc})")
+        except (ProviderDown, CircuitOpen, CapReached) as exc:  # no more asking this run
+            self.down = str(exc)
+            return self._fallback(self.down)
 
     def _fallback(self, why: str) -> tuple[None, str]:
         self.fallbacks += 1
