@@ -347,7 +347,7 @@ def format_paired(reports: Mapping[str, Report], base: str) -> str:
             continue
         won, lost, err = paired(rep.overall, ref)
         diff = (won - lost) / ref.n if ref.n else 0.0
-        verdict = ("within noise" if abs(diff) < 2 * err or not err
+        verdict = ("same" if not won + lost else "within noise" if abs(diff) < 2 * err
                    else "better" if diff > 0 else "worse")
         lines.append(f"{name:<24} {won:>5} {lost:>5} {diff:>+7.3f} {err:>6.3f}  {verdict}")
     return "\n".join(lines)

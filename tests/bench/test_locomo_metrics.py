@@ -181,10 +181,14 @@ def test_format_paired_calls_a_difference_only_past_two_standard_errors() -> Non
         # `better` also gets 20 of the misses; `same` trades 3 hits for 3 misses.
         better.add(4, [["e"] if hit or i < 40 else ["x"]], ["e"])
         same.add(4, [["e"] if (hit and i >= 6) or (not hit and i < 6) else ["x"]], ["e"])
-    text = lc.format_paired({"full": base, "more": better, "swap": same}, "full")
+    twin = lc.Report()
+    for t in base.overall.hits:
+        twin.add(4, [["e"] if t else ["x"]], ["e"])
+    text = lc.format_paired({"full": base, "more": better, "swap": same, "twin": twin}, "full")
     rows = {line.split()[0]: line.split() for line in text.splitlines()[2:]}
     assert rows["more"][1:4] == ["20", "0", "+0.050"] and rows["more"][-1] == "better"
     assert rows["swap"][1:4] == ["3", "3", "+0.000"] and rows["swap"][-1] == "noise"
+    assert rows["twin"][1:4] == ["0", "0", "+0.000"] and rows["twin"][-1] == "same"
     assert "'full' (0.500, one standard error 0.025: 0.450-0.550 at two)" in text
 
 
