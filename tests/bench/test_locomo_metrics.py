@@ -280,6 +280,51 @@ def test_ternary_cosine_follows_the_true_cosine() -> None:
     assert all(-0.2 < a - b <= 1e-6 for a, b in zip(s, true))
 
 
+def test_a_repeated_token_is_stored_only_where_its_vector_differs() -> None:
+    import numpy as np
+
+    from hippo.retrieve.query import DISTINCT_COSINE, TokenMatrix
+
+    rng = np.random.default_rng(3)
+    a, b, c = _unit_rows(rng, 3, 384)
+    near = a + 0.2 * b  # same meaning, another context: ternary cosine well above 0.7
+    near /= np.linalg.norm(near)
+    rows = np.stack([a, near, b, a, c, b])
+    ids = (7, 7, 7, 8, 9, 9)
+    words = [True, False, True, True, False, True]
+    m = TokenMatrix.from_vectors(ids, rows, words)
+    # id 7: `near` repeats `a` and goes; `b` is another context of the word and stays.
+    # id 8 is another token with the same vector: kept. id 9: `b` differs from `c`: kept.
+    assert m.ids == (7, 7, 8, 9, 9)
+    assert m.words == (True, True, True, False, True)
+    every = TokenMatrix.from_vectors(ids, rows, words, distinct=2.0)  # nothing is a repeat
+    assert len(every.ids) == 6
+    step = 2 * m.width
+    kept = [0, 2, 3, 4, 5]
+    assert m.planes == b"".join(every.planes[k * step : (k + 1) * step] for k in kept)
+    assert 0.0 < DISTINCT_COSINE < 1.0
+
+
+def test_dropping_exact_repeats_leaves_late_scores_unchanged() -> None:
+    """MaxSim takes each query token's best match, so a copy of a document token that is
+    already there cannot change a score."""
+    import numpy as np
+
+    from hippo.retrieve.query import TokenMatrix, late_scores
+
+    rng = np.random.default_rng(11)
+    base = _unit_rows(rng, 12, 64)
+    q = TokenMatrix.from_vectors(range(5), _unit_rows(rng, 5, 64))
+    docs_full, docs_distinct = [], []
+    for k in range(6):
+        pick = rng.integers(0, 12, size=20)  # repeats of the same rows: exact copies
+        ids, rows = [int(i) for i in pick], base[pick]
+        docs_full.append(TokenMatrix.from_vectors(ids, rows, distinct=2.0))
+        docs_distinct.append(TokenMatrix.from_vectors(ids, rows))
+        assert len(docs_distinct[-1].ids) == len(set(ids)) < len(ids)
+    assert late_scores(q, docs_distinct) == late_scores(q, docs_full)
+
+
 def test_token_matrix_blob_round_trip() -> None:
     import numpy as np
 
