@@ -126,8 +126,8 @@ class Chat:
                     again: str) -> T:
         """`ask`, with the answer checked: `check(answer)` gives (value, problems). When there
         are problems the model sees its answer and `again` with `{problems}` filled in, and
-        answers once more; a second invalid answer raises `Invalid`. Request failures raise as in `ask`.
-        """
+        answers once more; a second invalid answer raises `Invalid`. Request failures raise
+        as in `ask`."""
         problems: list[str] = []
         for attempt in range(2):
             if attempt:

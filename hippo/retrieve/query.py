@@ -229,10 +229,11 @@ class TokenMatrix:
         cut = np.partition(mag, d - keep, axis=1)[:, d - keep : d - keep + 1]
         big = (mag >= cut) & (mag > 0)
         signs = np.where(big, np.sign(vectors), 0).astype(np.int16)
-        rows = _distinct_rows([int(i) for i in ids], signs, keep * distinct)
+        tokens = [int(i) for i in ids]
+        rows = _distinct_rows(tokens, signs, keep * distinct)
         pos = np.packbits(signs[rows] > 0, axis=1, bitorder="little")
         neg = np.packbits(signs[rows] < 0, axis=1, bitorder="little")
-        return cls(tuple(int(ids[r]) for r in rows), np.stack([pos, neg], axis=1).tobytes(), d,
+        return cls(tuple(tokens[r] for r in rows), np.stack([pos, neg], axis=1).tobytes(), d,
                    tuple(flags[r] for r in rows))
 
     def content(self) -> TokenMatrix:
