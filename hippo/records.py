@@ -105,7 +105,14 @@ def _flag(value: Any, name: str) -> bool:
     raise UsageError(f"{name} must be true or false, got {value!r}")
 
 
-def _utf8(value: str, name: str) -> str:
+def check_text(text: str) -> str:
+    """A memory's text as a writer must take it: within MAX_TEXT_CHARS, and UTF-8."""
+    if len(text) > MAX_TEXT_CHARS:
+        raise UsageError(f"text is {len(text)} characters; the limit is {MAX_TEXT_CHARS}")
+    return require_utf8(text, "text")
+
+
+def require_utf8(value: str, name: str) -> str:
     """Text that SQLite can store: a command-line byte that was not UTF-8 is refused here."""
     try:
         value.encode("utf-8")
@@ -136,9 +143,7 @@ def from_input(data: Any, types: dict[str, MemType], *, default_project: str | N
     text = data.get("text")
     if not isinstance(text, str) or not text.strip():
         raise UsageError("\"text\" must be a non-empty string")
-    if len(text) > MAX_TEXT_CHARS:
-        raise UsageError(f"text is {len(text)} characters; the limit is {MAX_TEXT_CHARS}")
-    _utf8(text, "text")
+    check_text(text)
     mtype = resolve(str(data.get("type") or "fact"), types)
     tier = data.get("tier") or mtype.tier
     if tier not in TIERS:
@@ -147,7 +152,7 @@ def from_input(data: Any, types: dict[str, MemType], *, default_project: str | N
     if project is not None and (not isinstance(project, str) or not project.strip()):
         raise UsageError("project must be a non-empty string or null (global)")
     if project is not None:
-        _utf8(project, "project")
+        require_utf8(project, "project")
     author = data.get("author") or default_author
     if author not in AUTHORS:
         raise UsageError(f"author must be one of {', '.join(AUTHORS)}, got {author!r}")
@@ -162,7 +167,7 @@ def from_input(data: Any, types: dict[str, MemType], *, default_project: str | N
         type=mtype.name,
         tier=tier,
         project=project.strip() if isinstance(project, str) else None,
-        tags=[_utf8(t, "tag") for t in clean_tags(data.get("tags"))],
+        tags=[require_utf8(t, "tag") for t in clean_tags(data.get("tags"))],
         importance=_unit(data.get("importance", 0.5), "importance"),
         author=author,
         status=status,

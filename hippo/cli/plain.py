@@ -19,9 +19,15 @@ def hippo_for(root: dict[str, Any], *, db: str | None = None, project: str | Non
 
 
 def read_text_arg(value: str) -> str:
-    """`-` means stdin everywhere."""
+    """`-` means stdin everywhere.
+
+    Read as bytes and decoded the way Python decodes argv, whatever the locale: a byte that
+    is not UTF-8 becomes a lone surrogate, which each command then handles as it handles one
+    in an argument (a search reads it as a space, `add` and `edit` refuse the text), instead
+    of a UnicodeDecodeError under a UTF-8 locale's strict stdin."""
     if value == "-":
         import sys
 
-        return sys.stdin.read()
+        text = sys.stdin.buffer.read().decode("utf-8", "surrogateescape")
+        return text.replace("\r\n", "\n").replace("\r", "\n")  # as text-mode stdin does
     return value

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from hippo import brain
 from hippo.errors import UsageError
 from hippo.memtypes import TIERS, resolve
-from hippo.records import MAX_TEXT_CHARS, clean_tags
+from hippo.records import check_text, clean_tags, require_utf8
 from hippo.timeutil import now_iso
 
 if TYPE_CHECKING:
@@ -65,8 +65,7 @@ def edit(h: Hippo, memory_id: int, *, text: str | None = None, type_: str | None
         text = text.strip()
         if not text:
             raise UsageError("--text must not be empty")
-        if len(text) > MAX_TEXT_CHARS:
-            raise UsageError(f"text is {len(text)} characters; the limit is {MAX_TEXT_CHARS}")
+        check_text(text)
         if text != rec["text"]:
             changes.update(text=text, author="human")  # a person wrote this statement now
     if type_ is not None and type_ != rec["type"]:
@@ -84,8 +83,8 @@ def edit(h: Hippo, memory_id: int, *, text: str | None = None, type_: str | None
             raise UsageError(f"importance must be between 0 and 1, got {importance}")
         changes["importance"] = importance
     if add_tags or remove_tags:
-        tags = (set(rec["tags"]) | set(clean_tags(list(add_tags)))) - set(
-            clean_tags(list(remove_tags)))
+        added = {require_utf8(t, "tag") for t in clean_tags(list(add_tags))}
+        tags = (set(rec["tags"]) | added) - set(clean_tags(list(remove_tags)))
         changes["tags"] = sorted(tags)
     if global_ and project is not None:
         raise UsageError("give --project NAME or --global, not both")
@@ -94,7 +93,7 @@ def edit(h: Hippo, memory_id: int, *, text: str | None = None, type_: str | None
     elif project is not None:
         if not project.strip():
             raise UsageError("--project must not be empty (use --global for none)")
-        changes["project"] = project.strip()
+        changes["project"] = require_utf8(project.strip(), "project")
     changes = {k: v for k, v in changes.items() if v != rec[k]}
     if not changes:
         return rec

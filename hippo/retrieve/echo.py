@@ -11,7 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hippo.retrieve.constants import BM25, MAX_QUERY_CHARS, PARALLEL_MIN_ROWS, VECTOR
+from hippo.retrieve.constants import BM25, PARALLEL_MIN_ROWS, VECTOR
+from hippo.retrieve.querytext import prepare
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
@@ -202,10 +203,7 @@ def search(h: Hippo, query: str, *, filters: EchoFilters | None = None, limit: i
 
         params = load_params(h.settings)
     f = filters or EchoFilters()
-    degraded: list[str] = []
-    if len(query) > MAX_QUERY_CHARS:
-        degraded.append(f"query cut to its first {MAX_QUERY_CHARS} of {len(query)} characters")
-        query = query[:MAX_QUERY_CHARS]
+    query, degraded = prepare(query)
     rankings: dict[str, list[int]] = {}
     distances: dict[int, float] = {}
     qv = None

@@ -30,7 +30,6 @@ from hippo.retrieve import fts, vec
 from hippo.retrieve.constants import (
     BM25,
     DATES,
-    MAX_QUERY_CHARS,
     PARALLEL_MIN_ROWS,
     VECTOR,
     SearchParams,
@@ -39,6 +38,7 @@ from hippo.retrieve.filters import Filters
 from hippo.retrieve.fuse import fuse
 from hippo.retrieve.hint import apply_hint, task_hint
 from hippo.retrieve.mmr import select
+from hippo.retrieve.querytext import prepare
 from hippo.retrieve.score import age_days, final_score, freshness, tau_for
 
 if TYPE_CHECKING:
@@ -225,12 +225,8 @@ def search(
     filters = make_filters(h, types=types, tiers=tiers, tags=tags, since=since, until=until,
                            projects=projects, include_superseded=include_superseded)
     when = now or clock()
-    text = query.strip()
-    cut = len(text) > MAX_QUERY_CHARS
-    out = SearchResult(text[:MAX_QUERY_CHARS].strip() if cut else text)
-    if cut:
-        out.degraded.append(f"query cut to its first {MAX_QUERY_CHARS} of {len(text)} characters")
-        text = out.query
+    text, notes = prepare(query)
+    out = SearchResult(text, degraded=notes)
     if not text:
         return out
     db = h.db

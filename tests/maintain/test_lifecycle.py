@@ -51,6 +51,24 @@ def test_edit_text_reembeds_and_makes_it_human(cli, seed, db_path, check) -> Non
     check(db_path)
 
 
+def test_edit_refuses_text_tag_or_project_that_is_not_utf8(cli, seed, db_path, check) -> None:
+    """As `add` does: one line, exit 2, the memory untouched. The text used to reach the
+    tokenizer and fail there ("unexpected TypeError", exit 1), from argv or stdin."""
+    seed([{"text": "deploy with make ship", "type": "procedure"}])
+    cases = [(["--text", "deploy\udcff"], None, "text"),
+             (["--text", "-"], b"deploy with make \xff\n", "text"),
+             (["--tag", "ops\udcff"], None, "tag"),
+             (["--project", "web\udcff"], None, "project")]
+    for args, stdin, name in cases:
+        r = cli("edit", "1", *args, input=stdin)
+        assert r.exit_code == 2 and r.stdout == "", r.stderr
+        assert r.stderr.startswith(f"hippo: {name} is not valid UTF-8 (an undecodable byte at ")
+        assert len(r.stderr.splitlines()) == 1
+    (rec,) = cli("show", "1", "--json").records
+    assert rec["text"] == "deploy with make ship" and rec["tags"] == []
+    check(db_path)
+
+
 def test_edit_type_moves_tier_with_it_and_project(cli, seed, db_path, check) -> None:
     seed([{"text": "node 20 is required"}])
     (rec,) = cli("edit", "1", "--type", "config", "--global", "--json").records

