@@ -160,6 +160,56 @@ def _token_matrices(h: Hippo, fix: bool) -> Check:
     return check
 
 
+def _token_repeats(h: Hippo, fix: bool) -> Check:
+    """Token matrices cached before near-copies of a repeated token were dropped (December
+    2026) are valid, only larger (up to twice, for transcript chunks). `--fix` compacts
+    them from their stored planes: no model, about a millisecond each."""
+    from hippo.maintain.common import meta_get, meta_set
+    from hippo.retrieve import query as q
+    from hippo.retrieve.constants import TOKENS_DISTINCT_KEY
+
+    if meta_get(h.db, TOKENS_DISTINCT_KEY) is not None:
+        return Check("token-repeats", True)
+    pattern = "%" + q.TOKENS_SUFFIX
+    count = int(h.db.scalar("SELECT count(*) FROM embed_cache WHERE model LIKE ?", (pattern,)))
+    check = Check("token-repeats", True, f"{count} token matrices cached before December "
+                  "2026 may keep near-copies of repeated tokens (up to half their size); "
+                  "--fix compacts them, no model needed" if count else "")
+    if not fix:
+        return check
+    from hippo.progress import progress
+
+    compacted = saved = 0
+    last = ("", "")
+    with progress("token matrices", total=count) as bar:
+        while True:
+            rows = h.db.rows("SELECT model, content_hash, vector FROM embed_cache WHERE model "
+                             "LIKE ? AND (model, content_hash) > (?, ?) ORDER BY model, "
+                             "content_hash LIMIT 500", (pattern, *last))
+            if not rows:
+                break
+            last = (rows[-1]["model"], rows[-1]["content_hash"])
+            with h.db.transaction():
+                for r in rows:
+                    blob = bytes(r["vector"])
+                    try:
+                        small = q.TokenMatrix.from_blob(blob).distinct().to_blob()
+                    except ValueError:
+                        continue  # damaged: a search encodes it again when it meets it
+                    if len(small) < len(blob):
+                        h.db.execute("UPDATE embed_cache SET vector = ? WHERE model = ? AND "
+                                     "content_hash = ?", (small, r["model"], r["content_hash"]))
+                        compacted += 1
+                        saved += len(blob) - len(small)
+            bar.advance(len(rows))
+    with h.db.transaction():
+        meta_set(h.db, TOKENS_DISTINCT_KEY, "1")
+    if count:
+        check.fixed = (f"compacted {compacted} of {count} ({saved / 1e6:.1f} MB, reused by "
+                       "later writes)")
+    return check
+
+
 def _provenance(h: Hippo, fix: bool) -> Check:
     dangling = h.db.scalar("SELECT count(*) FROM memory_sources WHERE chunk_id NOT IN "
                            "(SELECT id FROM echo_chunks)")
@@ -224,5 +274,5 @@ def run(h: Hippo, *, fix: bool = False) -> list[Check]:
     checks.append(Check("foreign-keys", not fk, f"{len(fk)} violations" if fk else ""))
     checks += [_fts(h, "memories_fts", fix), _fts(h, "echo_fts", fix), _models(h),
                _brain_vectors(h, fix), _echo_vectors(h, fix), _token_matrices(h, fix),
-               _provenance(h, fix), _watermarks(h, fix)]
+               _token_repeats(h, fix), _provenance(h, fix), _watermarks(h, fix)]
     return checks

@@ -28,6 +28,10 @@ MAX_HINT_BOOST = 0.2
 # as a degradation: the models read ~256 tokens anyway, and a 1 MB query (a pasted log
 # reaching the prompt hook) would cost seconds of tokenising. docs/reliability.md.
 MAX_QUERY_CHARS = 8_000
+# Set in `meta` when every cached token matrix drops near-copies of repeated tokens
+# (`TokenMatrix.distinct`): on a file created since December 2026, or after
+# `hippo doctor --fix` compacted an older one.
+TOKENS_DISTINCT_KEY = "tokens.distinct"
 # From this many rows (memories, Echo chunks) the BM25 retriever runs beside the vector
 # scan, in a thread on a second connection. Measured with a fresh connection per search
 # (as a CLI process has), alternating: 1,755 memories 28.2 vs 28.4 ms (no difference),

@@ -213,28 +213,45 @@ class TokenMatrix:
                      share: float = TERNARY_SHARE,
                      distinct: float = DISTINCT_COSINE) -> TokenMatrix:
         """Ternary form of `vectors` ((len(ids), d) floats): the signs of each row's largest
-        `share` of components by magnitude. `words` defaults to all True.
-
-        A repeated token id is kept only where its vector differs from every occurrence
-        kept before it (ternary cosine below `distinct`): the contexts that give a word
-        another meaning stay, near-copies go."""
+        `share` of components by magnitude, near-copies of a repeated token dropped
+        (`distinct`). `words` defaults to all True."""
         import numpy as np
 
         n, d = vectors.shape
-        flags = [bool(w) for w in words] if words is not None else [True] * n
+        flags = tuple(bool(w) for w in words) if words is not None else (True,) * n
         if n == 0:
             return cls((), b"", d, ())
         keep = min(d, max(1, round(d * share)))
         mag = np.abs(vectors)
         cut = np.partition(mag, d - keep, axis=1)[:, d - keep : d - keep + 1]
         big = (mag >= cut) & (mag > 0)
-        signs = np.where(big, np.sign(vectors), 0).astype(np.int16)
-        tokens = [int(i) for i in ids]
-        rows = _distinct_rows(tokens, signs, keep * distinct)
-        pos = np.packbits(signs[rows] > 0, axis=1, bitorder="little")
-        neg = np.packbits(signs[rows] < 0, axis=1, bitorder="little")
-        return cls(tuple(tokens[r] for r in rows), np.stack([pos, neg], axis=1).tobytes(), d,
-                   tuple(flags[r] for r in rows))
+        pos = np.packbits(big & (vectors > 0), axis=1, bitorder="little")
+        neg = np.packbits(big & (vectors < 0), axis=1, bitorder="little")
+        full = cls(tuple(int(i) for i in ids), np.stack([pos, neg], axis=1).tobytes(), d, flags)
+        return full.distinct(distinct)
+
+    def distinct(self, cosine: float = DISTINCT_COSINE) -> TokenMatrix:
+        """The matrix without the repeats of a token id whose ternary vector has a cosine of
+        `cosine` or more with an occurrence kept before it: the contexts that give a word
+        another meaning stay, near-copies go (MaxSim takes each query token's best match,
+        so a near-copy adds almost nothing). Works on the stored planes, so a matrix cached
+        before this rule is compacted without the model; a second pass changes nothing."""
+        n = len(self.ids)
+        if n < 2 or len(set(self.ids)) == n:
+            return self
+        import numpy as np
+
+        w = self.width
+        bits = np.unpackbits(np.frombuffer(self.planes, dtype=np.uint8).reshape(n, 2, w),
+                             axis=2, bitorder="little")
+        signs = bits[:, 0].astype(np.int16) - bits[:, 1]
+        rows = _distinct_rows(self.ids, signs, cosine)
+        if len(rows) == n:
+            return self
+        step = 2 * w
+        return TokenMatrix(tuple(self.ids[r] for r in rows),
+                           b"".join(self.planes[r * step : (r + 1) * step] for r in rows),
+                           self.dimensions, tuple(self.words[r] for r in rows))
 
     def content(self) -> TokenMatrix:
         """The tokens with a letter or digit (all of them when none has one).
@@ -271,16 +288,21 @@ class TokenMatrix:
         return cls(ids, blob[at:], d, words)
 
 
-def _distinct_rows(ids: Sequence[int], signs: np.ndarray, least: float) -> list[int]:
+def _distinct_rows(ids: Sequence[int], signs: np.ndarray, cosine: float) -> list[int]:
     """Rows to keep, in order: every token, except a repeated id whose ternary vector
-    (`signs`, one row of -1/0/+1 per token) agrees with a kept one of the same id by a dot
-    product of `least` or more (cosine x nonzero components)."""
+    (`signs`, one row of -1/0/+1 per token) has a cosine of `cosine` or more with a kept
+    occurrence of the same id."""
+    import numpy as np
+
+    nonzero = np.abs(signs).sum(axis=1)
     kept: dict[int, list[int]] = {}
     rows: list[int] = []
     for r, tid in enumerate(ids):
         same = kept.setdefault(tid, [])
-        if same and int((signs[same] @ signs[r]).max()) >= least:
-            continue
+        if same:
+            dots = signs[same] @ signs[r]
+            if (dots >= cosine * np.sqrt(nonzero[same] * nonzero[r])).any():
+                continue
         same.append(r)
         rows.append(r)
     return rows

@@ -287,3 +287,49 @@ def test_doctor_counts_missing_token_matrices_and_fix_encodes_them(
     assert code == 0 and check["fixed"] == f"encoded {chunks + 1}"
     assert cached(db_path, MODEL + TOKENS_SUFFIX) == chunks + 1
     assert token_check() == (0, {"event": "check", "check": "token-matrices", "ok": True})
+
+
+def test_doctor_compacts_token_matrices_cached_with_repeats(cli, db_path: Path,
+                                                            tmp_path: Path) -> None:
+    """A file created now holds only compact matrices (no note). One cached before near-copy
+    tokens were dropped is a note (exit 0); `--fix` compacts it from the stored planes,
+    without the model, to exactly what a write stores now, and search still finds it."""
+    from hippo.retrieve.constants import TOKENS_DISTINCT_KEY
+    from hippo.retrieve.query import TokenMatrix
+
+    text = "run the tests, then run the tests again: the tests decide, the tests always decide"
+    chunks = ingest(cli, tmp_path, user_lines([text]))
+
+    def repeats(*args: str) -> tuple[int, dict[str, object]]:
+        res = cli("doctor", *args, embedder=None)
+        return res.exit_code, next(x for x in res.records if x["check"] == "token-repeats")
+
+    assert repeats() == (0, {"event": "check", "check": "token-repeats", "ok": True})
+    conn = apsw.Connection(str(db_path))
+    model = MODEL + TOKENS_SUFFIX
+    (compact,) = [bytes(b) for (b,) in conn.execute(
+        "SELECT vector FROM embed_cache WHERE model = ?", (model,))]
+    # As hippo before December 2026 left it: every repeat stored, and no marker.
+    (stored,) = [t for (t,) in conn.execute("SELECT text FROM echo_chunks")]
+    h = hippo.open(db_path, embedder="local")
+    _, [(ids, vecs, words)] = h.embedder("echo").forward([stored])
+    h.close()
+    full = TokenMatrix.from_vectors(ids, vecs, words, distinct=2.0).to_blob()
+    assert len(full) > len(compact)
+    with conn:
+        conn.execute("UPDATE embed_cache SET vector = ? WHERE model = ?", (full, model))
+        conn.execute("DELETE FROM meta WHERE key = ?", (TOKENS_DISTINCT_KEY,))
+    conn.close()
+
+    code, check = repeats()
+    assert code == 0 and check["ok"] is True and check["detail"].startswith(
+        "1 token matrices cached before December 2026 may keep near-copies")
+    code, check = repeats("--fix")
+    assert code == 0 and check["fixed"].startswith("compacted 1 of 1 (")
+    conn = apsw.Connection(str(db_path))
+    assert conn.execute("SELECT vector FROM embed_cache WHERE model = ?",
+                        (model,)).fetchone()[0] == compact
+    conn.close()
+    assert repeats() == (0, {"event": "check", "check": "token-repeats", "ok": True})
+    r = cli("echo", "--json", "do the tests decide", embedder="local")
+    assert r.exit_code == 0 and chunks == 1 and text in r.records[0]["text"]
