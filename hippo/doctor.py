@@ -172,9 +172,10 @@ def _token_repeats(h: Hippo, fix: bool) -> Check:
         return Check("token-repeats", True)
     pattern = "%" + q.TOKENS_SUFFIX
     count = int(h.db.scalar("SELECT count(*) FROM embed_cache WHERE model LIKE ?", (pattern,)))
-    check = Check("token-repeats", True, f"{count} token matrices cached before December "
-                  "2026 may keep near-copies of repeated tokens (up to half their size); "
-                  "--fix compacts them, no model needed" if count else "")
+    what = f"{count} token matri{'x' if count == 1 else 'ces'}"
+    check = Check("token-repeats", True, f"{what} cached before December 2026 may keep "
+                  "near-copies of repeated tokens (up to half their size); --fix compacts "
+                  "them, no model needed" if count else "")
     if not fix:
         return check
     from hippo.progress import progress

@@ -323,7 +323,7 @@ def test_doctor_compacts_token_matrices_cached_with_repeats(cli, db_path: Path,
 
     code, check = repeats()
     assert code == 0 and check["ok"] is True and check["detail"].startswith(
-        "1 token matrices cached before December 2026 may keep near-copies")
+        "1 token matrix cached before December 2026 may keep near-copies")
     code, check = repeats("--fix")
     assert code == 0 and check["fixed"].startswith("compacted 1 of 1 (")
     conn = apsw.Connection(str(db_path))
