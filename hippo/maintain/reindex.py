@@ -130,7 +130,7 @@ def run(h: Hippo, store: str, embedder_name: str, *, batch: int = 256, force: bo
                 summary["result"] = "dry run: nothing written"
             else:
                 _fill(db, t, emb, todo, batch, h.settings)
-                _swap(db, t, emb, target)
+                _swap(db, t, emb, target, h.settings)
                 summary["result"] = "swapped"
         current.summary = summary
     out = {"event": "summary", "job": "reindex", "run_id": None if dry_run else current.id,
@@ -174,12 +174,13 @@ def _fill(db: Database, t: Tables, emb: Embedder, todo: list[int], batch: int,
                 _build(db, t, emb, keys, settings)
 
 
-def _swap(db: Database, t: Tables, emb: Embedder, target: dict[str, Any]) -> None:
+def _swap(db: Database, t: Tables, emb: Embedder, target: dict[str, Any],
+          settings: Settings) -> None:
     """Replace the live table by the side table and record the model, in one transaction."""
     with db.transaction():
         todo, extra = _pending(db, t)  # under the write lock: nothing can change now
-        if todo:  # the few rows written since `_fill`; their token matrices come at search
-            _build(db, t, emb, todo)
+        if todo:  # the few rows written since `_fill`: one model pass, tokens included
+            _build(db, t, emb, todo, settings)
         for key in extra:
             db.execute(t.delete_next, (key,))
         db.execute(f"DROP TABLE {t.live}")

@@ -261,6 +261,40 @@ def test_reindex_force_fills_the_token_matrices_an_old_archive_lacks(
     assert counters(db_path)["embed.model_calls"] == 2  # ingest, then the tokens at reindex
 
 
+def test_rows_written_while_reindex_runs_get_token_matrices_at_the_swap(
+        cli, db_path: Path, tmp_path: Path, isolated_home: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chunk written between reindex's last catch-up and its swap is embedded inside the
+    swap's transaction; it gets its token matrix in that same model pass, as every other
+    row does, instead of leaving it for a search to encode."""
+    from hippo.maintain import reindex
+
+    config = isolated_home / "config.toml"
+    config.write_text("[search]\nlate_pool = 0\n")
+    chunks = ingest(cli, tmp_path, user_lines(NOTES[:2]))
+    config.unlink()
+    fill = reindex._fill
+
+    def fill_then_another_writer(db, t, emb, todo, batch, settings):  # type: ignore[no-untyped-def]
+        fill(db, t, emb, todo, batch, settings)
+        # Another command's chunk lands now, stored without a token matrix (late_pool = 0
+        # there), after the side table was filled.
+        config.write_text("[search]\nlate_pool = 0\n")
+        folder = tmp_path / "late"
+        folder.mkdir()
+        (folder / "s2.jsonl").write_text(json.dumps(user_lines([NOTES[3]])[0]) + "\n")
+        r = cli("ingest", str(folder), "--idle-minutes", "0", "--format", "generic-jsonl",
+                embedder="local")
+        assert r.exit_code == 0 and r.records[-1]["chunks"] == 1, r.stderr
+        config.unlink()
+
+    monkeypatch.setattr(reindex, "_fill", fill_then_another_writer)
+    r = cli("reindex", "--store", "echo", "--embedder", "local", "--force", embedder=None)
+    assert r.exit_code == 0 and r.records[-1]["result"] == "swapped", r.stderr
+    assert cached(db_path, MODEL) == chunks + 1
+    assert cached(db_path, MODEL + TOKENS_SUFFIX) == chunks + 1
+
+
 def test_doctor_counts_missing_token_matrices_and_fix_encodes_them(
         cli, db_path: Path, tmp_path: Path, isolated_home: Path) -> None:
     """Chunks stored without token matrices are a note from `hippo doctor` (exit 0), and
