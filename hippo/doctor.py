@@ -178,6 +178,8 @@ def _token_repeats(h: Hippo, fix: bool) -> Check:
                   "them, no model needed" if count else "")
     if not fix:
         return check
+    import struct
+
     from hippo.progress import progress
 
     compacted = saved = 0
@@ -195,7 +197,7 @@ def _token_repeats(h: Hippo, fix: bool) -> Check:
                     blob = bytes(r["vector"])
                     try:
                         small = q.TokenMatrix.from_blob(blob).distinct().to_blob()
-                    except ValueError:
+                    except (ValueError, struct.error):
                         continue  # damaged: a search encodes it again when it meets it
                     if len(small) < len(blob):
                         h.db.execute("UPDATE embed_cache SET vector = ? WHERE model = ? AND "

@@ -353,16 +353,18 @@ def test_doctor_compacts_token_matrices_cached_with_repeats(cli, db_path: Path,
     with conn:
         conn.execute("UPDATE embed_cache SET vector = ? WHERE model = ?", (full, model))
         conn.execute("DELETE FROM meta WHERE key = ?", (TOKENS_DISTINCT_KEY,))
+        conn.execute("INSERT INTO embed_cache VALUES (?, 'damaged', x'0102', '2026-01-01')",
+                     (model,))  # too short to parse: left for a search to replace
     conn.close()
 
     code, check = repeats()
     assert code == 0 and check["ok"] is True and check["detail"].startswith(
-        "1 token matrix cached before December 2026 may keep near-copies")
+        "2 token matrices cached before December 2026 may keep near-copies")
     code, check = repeats("--fix")
-    assert code == 0 and check["fixed"].startswith("compacted 1 of 1 (")
+    assert code == 0 and check["fixed"].startswith("compacted 1 of 2 (")
     conn = apsw.Connection(str(db_path))
-    assert conn.execute("SELECT vector FROM embed_cache WHERE model = ?",
-                        (model,)).fetchone()[0] == compact
+    assert conn.execute("SELECT vector FROM embed_cache WHERE model = ? AND content_hash "
+                        "<> 'damaged'", (model,)).fetchone()[0] == compact
     conn.close()
     assert repeats() == (0, {"event": "check", "check": "token-repeats", "ok": True})
     r = cli("echo", "--json", "do the tests decide", embedder="local")
