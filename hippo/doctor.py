@@ -121,6 +121,7 @@ def _token_matrices(h: Hippo, fix: bool) -> Check:
     meets, a model pass each (seconds for transcript chunks). Texts written before writes
     cached them (Echo chunks before December 2026), or with `late_pool = 0`, lack one;
     `--fix` encodes them now."""
+    from hippo.maintain.common import meta_get
     from hippo.retrieve import query as q
     from hippo.retrieve.pipeline import load_params
     from hippo.vectors import store_model
@@ -130,8 +131,7 @@ def _token_matrices(h: Hippo, fix: bool) -> Check:
     missing: dict[str, list[Any]] = {}
     for store, sql in _SCORED.items():
         recorded = store_model(h.db, store)
-        if recorded is None or h.db.scalar("SELECT value FROM meta WHERE key = ?",
-                                           (f"{store}.embedder",)) != "local":
+        if recorded is None or meta_get(h.db, f"{store}.embedder") != "local":
             continue  # no vectors yet, or a model without token vectors
         missing[store] = h.db.rows(
             f"SELECT text FROM ({sql}) AS t WHERE NOT EXISTS (SELECT 1 FROM embed_cache e "

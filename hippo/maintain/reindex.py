@@ -69,13 +69,12 @@ def _pending(db: Database, t: Tables) -> tuple[list[int], list[int]]:
 
 
 def _build(db: Database, t: Tables, emb: Embedder, keys: Sequence[int],
-           settings: Settings | None = None) -> None:
+           settings: Settings) -> None:
     """Embed `keys` (embed cache first) and write them into the side table, one transaction.
 
-    With `settings`, the texts' token matrices for late interaction are cached in the same
-    model pass, as on any write (`warm_for_search`): a reindex to the local model, or
-    `--force` on an archive ingested before chunks got them, leaves no search to encode a
-    candidate."""
+    The texts' token matrices for late interaction are cached in the same model pass, as
+    on any write (`warm_for_search`): a reindex to the local model, or `--force` on an
+    archive ingested before chunks got them, leaves no search to encode a candidate."""
     import orjson
 
     live = {r[0]: tuple(r[1:]) for r in db.execute(
@@ -83,10 +82,9 @@ def _build(db: Database, t: Tables, emb: Embedder, keys: Sequence[int],
         (orjson.dumps(list(keys)).decode(),))}
     rows = [r for r in db.execute(t.texts, (orjson.dumps(list(keys)).decode(),))
             if r[0] in live]
-    if settings is not None:
-        from hippo.retrieve.query import warm_for_search
+    from hippo.retrieve.query import warm_for_search
 
-        warm_for_search(db, settings, emb, [r[1] for r in rows])
+    warm_for_search(db, settings, emb, [r[1] for r in rows])
     vecs = embed_texts(db, emb, [r[1] for r in rows])
     with db.transaction():
         for (key, _text, chash), vec in zip(rows, vecs):

@@ -246,12 +246,7 @@ class TokenMatrix:
                              axis=2, bitorder="little")
         signs = bits[:, 0].astype(np.int16) - bits[:, 1]
         rows = _distinct_rows(self.ids, signs, cosine)
-        if len(rows) == n:
-            return self
-        step = 2 * w
-        return TokenMatrix(tuple(self.ids[r] for r in rows),
-                           b"".join(self.planes[r * step : (r + 1) * step] for r in rows),
-                           self.dimensions, tuple(self.words[r] for r in rows))
+        return self if len(rows) == n else self._rows(rows)
 
     def content(self) -> TokenMatrix:
         """The tokens with a letter or digit (all of them when none has one).
@@ -264,10 +259,14 @@ class TokenMatrix:
         keep = [k for k, w in enumerate(self.words) if w]
         if not keep or len(keep) == len(self.ids):
             return self
+        return self._rows(keep)
+
+    def _rows(self, rows: Sequence[int]) -> TokenMatrix:
+        """The matrix of tokens `rows` only, in that order."""
         step = 2 * self.width
-        return TokenMatrix(tuple(self.ids[k] for k in keep),
-                           b"".join(self.planes[k * step : (k + 1) * step] for k in keep),
-                           self.dimensions, (True,) * len(keep))
+        return TokenMatrix(tuple(self.ids[r] for r in rows),
+                           b"".join(self.planes[r * step : (r + 1) * step] for r in rows),
+                           self.dimensions, tuple(self.words[r] for r in rows))
 
     def to_blob(self) -> bytes:
         """`<II` count and dimensions, `<I` ids, one flag byte per token (1: has a letter or

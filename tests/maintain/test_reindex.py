@@ -64,7 +64,7 @@ def test_reindex_resumes_and_catches_up_with_changes(cli, seed, db_path, check) 
     t = reindex.Tables("brain")
     reindex._prepare(h.db, t, {"model": "alt-bow-64", "dim": 64, "embedder": "alt"}, None,
                      lambda ev: None)
-    reindex._build(h.db, t, Alt(), list(range(1, 11)))  # as if killed after 10 rows
+    reindex._build(h.db, t, Alt(), list(range(1, 11)), h.settings)  # killed after 10 rows
     h.close()
     assert store_model(connect(db_path), "brain")[0] == "hash-bow-v1"  # still the old one
     cli("edit", "2", "--text", "memory two was rewritten")  # stale in the side table
