@@ -144,10 +144,10 @@ def evaluate(h: Any, convs: Sequence[lc.Conversation],
             got = run(q.question, c.sample_id, now)
             if name == FULL:
                 latencies.append((time.perf_counter() - t) * 1000)
-            reports[name].add(q.category, got, q.evidence)
+            reports[name].add(q.category, got, q.evidence, c.sample_id)
             if reports_audit is not None and qs_audit is not None and q.qid in qs_audit:
                 aq = qs_audit[q.qid]
-                reports_audit[name].add(aq.category, got, aq.evidence)
+                reports_audit[name].add(aq.category, got, aq.evidence, c.sample_id)
         _log(f"locomo: {name}: {len(qs)} questions in {time.perf_counter() - t0:.1f}s")
     return reports, reports_audit, latencies
 
@@ -196,6 +196,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                               "re-cited)"))
     print()
     print(lc.format_paired(reports, FULL))
+    print()
+    print(lc.format_conversations(reports, [FULL, "BM25 only"]))
     full = lc.final_line(reports[FULL], latencies)
     bm25 = reports["BM25 only"].overall.figures()["recall_any@5"]
     print()

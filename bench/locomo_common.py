@@ -19,6 +19,7 @@ import json
 import math
 import os
 import re
+import statistics
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -280,11 +281,15 @@ class Report:
 
     overall: Tally = field(default_factory=Tally)
     by_cat: dict[int, Tally] = field(default_factory=lambda: {c: Tally() for c in CATEGORIES})
+    # Per conversation (its sample_id), in the order first seen.
+    by_conv: dict[str, Tally] = field(default_factory=dict)
 
     def add(self, category: int, retrieved: Sequence[Iterable[str]],
-            evidence: Iterable[str]) -> None:
+            evidence: Iterable[str], conversation: str | None = None) -> None:
         self.overall.add(retrieved, evidence)
         self.by_cat[category].add(retrieved, evidence)
+        if conversation is not None:
+            self.by_conv.setdefault(conversation, Tally()).add(retrieved, evidence)
 
 
 def percentile(values: Sequence[float], p: float) -> float:
@@ -351,6 +356,38 @@ def format_paired(reports: Mapping[str, Report], base: str) -> str:
                    else "better" if diff > 0 else "worse")
         lines.append(f"{name:<24} {won:>5} {lost:>5} {diff:>+7.3f} {err:>6.3f}  {verdict}")
     return "\n".join(lines)
+
+
+def format_conversations(reports: Mapping[str, Report], names: Sequence[str]) -> str:
+    """recall_any@5 of `names` per conversation, and how far conversations spread.
+
+    Acceptance is measured on conversations held out from tuning, so the spread between
+    conversations says how far a few unseen ones may land from the dev figure: the
+    questions of one conversation share its people and its habits of citation, which a
+    per-question standard error ignores. Per system: the range, the standard deviation
+    of the conversations' recalls, and that of a mean over 3 conversations (sd / sqrt 3).
+    """
+    k = KS[0]
+    convs = list(reports[names[0]].by_conv)
+    rates = {name: [_rate(reports[name].by_conv.get(c, Tally()), k) for c in convs]
+             for name in names}
+    width = max(12, *(len(n) for n in names))
+    lines = [f"recall_any@{k} per conversation",
+             f"{'conversation':<14} {'n':>5}  " + "  ".join(f"{n:>{width}}" for n in names)]
+    for i, c in enumerate(convs):
+        lines.append(f"{c:<14} {reports[names[0]].by_conv[c].n:>5}  " +
+                     "  ".join(f"{rates[n][i]:>{width}.3f}" for n in names))
+    for name in names:
+        rs = rates[name]
+        sd = statistics.stdev(rs) if len(rs) > 1 else 0.0
+        lo, hi = (min(rs), max(rs)) if rs else (0.0, 0.0)
+        lines.append(f"{name}: {lo:.3f}-{hi:.3f} over {len(rs)} conversations, sd {sd:.3f}; "
+                     f"a mean of 3 conversations: sd {sd / math.sqrt(3):.3f}")
+    return "\n".join(lines)
+
+
+def _rate(t: Tally, k: int) -> float:
+    return t.any_[k] / t.n if t.n else 0.0
 
 
 def final_line(report: Report, latencies_ms: Sequence[float]) -> dict[str, float | int]:

@@ -247,9 +247,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 got = run(q.question, c.sample_id)
                 if name == PROPOSED:
                     latencies.append((time.perf_counter() - t) * 1000)
-                rep.add(q.category, got, q.evidence)
+                rep.add(q.category, got, q.evidence, c.sample_id)
                 if q.qid in qs_audit:
-                    rep_a.add(q.category, got, qs_audit[q.qid].evidence)
+                    rep_a.add(q.category, got, qs_audit[q.qid].evidence, c.sample_id)
             reports[name], reports_audit[name] = rep, rep_a
             _log(f"locomo_echo: {name}: {len(qs)} questions in {time.perf_counter() - t1:.1f}s")
         eval_s = time.perf_counter() - t0
@@ -271,6 +271,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                              f"({len(audit)} QAs re-cited)"))
     print()
     print(lc.format_paired(reports, PROPOSED))
+    print()
+    print(lc.format_conversations(reports, [PROPOSED, "BM25 only"]))
     full = lc.final_line(reports[PROPOSED], latencies)
     bm25 = reports["BM25 only"].overall.figures()["recall_any@5"]
     print()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import statistics
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -190,6 +191,30 @@ def test_format_paired_calls_a_difference_only_past_two_standard_errors() -> Non
     assert rows["swap"][1:4] == ["3", "3", "+0.000"] and rows["swap"][-1] == "noise"
     assert rows["twin"][1:4] == ["0", "0", "+0.000"] and rows["twin"][-1] == "same"
     assert "'full' (0.500, one standard error 0.025: 0.450-0.550 at two)" in text
+
+
+def test_conversations_table_gives_each_conversation_and_the_spread() -> None:
+    full, bm25 = lc.Report(), lc.Report()
+    # conv-a: 3 of 4 found (bm25 1 of 4); conv-b: 1 of 4 (bm25 1 of 4); conv-c: 2 of 4 (0).
+    for conv, hits, lexical in (("conv-a", "1110", "1000"), ("conv-b", "0001", "0100"),
+                                ("conv-c", "1100", "0000")):
+        for h, b in zip(hits, lexical):
+            full.add(4, [["e"] if h == "1" else ["x"]], ["e"], conv)
+            bm25.add(4, [["e"] if b == "1" else ["x"]], ["e"], conv)
+    assert list(full.by_conv) == ["conv-a", "conv-b", "conv-c"]
+    assert full.by_conv["conv-b"].figures()["recall_any@5"] == 0.25
+    assert full.overall.n == 12 and sum(t.n for t in full.by_conv.values()) == 12
+    text = lc.format_conversations({"full": full, "bm25": bm25}, ["full", "bm25"])
+    rows = {line.split()[0]: line.split() for line in text.splitlines()[2:5]}
+    assert rows["conv-a"] == ["conv-a", "4", "0.750", "0.250"]
+    assert rows["conv-c"] == ["conv-c", "4", "0.500", "0.000"]
+    sd = statistics.stdev([0.75, 0.25, 0.5])  # 0.25
+    assert f"full: 0.250-0.750 over 3 conversations, sd {sd:.3f}; " \
+           f"a mean of 3 conversations: sd {sd / math.sqrt(3):.3f}" in text
+    # Without conversations (the older call) the report still adds up.
+    plain = lc.Report()
+    plain.add(1, [["e"]], ["e"])
+    assert plain.by_conv == {} and plain.overall.n == 1
 
 
 def test_percentile_nearest_rank() -> None:
