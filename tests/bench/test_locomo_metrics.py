@@ -404,6 +404,41 @@ def test_bench_scripts_run_end_to_end_on_the_sample(script: str, tmp_path: Path,
     assert 0.0 <= last["recall_any@5"] <= 1.0 and last["p50_ms"] > 0
 
 
+def test_leave_one_out_chooses_each_setting_on_the_other_conversations() -> None:
+    import locomo_loco as loco
+
+    grid = loco.settings({"a": (1, 2), "b": (0.5, 0.0, 0.9)})
+    assert len(grid) == 6 and grid[0] == {"a": 1, "b": 0.5}  # the defaults come first
+    assert grid[-1] == {"a": 2, "b": 0.9}
+    # Questions found per conversation by three settings.
+    table = [{"x": 10, "y": 10, "z": 10},   # defaults
+             {"x": 14, "y": 9, "z": 9},     # good on x only
+             {"x": 9, "y": 12, "z": 12}]    # good on y and z
+    assert loco.choose(table, ["x", "y", "z"]) == 2
+    assert loco.choose(table, ["x"]) == 1
+    assert loco.choose([{"x": 3}, {"x": 3}], ["x"]) == 0  # a tie goes to the earlier one
+    chosen = loco.leave_one_out(table, ["x", "y", "z"])
+    # Without x, setting 2 wins (24 vs 20 vs 18); without y: 1 gives 23, 2 gives 21.
+    assert chosen == {"x": 2, "y": 1, "z": 1}
+    held_out = sum(table[chosen[c]][c] for c in ("x", "y", "z"))
+    assert held_out == 9 + 9 + 9  # each choice loses on the conversation it did not see
+
+
+def test_leave_one_out_bench_runs_end_to_end_on_the_sample(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import locomo_loco as loco
+
+    path = tmp_path / "sample.json"
+    path.write_text(json.dumps(SAMPLE))
+    assert loco.main(["--data", str(path), "--db", str(tmp_path / "b.db"), "--quick"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    last = json.loads(lines[-1])
+    assert list(last) == ["n", "defaults", "leave_one_out", "best_on_dev", "best"]
+    assert last["n"] == 2 and 0.0 <= last["leave_one_out"] <= last["best_on_dev"] <= 1.0
+    assert set(last["best"]) == set(loco.QUICK)
+    assert any(line.startswith("conv-x") for line in lines)
+
+
 def _both(query: Any, docs: list[Any]) -> tuple[list[float], list[float]]:
     """MaxSim of `query` over `docs` by the pure-Python and by the numpy implementation."""
     from hippo.retrieve import query as q
