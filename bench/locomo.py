@@ -15,7 +15,10 @@ database, vectors and cached query embeddings reused): the BM25 retriever alone,
 vector retriever alone, fusion without MMR, fusion without freshness. With --audit,
 the same figures again with the corrected evidence of locomo-audit-dev.json. Then each
 system against the full pipeline question by question (recall_any@5: questions won and
-lost, the difference and its paired standard error, 'within noise' under two). The last
+lost, the difference and its paired standard error, 'within noise' under two), recall
+per conversation, and the best late-interaction score (`explain.match.best_late`) of
+questions asked in their own conversation, in another one and of off-topic questions
+(where `match_floor` / `match_full` come from). The last
 line of output is one JSON object (full pipeline): n, recall_any@5, recall_any@10,
 recall_all@5, recall_all@10, p50_ms, p95_ms (in-process latency of `hippo.search`,
 query embedding included: each question is new to the cache on the full-pipeline pass).
@@ -152,6 +155,62 @@ def evaluate(h: Any, convs: Sequence[lc.Conversation],
     return reports, reports_audit, latencies
 
 
+# Questions about nothing in any LoCoMo conversation (a coding agent's), for the match
+# factor's floor: what the best late-interaction score reaches when nothing matches.
+OFF_TOPIC = (
+    "kubernetes helm chart values", "quantum chromodynamics lattice", "ERR_SSL_PROTOCOL_ERROR",
+    "how do I rebase onto main", "segfault in libc malloc", "configure nginx reverse proxy",
+    "src/app.py", "--no-verify", "fix the flaky integration test",
+    "database migration rollback plan",
+)
+
+
+def match_levels(h: Any, convs: Sequence[lc.Conversation]) -> dict[str, list[float]]:
+    """The best late-interaction score (`explain.match.best_late`) of each question asked
+    in its own conversation, in another one (three further on), and of `OFF_TOPIC` in
+    every conversation and over all of them."""
+    import hippo
+
+    def best(question: str, projects: list[str] | None) -> float | None:
+        res = hippo.search(h, question, limit=1, projects=projects, explain=True)
+        m = res.results[0]["explain"].get("match") if res.results else None
+        return m["best_late"] if m else None
+
+    ids = [c.sample_id for c in convs]
+    levels: dict[str, list[float]] = {"own conversation": [], "another conversation": [],
+                                      "off-topic, one conversation": [],
+                                      "off-topic, all conversations": []}
+    for c, q in lc.eval_questions(convs):
+        other = ids[(ids.index(c.sample_id) + 3) % len(ids)]
+        for key, proj in (("own conversation", c.sample_id), ("another conversation", other)):
+            value = best(q.question, [proj])
+            if value is not None:
+                levels[key].append(value)
+    for question in OFF_TOPIC:
+        for cid in ids:
+            value = best(question, [cid])
+            if value is not None:
+                levels["off-topic, one conversation"].append(value)
+        value = best(question, None)
+        if value is not None:
+            levels["off-topic, all conversations"].append(value)
+    return levels
+
+
+def format_levels(levels: dict[str, list[float]]) -> str:
+    cols = (5, 25, 50, 75, 95)
+    lines = [("best late-interaction score per question (explain.match.best_late; the match "
+              "factor is 0 at match_floor, 1 from match_full)"),
+             f"{'questions':<30} {'n':>5} " + " ".join(f"{'p' + str(c):>6}" for c in cols)
+             + f" {'max':>6}"]
+    for name, values in levels.items():
+        if values:
+            lines.append(f"{name:<30} {len(values):>5} " +
+                         " ".join(f"{lc.percentile(values, c):>6.3f}" for c in cols) +
+                         f" {max(values):>6.3f}")
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=lc.DEFAULT_DATA)
@@ -177,6 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         t0 = time.perf_counter()
         reports, reports_audit, latencies = evaluate(h, convs, audit)
         eval_s = time.perf_counter() - t0
+        levels = match_levels(h, convs)
         h.close()
 
     drops = lc.dropped_counts(convs)
@@ -198,6 +258,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(lc.format_paired(reports, FULL))
     print()
     print(lc.format_conversations(reports, [FULL, "BM25 only"]))
+    if any(levels.values()):
+        print()
+        print(format_levels(levels))
     full = lc.final_line(reports[FULL], latencies)
     bm25 = reports["BM25 only"].overall.figures()["recall_any@5"]
     print()

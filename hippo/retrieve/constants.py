@@ -105,6 +105,18 @@ class SearchParams:
     # gain `date_boost` relevance (then rescaled into 0..1). 0 turns it off.
     date_boost: float = 0.4
     date_slack_days: float = 1.0
+    # How well the query matches anything at all, from the best late-interaction score
+    # of the pool (MaxSim: a weighted mean of token cosines, on the same scale for every
+    # query): at `match_floor` or below the factor is 0, from `match_full` up 1, linear
+    # between. A result's `score` is its final score times the factor, so scores compare
+    # across queries (a query about nothing stored no longer scores 0.95) and the order
+    # is untouched. With the local model, off-topic questions reach 0.16 at the median
+    # and 0.24 at the 95th percentile, LoCoMo questions in their own conversation 0.35
+    # at the 5th, 0.49 at the median (`bench/locomo.py`; docs/search.md). match_full = 0
+    # turns it off; so does a reranked answer (its scores are on one scale already) or
+    # no late interaction.
+    match_floor: float = 0.2
+    match_full: float = 0.4
     w_relevance: float = 0.75
     w_importance: float = 0.10
     w_freshness: float = 0.15
@@ -138,6 +150,10 @@ class SearchParams:
                and self.date_slack_days >= 0, "must be a finite number >= 0")
         _check("mmr_penalty_weight", 0.0 <= self.mmr_penalty_weight <= 1.0,
                "must be between 0 and 1")
+        _check("match_floor", 0.0 <= self.match_floor <= 1.0, "must be between 0 and 1")
+        _check("match_full", self.match_full == 0.0
+               or self.match_floor < self.match_full <= 1.0,
+               "must be 0 (off) or above match_floor and at most 1")
         _check(
             "hint_boost",
             0.0 <= self.hint_boost <= MAX_HINT_BOOST,

@@ -39,7 +39,7 @@ from hippo.retrieve.fuse import fuse
 from hippo.retrieve.hint import apply_hint, task_hint
 from hippo.retrieve.mmr import select
 from hippo.retrieve.querytext import prepare
-from hippo.retrieve.score import age_days, final_score, freshness, tau_for
+from hippo.retrieve.score import age_days, final_score, freshness, match_factor, tau_for
 
 if TYPE_CHECKING:
     from hippo.config import Settings
@@ -270,8 +270,8 @@ def search(
         return out
     records = _records(db, [f.id for f in fused])
     fused = [f for f in fused if f.id in records]  # deleted since the retrievers ran
-    late = _late_relevance(h, text, fused, records, p, out.degraded,
-                           query_tokens[0] if query_tokens else None)
+    late, best_late = _late_relevance(h, text, fused, records, p, out.degraded,
+                                      query_tokens[0] if query_tokens else None)
     dated = {f.id: p.date_boost if windows and _created_in(records[f.id], windows) else 0.0
              for f in fused}
     base = {f.id: (late[f.id] if late else f.score) for f in fused}
@@ -307,10 +307,13 @@ def search(
 
     if _want_rerank(h, rerank):
         rows = _rerank(h, text, rows, records, max(p.rerank_pool, limit), p, out.degraded)
+    # The reranker's scores are on one scale for every query already.
+    reranked = any(r["rerank"] is not None for r in rows)
+    factor = 1.0 if reranked else match_factor(best_late, p)
 
     for row in rows[:limit]:
         rec = records[row["id"]]
-        result = {**rec, "score": row["final"], "degraded": list(out.degraded)}
+        result = {**rec, "score": row["final"] * factor, "degraded": list(out.degraded)}
         if explain:
             f = by_id[row["id"]]
             result["explain"] = {
@@ -324,6 +327,8 @@ def search(
                 "importance": rec["importance"],
                 "rerank": row["rerank"],
                 "final": row["final"],
+                "match": None if best_late is None or reranked else {
+                    "best_late": best_late, "factor": factor},
             }
             if late:  # present only when the stage ran (an embedder with token vectors)
                 result["explain"]["late"] = late[row["id"]]
@@ -393,24 +398,27 @@ def _window_hits(db: Database, blob: bytes, k: int, filters: Filters,
 
 def _late_relevance(h: Hippo, text: str, fused: Sequence[Any],
                     records: dict[int, dict[str, Any]], p: SearchParams,
-                    degraded: list[str], query_tokens: Any = None) -> dict[int, float]:
-    """Relevance from late interaction (`hippo.retrieve.query`) for the fused candidates.
+                    degraded: list[str],
+                    query_tokens: Any = None) -> tuple[dict[int, float], float | None]:
+    """Relevance from late interaction (`hippo.retrieve.query`) for the fused candidates,
+    and the best MaxSim score of the pool as it is (before scaling: on the same scale for
+    every query, so it says how well the query matches anything at all).
 
     The best `late_pool` candidates get their min-max scaled MaxSim score; the rest keep
-    their fused order below the lowest of those. Empty when the stage is off or the
-    embedder has no token vectors (or is down: already in `degraded`); a failure of the
-    stage itself is added to `degraded`, and the fused score is used then.
+    their fused order below the lowest of those. Empty (and None) when the stage is off
+    or the embedder has no token vectors (or is down: already in `degraded`); a failure
+    of the stage itself is added to `degraded`, and the fused score is used then.
     """
     if p.late_pool <= 0 or not fused:
-        return {}
+        return {}, None
     from hippo.retrieve import query as q
 
     try:
         emb = h.embedder("brain")
     except Exception:  # noqa: BLE001 - no embedder: query_vector has said so already
-        return {}
+        return {}, None
     if not q.can_encode_tokens(emb):
-        return {}
+        return {}, None
     try:
         pool = list(fused[: p.late_pool])
         texts = [records[f.id]["text"] for f in pool]
@@ -419,15 +427,16 @@ def _late_relevance(h: Hippo, text: str, fused: Sequence[Any],
             query_tokens, mats = mats[0], mats[1:]
         else:
             mats = q.token_matrices(h.db, emb, texts)
-        scaled = q.rescale(q.late_scores(query_tokens, mats))
+        raw = q.late_scores(query_tokens, mats)
     except Exception as exc:  # noqa: BLE001 - an optional stage: the fused order stands
         degraded.append(f"late interaction: {_note(exc)} (fused order)")
-        return {}
+        return {}, None
+    scaled = q.rescale(raw)
     out = {f.id: s for f, s in zip(pool, scaled)}
     floor = min(scaled, default=0.0)
     for f in fused[p.late_pool :]:
         out[f.id] = floor * f.score
-    return out
+    return out, max(raw, default=None)
 
 
 def _want_rerank(h: Hippo, rerank: bool | None) -> bool:

@@ -76,3 +76,13 @@ def final_score(
         + params.w_importance * importance
         + params.w_freshness * freshness
     )
+
+
+def match_factor(best_late: float | None, params: SearchParams = DEFAULT_PARAMS) -> float:
+    """How well a query matches anything at all, 0..1, from the pool's best late-interaction
+    score: 0 at `match_floor` or below, 1 from `match_full`, linear between. 1 when there
+    is no such score (the stage did not run) or the setting is off (`match_full` 0)."""
+    if best_late is None or params.match_full <= 0:
+        return 1.0
+    span = params.match_full - params.match_floor
+    return min(1.0, max(0.0, (best_late - params.match_floor) / span))

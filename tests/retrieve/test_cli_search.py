@@ -82,7 +82,10 @@ def test_json_lines_carry_the_spec_record_score_and_degraded(cli: CLI, corpus: N
     assert scores == sorted(scores, reverse=True) and 0 < scores[-1] <= scores[0] <= 1
     explained = cli("search", "deploy staging", "-n", "1", "--explain").records[0]
     assert set(explained["explain"]) == {"bm25", "vector", "fused", "hint", "relevance", "mmr",
-                                         "freshness", "importance", "rerank", "final"}
+                                         "freshness", "importance", "rerank", "final",
+                                         "match"}
+    # No late interaction with this embedder: no match factor, the score is the final one.
+    assert explained["explain"]["match"] is None
     assert explained["score"] == explained["explain"]["final"]
 
 

@@ -17,6 +17,7 @@ import pytest
 
 import hippo
 from hippo.records import from_input
+from hippo.retrieve.constants import SearchParams
 from hippo.retrieve.query import TOKENS_SUFFIX
 
 MODEL = "all-MiniLM-L6-v2-int8"
@@ -108,6 +109,39 @@ def test_new_query_runs_the_model_once_and_a_repeat_loads_no_model(local_db: Pat
            [(r["id"], r["explain"]["late"]) for r in first]
     # Scores move only with the clock (freshness).
     assert [r["score"] for r in again] == pytest.approx([r["score"] for r in first], abs=1e-6)
+
+
+def test_score_says_when_nothing_stored_matches_and_keeps_the_order(local_db: Path) -> None:
+    """`score` is the final score times the query's match factor: a question about
+    something stored keeps the SPEC blend (factor 1), one about nothing stored scores 0
+    although some memory still ranks first with a final score near 0.95."""
+    found, _ = search(local_db, "when do the database backups run?")
+    for r in found:
+        m = r["explain"]["match"]
+        assert m["best_late"] > 0.4 and m["factor"] == 1.0
+        assert r["score"] == r["explain"]["final"]
+
+    junk, _ = search(local_db, "quantum chromodynamics on a lattice")
+    assert len(junk) == len(NOTES)  # still answered, in the same order as before
+    finals = [r["explain"]["final"] for r in junk]
+    assert finals == sorted(finals, reverse=True) and finals[0] > 0.9
+    for r in junk:
+        m = r["explain"]["match"]
+        assert m["best_late"] < 0.2 and m["factor"] == 0.0
+        assert r["score"] == 0.0
+
+    # A weak match scales every score by the same factor, so the order holds.
+    h = hippo.open(local_db, embedder="local")
+    try:
+        res = hippo.search(h, "quantum chromodynamics on a lattice", explain=True,
+                           projects=None, params=SearchParams(match_floor=0.0, match_full=0.4))
+    finally:
+        h.close()
+    factor = res.results[0]["explain"]["match"]["factor"]
+    assert 0.0 < factor < 1.0
+    assert [r["score"] for r in res.results] == \
+           pytest.approx([factor * f for f in finals], abs=1e-6)
+    assert [r["id"] for r in res.results] == [r["id"] for r in junk]
 
 
 def test_busy_database_still_gets_vector_results_for_a_new_query(

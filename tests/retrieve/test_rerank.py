@@ -120,8 +120,27 @@ def test_success_reorders_and_counts_usage(h: Hippo, stub: VoyageStub) -> None:
         assert e["relevance"] == e["rerank"]["score"] == (n + 1 - rank) / n
         assert r["score"] == pytest.approx(0.75 * e["relevance"] + 0.10 * 0.5
                                            + 0.15 * e["freshness"]["value"], abs=1e-12)
+        assert e["match"] is None  # the hash embedder has no token vectors
     state = guard.status(h.db, "voyage")
     assert (state["calls"], state["tokens"], state["consecutive_failures"]) == (1, 123, 0)
+
+
+def test_a_reranked_answer_keeps_the_rerankers_scale(db_path: Path, stub: VoyageStub) -> None:
+    """With the local model a query about nothing stored scores 0 in the local order
+    (match factor 0); reranked, the reranker's scores are on one scale for every query
+    already, so `score` is the final score again and no factor is shown."""
+    h = hippo.open(db_path, embedder="local")
+    h.add([from_input({"text": t}, h.types, default_project="testproj") for t in TEXTS])
+    query = "quantum chromodynamics on a lattice"
+    local = search(h, query, rerank=False, explain=True)
+    assert [r["score"] for r in local.results] == [0.0] * len(local)
+    assert local.results[0]["explain"]["match"]["factor"] == 0.0
+    res = search(h, query, rerank=True, explain=True)
+    assert res.degraded == [] and len(stub.requests) == 1
+    for r in res.results:
+        assert r["explain"]["match"] is None and r["explain"]["rerank"] is not None
+        assert r["score"] == r["explain"]["final"] > 0.0
+    h.close()
 
 
 def test_rerank_setting_and_flag(h: Hippo, stub: VoyageStub, tmp_path: Path,

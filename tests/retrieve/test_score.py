@@ -11,7 +11,14 @@ from hypothesis import strategies as st
 
 from hippo.memtypes import BUILTIN, TIERS, MemType, registry
 from hippo.retrieve.constants import BM25, DEFAULT_PARAMS, VECTOR, SearchParams
-from hippo.retrieve.score import age_days, final_score, freshness, parse_timestamp, tau_for
+from hippo.retrieve.score import (
+    age_days,
+    final_score,
+    freshness,
+    match_factor,
+    parse_timestamp,
+    tau_for,
+)
 
 NOW = datetime(2026, 1, 31, 12, 0, tzinfo=UTC)
 
@@ -158,6 +165,9 @@ def test_search_params_overrides() -> None:
         ({"w_freshness": -0.1}, "'w_freshness' must be a finite number"),
         ({"bm25_weight": 0, "vector_weight": 0}, "cannot both be 0"),
         ({"result_limit": 0}, "'result_limit' must be at least 1"),
+        ({"match_full": 0.1}, "'match_full' must be 0 \\(off\\) or above match_floor"),
+        ({"match_floor": 0.5, "match_full": 0.4}, "'match_full' must be 0"),
+        ({"match_floor": -0.1}, "'match_floor' must be between 0 and 1"),
     ],
 )
 def test_search_params_rejects(overrides: dict[str, object], message: str) -> None:
@@ -178,3 +188,25 @@ def test_freshness_never_rises_with_age(a: float, b: float, tau: float) -> None:
         assert 0.0 <= f <= 1.0
         if age / tau <= 700:  # beyond ~745 e^-x underflows to 0.0 in IEEE doubles
             assert f > 0.0
+
+
+def test_match_factor_hand_computed() -> None:
+    p = DEFAULT_PARAMS
+    assert (p.match_floor, p.match_full) == (0.2, 0.4)
+    assert match_factor(0.1, p) == 0.0  # nothing in the pool matches the query's words
+    assert match_factor(0.2, p) == 0.0
+    assert match_factor(0.3, p) == pytest.approx(0.5)
+    assert match_factor(0.4, p) == 1.0
+    assert match_factor(0.9, p) == 1.0
+    assert match_factor(None, p) == 1.0  # no late interaction: the SPEC score as it is
+    off = SearchParams.from_mapping({"match_full": 0})
+    assert match_factor(0.0, off) == 1.0
+    steep = SearchParams.from_mapping({"match_floor": 0.0, "match_full": 0.1})
+    assert match_factor(0.05, steep) == pytest.approx(0.5)
+
+
+@given(st.floats(min_value=-1, max_value=1), st.floats(min_value=-1, max_value=1))
+def test_match_factor_stays_in_0_1_and_never_falls_as_the_match_improves(a: float,
+                                                                         b: float) -> None:
+    low, high = sorted((a, b))
+    assert 0.0 <= match_factor(low) <= match_factor(high) <= 1.0
