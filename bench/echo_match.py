@@ -62,18 +62,18 @@ def best_scores(db: Path, questions: tuple[str, ...] | list[str]) -> list[float 
         h.close()
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--transcripts", type=Path, default=TRANSCRIPTS)
     ap.add_argument("--db", type=Path, default=None,
                     help="an Echo database of these transcripts (built here when missing)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="hippo-echo-match-") as tmp:
         db = args.db or Path(tmp) / "echo.db"
         if not db.exists():
             subprocess.run([sys.executable, "-m", "hippo", "--db", str(db), "--embedder",
                             "local", "ingest", str(args.transcripts), "--idle-minutes", "0"],
-                           check=True, stdout=subprocess.DEVNULL)
+                           check=True, stdout=subprocess.DEVNULL, cwd=tmp)
         ranges = {}
         for name, questions in (("on-topic", QUERIES), ("off-topic", OFF_TOPIC_ECHO)):
             scores = best_scores(db, questions)

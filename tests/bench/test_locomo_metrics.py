@@ -439,6 +439,23 @@ def test_leave_one_out_bench_runs_end_to_end_on_the_sample(
     assert any(line.startswith("conv-x") for line in lines)
 
 
+def test_echo_match_bench_runs_on_a_small_transcript(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    import echo_match
+
+    folder = tmp_path / "t"
+    folder.mkdir()
+    lines = [{"role": "user", "content": "how are hooks resolved at runtime?"},
+             {"role": "assistant", "content": "Hooks are looked up in settings.json first."}]
+    (folder / "s.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert echo_match.main(["--transcripts", str(folder)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    on = [line for line in out if line.startswith("on-topic ")]
+    assert len(on) == len(echo_match.QUERIES)
+    assert all(0.0 < float(line.split()[1]) <= 1.0 for line in on)
+    assert out[-2].startswith("on-topic: ") and out[-1].startswith("off-topic: ")
+
+
 def _both(query: Any, docs: list[Any]) -> tuple[list[float], list[float]]:
     """MaxSim of `query` over `docs` by the pure-Python and by the numpy implementation."""
     from hippo.retrieve import query as q
