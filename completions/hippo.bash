@@ -25,7 +25,7 @@ _hippo_options() {  # $1: command path -> its options
         "extract") echo "--extractor --model --session --dry-run --db --embedder --help -h" ;;
         "forget") echo "--hard --db --json --help -h" ;;
         "guidance") echo "--topic --budget -b --all-projects --project -p --db --json --help -h" ;;
-        "hook") echo "--budget -b --route --topic --limit -n --plain --project -p --db --help -h" ;;
+        "hook") echo "--budget -b --route --topic --limit -n --min-score --plain --project -p --db --help -h" ;;
         "import") echo "--db --embedder --help -h" ;;
         "ingest") echo "--idle-minutes --backstop --format --db --embedder --help -h" ;;
         "list") echo "--type -t --tier --status --tag --since --all-projects --limit --project -p --db --json --help -h" ;;
@@ -58,7 +58,7 @@ _hippo_takes_value() {  # $1: command path, $2: option -> true when it takes a v
         "extract --extractor"|"extract --model"|"extract --session"|"extract --db"|"extract --embedder") return 0 ;;
         "forget --db") return 0 ;;
         "guidance --topic"|"guidance --budget"|"guidance -b"|"guidance --project"|"guidance -p"|"guidance --db") return 0 ;;
-        "hook --budget"|"hook -b"|"hook --topic"|"hook --limit"|"hook -n"|"hook --project"|"hook -p"|"hook --db") return 0 ;;
+        "hook --budget"|"hook -b"|"hook --topic"|"hook --limit"|"hook -n"|"hook --min-score"|"hook --project"|"hook -p"|"hook --db") return 0 ;;
         "import --db"|"import --embedder") return 0 ;;
         "ingest --idle-minutes"|"ingest --format"|"ingest --db"|"ingest --embedder") return 0 ;;
         "list --type"|"list -t"|"list --tier"|"list --status"|"list --tag"|"list --since"|"list --limit"|"list --project"|"list -p"|"list --db") return 0 ;;

@@ -158,6 +158,7 @@ complete -c hippo -n '__fish_seen_subcommand_from hook' -l budget -s b -r -f -d 
 complete -c hippo -n '__fish_seen_subcommand_from hook' -l route -d 'session-start: add the project\'s guidance (own budget, 1500…'
 complete -c hippo -n '__fish_seen_subcommand_from hook' -l topic -r -f -d 'A route topic (a tag); repeatable; any one matches.'
 complete -c hippo -n '__fish_seen_subcommand_from hook' -l limit -s n -r -f -d 'prompt: at most this many memories.'
+complete -c hippo -n '__fish_seen_subcommand_from hook' -l min-score -r -f -d 'prompt: leave out memories whose search score is below this…'
 complete -c hippo -n '__fish_seen_subcommand_from hook' -l plain -d 'Print the context as plain text instead of the agent\'s JSON.'
 complete -c hippo -n '__fish_seen_subcommand_from hook' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: git root or direc…'
 complete -c hippo -n '__fish_seen_subcommand_from hook' -l db -r -F -d 'Database file (env HIPPO_DB).'

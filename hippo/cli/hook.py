@@ -13,6 +13,7 @@ import typer
 
 from hippo.cli.common import DbOpt, ProjectOpt, open_hippo, root_flags
 from hippo.cli.context import TopicOpt
+from hippo.layers.recall import MIN_SCORE
 
 AGENTS = ("claude-code",)
 # Our event names and the agent's, both accepted; the agent's is what we answer with.
@@ -39,6 +40,10 @@ def hook(
     topic: TopicOpt = None,
     limit: Annotated[int, typer.Option("--limit", "-n",
                                        help="prompt: at most this many memories.")] = 5,
+    min_score: Annotated[float, typer.Option(
+        "--min-score", min=0.0, max=1.0,
+        help="prompt: leave out memories whose search score is below this (0 keeps all).",
+    )] = MIN_SCORE,
     plain: Annotated[bool, typer.Option("--plain", help="Print the context as plain text "
                                         "instead of the agent's JSON.")] = False,
     project: ProjectOpt = None,
@@ -54,7 +59,8 @@ def hook(
     """
     try:
         text, answer_as = _answer(ctx, agent, event, budget=budget, route=route,
-                                  topics=tuple(topic or ()), limit=limit, project=project, db=db)
+                                  topics=tuple(topic or ()), limit=limit, min_score=min_score,
+                                  project=project, db=db)
     except Exception as exc:  # noqa: BLE001 - the agent must go on whatever happened here
         message = " ".join(str(exc).split()) or type(exc).__name__
         sys.stderr.write(f"hippo hook: {message} (no context added)\n")
@@ -97,8 +103,8 @@ def resolve_event(event: str | None, payload: dict[str, Any]) -> str:
 
 
 def _answer(ctx: typer.Context, agent: str, event: str | None, *, budget: int, route: bool,
-            topics: tuple[str, ...], limit: int, project: str | None, db: Any
-            ) -> tuple[str, str]:
+            topics: tuple[str, ...], limit: int, min_score: float, project: str | None,
+            db: Any) -> tuple[str, str]:
     if agent not in AGENTS:
         raise HookInputError(f"unknown agent {agent!r}; known: {', '.join(AGENTS)}")
     payload = read_payload()
@@ -128,7 +134,7 @@ def _answer(ctx: typer.Context, agent: str, event: str | None, *, budget: int, r
         return "", answer_as
     from hippo.layers import recall
 
-    records, degraded = recall.recall(h, prompt, where, limit)
+    records, degraded = recall.recall(h, prompt, where, limit, min_score)
     for note in degraded:
         sys.stderr.write(f"hippo: degraded: {note}\n")
     return recall.render(records, budget), answer_as

@@ -16,6 +16,11 @@ if TYPE_CHECKING:
     from hippo.core import Hippo
 
 LIMIT = 5
+# A prompt hook adds a memory only from this score up. The final score's importance and
+# freshness parts add up to 0.25 at most, so 0.3 keeps what has some relevance to the
+# prompt; and a prompt about nothing stored ("thanks!", "run the tests") scores 0 with
+# the local model (search's match factor), so it adds nothing.
+MIN_SCORE = 0.3
 FTS = (
     f"SELECT {COLUMNS} FROM memories_fts f JOIN memories m ON m.id = f.rowid "
     "WHERE memories_fts MATCH ? AND m.status = 'active' AND {scope} "
@@ -48,9 +53,11 @@ def has_pipeline() -> bool:
     return importlib.util.find_spec("hippo.retrieve.pipeline") is not None
 
 
-def recall(h: Hippo, prompt: str, route: Route, limit: int = LIMIT
-           ) -> tuple[list[dict[str, Any]], list[str]]:
-    """Memories for a prompt, best first, and the degradations met on the way."""
+def recall(h: Hippo, prompt: str, route: Route, limit: int = LIMIT,
+           min_score: float = MIN_SCORE) -> tuple[list[dict[str, Any]], list[str]]:
+    """Memories for a prompt, best first, each scoring `min_score` or more in search, and
+    the degradations met on the way. (The lexical fallback has no score: BM25 found
+    every word it returns in the memory.)"""
     if limit < 1 or not prompt.strip():
         return [], []
     if not has_pipeline():
@@ -59,7 +66,7 @@ def recall(h: Hippo, prompt: str, route: Route, limit: int = LIMIT
 
     projects = None if route.all_projects else tuple(dict.fromkeys((route.project, None)))
     found = search(h, prompt, limit=limit, projects=projects)
-    return found.results, list(found.degraded)
+    return [r for r in found.results if r["score"] >= min_score], list(found.degraded)
 
 
 def render(records: list[dict[str, Any]], budget: int) -> str:

@@ -68,6 +68,27 @@ def test_prompt(cli, repo: Path) -> None:
     assert r.exit_code == 0 and r.stdout == ""
 
 
+def test_prompt_about_nothing_stored_adds_nothing(cli, repo: Path) -> None:
+    """With the local model a prompt about nothing stored scores 0 in search (its match
+    factor), so the hook adds no memory to it; a prompt about a stored memory gets it,
+    and --min-score 0 gives back search's whole answer."""
+    facts = ["Staging deploys go through `make deploy-staging`",
+             "Never force-push to main; use --force-with-lease on feature branches",
+             "CI fails with ERR_SSL_PROTOCOL_ERROR when HTTPS_PROXY is set"]
+    for text in facts:
+        assert cli("add", text, "-p", "A", embedder="local").exit_code == 0
+    chat = payload(repo, "UserPromptSubmit", prompt="thanks, that was a great pizza")
+    r = cli("hook", "claude-code", "--plain", input=chat, embedder="local")
+    assert r.exit_code == 0 and r.stdout == "", r.stdout
+    everything = cli("hook", "claude-code", "--plain", "--min-score", "0", input=chat,
+                     embedder="local")
+    assert everything.stdout.count("\n- ") == len(facts)
+    r = cli("hook", "claude-code", "--plain", embedder="local", input=payload(
+        repo, "UserPromptSubmit", prompt="can I force-push my branch?"))
+    assert r.stdout.startswith("## Relevant memories\n- Never force-push to main"), r.stdout
+    assert "pizza" not in r.stdout and "make deploy-staging" not in r.stdout
+
+
 def test_prompt_lexical_fallback(cli, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(recall, "has_pipeline", lambda: False)
     cli("add", "Flaky test: tests/test_io.py::test_timeout needs --timeout=30", "-t", "fact",
