@@ -113,8 +113,8 @@ class SearchParams:
     # is untouched. With the local model, off-topic questions reach 0.16 at the median
     # and 0.24 at the 95th percentile, LoCoMo questions in their own conversation 0.35
     # at the 5th, 0.49 at the median (`bench/locomo.py`; docs/search.md). match_full = 0
-    # turns it off; so does a reranked answer (its scores are on one scale already) or
-    # no late interaction.
+    # turns it off; so does a reranked answer (its scores are on one scale already), an
+    # answer holding a memory created on a date the query names, or no late interaction.
     match_floor: float = 0.2
     match_full: float = 0.4
     w_relevance: float = 0.75

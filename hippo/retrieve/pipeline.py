@@ -307,9 +307,12 @@ def search(
 
     if _want_rerank(h, rerank):
         rows = _rerank(h, text, rows, records, max(p.rerank_pool, limit), p, out.degraded)
-    # The reranker's scores are on one scale for every query already.
+    # How well the query matches anything stored, unless that is known otherwise: the
+    # reranker's scores are on one scale for every query already, and a memory created
+    # on a date the query names matches it whatever its words.
     reranked = any(r["rerank"] is not None for r in rows)
-    factor = 1.0 if reranked else match_factor(best_late, p)
+    known = reranked or any(dated[r["id"]] for r in rows[:limit])
+    factor = 1.0 if known else match_factor(best_late, p)
 
     for row in rows[:limit]:
         rec = records[row["id"]]
@@ -327,7 +330,7 @@ def search(
                 "importance": rec["importance"],
                 "rerank": row["rerank"],
                 "final": row["final"],
-                "match": None if best_late is None or reranked else {
+                "match": None if best_late is None or known else {
                     "best_late": best_late, "factor": factor},
             }
             if late:  # present only when the stage ran (an embedder with token vectors)

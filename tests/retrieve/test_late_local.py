@@ -144,6 +144,22 @@ def test_score_says_when_nothing_stored_matches_and_keeps_the_order(local_db: Pa
     assert [r["id"] for r in res.results] == [r["id"] for r in junk]
 
 
+def test_a_memory_from_a_date_the_query_names_is_a_match(local_db: Path) -> None:
+    h = hippo.open(local_db, embedder="local")
+    try:
+        (dated,) = h.add([from_input({"text": "Rotated the office wifi password",
+                                      "created_at": "2023-05-07T10:00:00Z"}, h.types,
+                                     default_project="proj")])
+        res = hippo.search(h, "what happened on 7 May 2023", limit=10, explain=True,
+                           projects=None)
+    finally:
+        h.close()
+    mine = [r for r in res.results if r["id"] == dated.record["id"]]
+    assert mine and mine[0]["explain"]["date"] > 0  # found through its date, not its words
+    for r in res.results:
+        assert r["explain"]["match"] is None and r["score"] == r["explain"]["final"]
+
+
 def test_busy_database_still_gets_vector_results_for_a_new_query(
         local_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Another writer holds the lock: the query's vector cannot be cached, but it is used.
