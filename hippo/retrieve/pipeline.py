@@ -292,6 +292,8 @@ def search(
     for n, (mid, mmr_score) in enumerate(picked, 1):
         rec = records[mid]
         fresh = _freshness(rec, h, when)
+        if dated[mid]:  # the query asks about the time it was written: not stale for it
+            fresh = {**fresh, "value": 1.0}
         # Redundancy with a better pick lowers the relevance that is scored (never raises).
         most = max((sims.get((min(mid, b), max(mid, b)), 0.0) for b, _ in picked[: n - 1]),
                    default=0.0)

@@ -156,6 +156,9 @@ def test_a_memory_from_a_date_the_query_names_is_a_match(local_db: Path) -> None
         h.close()
     mine = [r for r in res.results if r["id"] == dated.record["id"]]
     assert mine and mine[0]["explain"]["date"] > 0  # found through its date, not its words
+    # Three years old, but the query asks about its day: not stale for this query.
+    assert mine[0]["explain"]["freshness"]["value"] == 1.0
+    assert mine[0]["explain"]["freshness"]["age_days"] > 900
     for r in res.results:
         assert r["explain"]["match"] is None and r["score"] == r["explain"]["final"]
 
