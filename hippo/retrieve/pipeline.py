@@ -312,9 +312,9 @@ def search(
     # How well the query matches anything stored, unless that is known otherwise: the
     # reranker's scores are on one scale for every query already, and a memory created
     # on a date the query names matches it whatever its words.
-    reranked = any(r["rerank"] is not None for r in rows)
-    known = reranked or any(dated[r["id"]] for r in rows[:limit])
-    factor = 1.0 if known else match_factor(best_late, p)
+    by = ("rerank" if any(r["rerank"] is not None for r in rows)
+          else "date" if any(dated[r["id"]] for r in rows[:limit]) else "late")
+    factor = match_factor(best_late, p) if by == "late" else 1.0
 
     for row in rows[:limit]:
         rec = records[row["id"]]
@@ -332,8 +332,8 @@ def search(
                 "importance": rec["importance"],
                 "rerank": row["rerank"],
                 "final": row["final"],
-                "match": None if best_late is None or known else {
-                    "best_late": best_late, "factor": factor},
+                "match": None if best_late is None else {
+                    "best_late": best_late, "factor": factor, "by": by},
             }
             if late:  # present only when the stage ran (an embedder with token vectors)
                 result["explain"]["late"] = late[row["id"]]

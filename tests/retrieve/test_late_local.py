@@ -118,7 +118,7 @@ def test_score_says_when_nothing_stored_matches_and_keeps_the_order(local_db: Pa
     found, _ = search(local_db, "when do the database backups run?")
     for r in found:
         m = r["explain"]["match"]
-        assert m["best_late"] > 0.4 and m["factor"] == 1.0
+        assert m["best_late"] > 0.4 and m["factor"] == 1.0 and m["by"] == "late"
         assert r["score"] == r["explain"]["final"]
 
     junk, _ = search(local_db, "quantum chromodynamics on a lattice")
@@ -127,7 +127,7 @@ def test_score_says_when_nothing_stored_matches_and_keeps_the_order(local_db: Pa
     assert finals == sorted(finals, reverse=True) and finals[0] > 0.9
     for r in junk:
         m = r["explain"]["match"]
-        assert m["best_late"] < 0.2 and m["factor"] == 0.0
+        assert m["best_late"] < 0.2 and m["factor"] == 0.0 and m["by"] == "late"
         assert r["score"] == 0.0
 
     # A weak match scales every score by the same factor, so the order holds.
@@ -160,7 +160,8 @@ def test_a_memory_from_a_date_the_query_names_is_a_match(local_db: Path) -> None
     assert mine[0]["explain"]["freshness"]["value"] == 1.0
     assert mine[0]["explain"]["freshness"]["age_days"] > 900
     for r in res.results:
-        assert r["explain"]["match"] is None and r["score"] == r["explain"]["final"]
+        assert r["explain"]["match"]["by"] == "date" and r["explain"]["match"]["factor"] == 1
+        assert r["score"] == r["explain"]["final"]
 
 
 def test_busy_database_still_gets_vector_results_for_a_new_query(

@@ -128,7 +128,7 @@ def test_success_reorders_and_counts_usage(h: Hippo, stub: VoyageStub) -> None:
 def test_a_reranked_answer_keeps_the_rerankers_scale(db_path: Path, stub: VoyageStub) -> None:
     """With the local model a query about nothing stored scores 0 in the local order
     (match factor 0); reranked, the reranker's scores are on one scale for every query
-    already, so `score` is the final score again and no factor is shown."""
+    already, so `score` is the final score again (factor 1, set by the rerank)."""
     h = hippo.open(db_path, embedder="local")
     h.add([from_input({"text": t}, h.types, default_project="testproj") for t in TEXTS])
     query = "quantum chromodynamics on a lattice"
@@ -138,7 +138,8 @@ def test_a_reranked_answer_keeps_the_rerankers_scale(db_path: Path, stub: Voyage
     res = search(h, query, rerank=True, explain=True)
     assert res.degraded == [] and len(stub.requests) == 1
     for r in res.results:
-        assert r["explain"]["match"] is None and r["explain"]["rerank"] is not None
+        assert r["explain"]["match"]["by"] == "rerank" and r["explain"]["rerank"] is not None
+        assert r["explain"]["match"]["factor"] == 1.0
         assert r["score"] == r["explain"]["final"] > 0.0
     h.close()
 
