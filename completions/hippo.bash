@@ -32,7 +32,7 @@ _hippo_options() {  # $1: command path -> its options
         "pin") echo "--db --json --help -h" ;;
         "reindex") echo "--embedder --store --batch --force --dry-run --db --help -h" ;;
         "retire") echo "--now --dry-run --db --help -h" ;;
-        "search") echo "--limit -n --type -t --tier --tag --since --until --all-projects --include-superseded --explain --rerank --no-rerank --format -f --budget -b --project -p --db --embedder --json --help -h" ;;
+        "search") echo "--limit -n --type -t --tier --tag --since --until --all-projects --include-superseded --explain --rerank --no-rerank --format -f --budget -b --min-score --project -p --db --embedder --json --help -h" ;;
         "show") echo "--history --no-history --db --json --help -h" ;;
         "stats") echo "--layers --no-layers --project -p --db --json --help -h" ;;
         "supersede") echo "--by --clear --db --json --help -h" ;;
@@ -65,7 +65,7 @@ _hippo_takes_value() {  # $1: command path, $2: option -> true when it takes a v
         "pin --db") return 0 ;;
         "reindex --embedder"|"reindex --store"|"reindex --batch"|"reindex --db") return 0 ;;
         "retire --now"|"retire --db") return 0 ;;
-        "search --limit"|"search -n"|"search --type"|"search -t"|"search --tier"|"search --tag"|"search --since"|"search --until"|"search --format"|"search -f"|"search --budget"|"search -b"|"search --project"|"search -p"|"search --db"|"search --embedder") return 0 ;;
+        "search --limit"|"search -n"|"search --type"|"search -t"|"search --tier"|"search --tag"|"search --since"|"search --until"|"search --format"|"search -f"|"search --budget"|"search -b"|"search --min-score"|"search --project"|"search -p"|"search --db"|"search --embedder") return 0 ;;
         "show --db") return 0 ;;
         "stats --project"|"stats -p"|"stats --db") return 0 ;;
         "supersede --by"|"supersede --db") return 0 ;;

@@ -226,6 +226,7 @@ complete -c hippo -n '__fish_seen_subcommand_from search' -l explain -d 'Add eve
 complete -c hippo -n '__fish_seen_subcommand_from search' -l rerank -l no-rerank -d 'Rerank with Voyage (needs VOYAGE_API_KEY; default: the rera…'
 complete -c hippo -n '__fish_seen_subcommand_from search' -l format -s f -r -f -d 'table, json or markdown (default: table at a terminal, else…'
 complete -c hippo -n '__fish_seen_subcommand_from search' -l budget -s b -r -f -d 'Token budget of --format markdown.'
+complete -c hippo -n '__fish_seen_subcommand_from search' -l min-score -r -f -d 'Leave out results scoring below this (scores compare across…'
 complete -c hippo -n '__fish_seen_subcommand_from search' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: git root or direc…'
 complete -c hippo -n '__fish_seen_subcommand_from search' -l db -r -F -d 'Database file (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from search' -l embedder -r -f -a 'hash local openai' -d 'Embedding provider: local, openai, hash (env HIPPO_EMBEDDER…'

@@ -17,7 +17,7 @@ from typing import Any
 
 # option → (parameter, kind). Kinds: "flag" (no value; True), "off" (no value; False),
 # "text", "path" (a file: not an existing directory, readable if it exists), "count" (an int ≥ 1),
-# "many" (repeatable text, collected in a list).
+# "unit" (a number in 0..1), "many" (repeatable text, collected in a list).
 ROOT: dict[str, tuple[str, str]] = {
     "--db": ("db", "path"),
     "--project": ("project", "text"),
@@ -43,6 +43,7 @@ SEARCH: dict[str, tuple[str, str]] = {
     "-f": ("format_", "text"),
     "--budget": ("budget", "count"),
     "-b": ("budget", "count"),
+    "--min-score": ("min_score", "unit"),
     "--project": ("project", "text"),
     "-p": ("project", "text"),
     "--db": ("db", "path"),
@@ -143,6 +144,14 @@ def _option(table: dict[str, tuple[str, str]], argv: list[str], i: int,
         if number < 1:
             raise _Defer
         out[dest] = number
+    elif kind == "unit":
+        try:
+            unit = float(value)
+        except ValueError:
+            raise _Defer from None
+        if not 0.0 <= unit <= 1.0:  # NaN too
+            raise _Defer
+        out[dest] = unit
     elif kind == "path":
         if not value or _refused(value):
             raise _Defer

@@ -42,6 +42,10 @@ def search(
         help="table, json or markdown (default: table at a terminal, else json).")] = None,
     budget: Annotated[int, typer.Option("--budget", "-b", min=1,
                                         help="Token budget of --format markdown.")] = 800,
+    min_score: Annotated[float, typer.Option(
+        "--min-score", min=0.0, max=1.0,
+        help="Leave out results scoring below this (scores compare across queries; "
+             "0.3 keeps what has some relevance).")] = 0.0,
     project: ProjectOpt = None,
     db: DbOpt = None,
     embedder: EmbedderOpt = None,
@@ -57,5 +61,6 @@ def search(
 
     run(root_flags(ctx), query, limit=limit, type_=type_, tier=tier, tag=tag, since=since,
         until=until, all_projects=all_projects, include_superseded=include_superseded,
-        explain=explain, rerank=rerank, format_=format_, budget=budget, project=project,
-        db=str(db) if db else None, embedder=embedder, json=json)
+        explain=explain, rerank=rerank, format_=format_, budget=budget,
+        min_score=min_score, project=project, db=str(db) if db else None,
+        embedder=embedder, json=json)

@@ -19,8 +19,8 @@ def run(root: dict[str, Any], query: str, *, limit: int | None = None,
         tag: list[str] | None = None, since: str | None = None, until: str | None = None,
         all_projects: bool = False, include_superseded: bool = False, explain: bool = False,
         rerank: bool | None = None, format_: str | None = None, budget: int = 800,
-        project: str | None = None, db: str | None = None, embedder: str | None = None,
-        json: bool = False) -> None:
+        min_score: float = 0.0, project: str | None = None, db: str | None = None,
+        embedder: str | None = None, json: bool = False) -> None:
     """Search and print: `root` holds the flags given before the command name."""
     from hippo.output import want_json
     from hippo.retrieve.pipeline import search
@@ -43,7 +43,12 @@ def run(root: dict[str, Any], query: str, *, limit: int | None = None,
         h.close()
     for note in found.degraded:
         sys.stderr.write(f"hippo: degraded: {note}\n")
-    if not found.results:
+    results = [r for r in found.results if r["score"] >= min_score]
+    if found.results and not results:
+        best = max(r["score"] for r in found.results)
+        sys.stderr.write(f"hippo: no result scored {min_score:g} or more (best {best:.2f})\n")
+        return
+    if not results:
         if elsewhere:
             where = "global memories" if scope is None else f"project {scope!r} or global memories"
             sys.stderr.write(f"hippo: no match in {where}; {elsewhere} active "
@@ -51,13 +56,13 @@ def run(root: dict[str, Any], query: str, *, limit: int | None = None,
                              "(--all-projects searches every project, -p NAME another one)\n")
         return
     if format_ == "markdown" and not json:
-        _markdown(found.results, budget)
+        _markdown(results, budget)
     elif json or format_ == "json" or (format_ is None and want_json(False)):
         from hippo.output import write_json_lines
 
-        write_json_lines(found.results)
+        write_json_lines(results)
     else:
-        _table(found.results, explain)
+        _table(results, explain)
 
 
 def _elsewhere(h: Any) -> int:

@@ -45,6 +45,10 @@ def kind_of(param: Any, opt: str) -> str:
     if isinstance(param.type, types.IntRange):
         assert param.type.min == 1 and not param.type.min_open
         return "count"
+    if isinstance(param.type, types.FloatRange):
+        assert (param.type.min, param.type.max) == (0.0, 1.0)
+        assert not param.type.min_open and not param.type.max_open
+        return "unit"
     if isinstance(param.type, TyperPath):
         t = param.type
         assert (t.file_okay, t.dir_okay, t.exists, t.readable, t.writable, t.resolve_path,
@@ -99,10 +103,10 @@ def same_call(call: fastpath.Call, argv: list[str]) -> None:
             if kind in ("flag", "off") and dest == "rerank":
                 default = None
             expected = normal(want[dest], kind)
-            if dest == "budget":
-                assert got.get(dest, 800) == expected
-            else:
-                assert got.get(dest, default) == expected, (argv, dest)
+            # Options whose default is a value: what run() takes when the fast path leaves
+            # them out.
+            default = {"budget": 800, "min_score": 0.0}.get(dest, default)
+            assert got.get(dest, default) == expected, (argv, dest)
     assert call.query == params["query"]
 
 
@@ -120,6 +124,9 @@ COMMON = [
     ["--debug", "search", "q"],
     ["search", "src/app.py \"unbalanced", "--limit=2"],
     ["search", "q", "--limit", " 4"],
+    ["search", "q", "--min-score", "0.3", "--json"],
+    ["search", "--min-score=1", "q"],
+    ["search", "q", "--min-score", "0"],
 ]
 
 
@@ -137,6 +144,8 @@ def test_common_calls_take_the_fast_path_with_clicks_values(argv: list[str]) -> 
     ["search", "q", "--unknown"], ["search", "q", "--limit"], ["--db", "/", "search", "q"],
     ["--db", "", "search", "q"], ["search", "-5"], ["--json", "search", "q"],
     ["search", "q", "--bm25-only"], ["--", "search", "q"],
+    ["search", "q", "--min-score", "2"], ["search", "q", "--min-score", "-0.1"],
+    ["search", "q", "--min-score", "nan"], ["search", "q", "--min-score", "x"],
 ], ids=lambda a: " ".join(a) or "nothing")
 def test_anything_in_doubt_goes_to_typer(argv: list[str]) -> None:
     assert fastpath.parse(argv) is None
@@ -199,6 +208,8 @@ def seeded(cli: Any) -> None:
     ["search", "deploy", "--format", "yaml"],
     ["search", "deploy", "--since", "soon"],
     ["search", "-", "--json"],
+    ["search", "deploy", "--min-score", "0.5", "--json"],
+    ["search", "deploy", "--min-score", "0.99", "--json"],
 ], ids=lambda a: " ".join(a))
 def test_both_paths_print_the_same(cli: Any, db_path: Path, args: list[str]) -> None:
     from typer.testing import CliRunner

@@ -214,3 +214,24 @@ def test_a_byte_that_is_not_utf8_in_the_query_is_read_as_a_space(cli: CLI, tmp_p
             "hippo: degraded: query: 1 byte not valid UTF-8, read as space"], r.stderr
         assert text in r.records[0]["text"]
         assert r.records[0]["degraded"] == ["query: 1 byte not valid UTF-8, read as space"]
+
+
+def test_min_score_keeps_only_results_that_match(cli: CLI) -> None:
+    """With the local model a search's scores compare across queries, so one threshold
+    serves every query: a question about nothing stored keeps nothing (and says so on
+    stderr), a real one keeps its match."""
+    for text in ("Never force-push to main; use --force-with-lease on feature branches",
+                 "Staging deploys run from the deploy/ directory with make stage",
+                 "We chose apsw over sqlite3 because stdlib cannot load extensions"):
+        assert cli("add", text, embedder="local").exit_code == 0
+    everything = cli("search", "--json", "best pizza in naples", embedder="local")
+    assert len(everything.records) == 3 and {r["score"] for r in everything.records} == {0.0}
+    r = cli("search", "--json", "--min-score", "0.3", "best pizza in naples", embedder="local")
+    assert r.exit_code == 0 and r.stdout == ""
+    assert r.stderr == "hippo: no result scored 0.3 or more (best 0.00)\n"
+    r = cli("search", "--json", "--min-score", "0.3", "can I force-push to main?",
+            embedder="local")
+    assert r.exit_code == 0, r.stderr
+    assert [x["text"][:24] for x in r.records] == ["Never force-push to main"]
+    assert all(x["score"] >= 0.3 for x in r.records)
+    assert cli("search", "q", "--min-score", "1.5").exit_code == 2
