@@ -12,7 +12,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -39,6 +38,7 @@ class VoyageStub:
 
     def __init__(self) -> None:
         self.mode = "ok"
+        self.release = threading.Event()
         self.requests: list[dict[str, Any]] = []
         stub = self
 
@@ -47,8 +47,8 @@ class VoyageStub:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 stub.requests.append({"path": self.path, "auth": self.headers["Authorization"],
                                       **body})
-                if stub.mode == "slow":
-                    time.sleep(2.0)
+                if stub.mode == "slow":  # answers once the test lets it (or after 30 s)
+                    stub.release.wait(30)
                 if stub.mode == "error":
                     return self._send(500, {"detail": "upstream exploded"})
                 n = len(body["documents"])
@@ -158,14 +158,15 @@ def test_rerank_setting_and_flag(h: Hippo, stub: VoyageStub, tmp_path: Path,
 
 
 def test_timeout_keeps_local_order(h: Hippo, stub: VoyageStub) -> None:
-    import voyageai  # noqa: F401 - imported up front so the clock measures the request
-
+    """The stub holds its answer until the search has returned: only the client's own
+    timeout can end the call, and the note says it did (no clock in the test)."""
     local = search(h, "deploy API", rerank=False)
     stub.mode = "slow"
-    t = time.perf_counter()
-    res = search(h, "deploy API", rerank=True, explain=True)
-    elapsed = time.perf_counter() - t
-    assert elapsed < 1.6, elapsed  # the server would take 2 s
+    try:
+        res = search(h, "deploy API", rerank=True, explain=True)
+    finally:
+        stub.release.set()
+    assert len(stub.requests) == 1  # the request reached the server: it was cut off there
     assert ids(res) == ids(local)
     (note,) = res.degraded
     assert note.startswith("rerank: voyage rerank failed: ") and note.endswith("(local order)")
