@@ -131,10 +131,28 @@ def systems(h: Any) -> dict[str, Callable[[str, str, Any], list[list[str]]]]:
     }
 
 
+def forget_questions(h: Any, questions: Sequence[str]) -> int:
+    """Drop the questions' cached embeddings (vectors and token matrices), so the
+    first pass embeds each one as a new query even on a reused database. A text that is
+    also a memory's or a chunk's keeps its cache. Returns the rows deleted."""
+    from hippo.vectors import content_hash
+
+    hashes = {content_hash(q) for q in questions}
+    for table in ("memories", "echo_chunks"):
+        if h.db.scalar("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)):
+            hashes -= {r["content_hash"] for r in h.db.rows(f"SELECT content_hash FROM {table}")}
+    before = h.db.scalar("SELECT count(*) FROM embed_cache")
+    with h.db.transaction():
+        for digest in hashes:
+            h.db.execute("DELETE FROM embed_cache WHERE content_hash = ?", (digest,))
+    return int(before) - int(h.db.scalar("SELECT count(*) FROM embed_cache"))
+
+
 def evaluate(h: Any, convs: Sequence[lc.Conversation],
              audit: dict[str, tuple[str, ...]] | None) -> tuple[dict, dict | None, list[float]]:
     """Run every system over every question; reports on dataset (and audit) evidence."""
     qs = lc.eval_questions(convs)
+    forget_questions(h, [q.question for _, q in qs])
     qs_audit = {q.qid: q for _, q in lc.eval_questions(convs, audit)} if audit else None
     reports = {name: lc.Report() for name in systems(h)}
     reports_audit = {name: lc.Report() for name in reports} if audit else None

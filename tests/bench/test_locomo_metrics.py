@@ -404,6 +404,31 @@ def test_bench_scripts_run_end_to_end_on_the_sample(script: str, tmp_path: Path,
     assert 0.0 <= last["recall_any@5"] <= 1.0 and last["p50_ms"] > 0
 
 
+def test_forget_questions_drops_only_the_questions_caches(tmp_path: Path) -> None:
+    """So a reused database still meets every question as new on the first pass (what
+    the latency figures claim); a memory's own cache stays."""
+    from locomo import forget_questions
+
+    import hippo
+    from hippo.records import from_input
+
+    h = hippo.open(tmp_path / "f.db", embedder="hash")
+    try:
+        text = "Ann paints on Sundays."
+        h.add([from_input({"text": text}, h.types, default_project="p")])
+        hippo.search(h, "When does Ann paint?", projects=["p"])
+        hippo.search(h, text, projects=["p"])  # a question that is also a memory's text
+        cached = h.db.scalar("SELECT count(*) FROM embed_cache")
+        assert forget_questions(h, ["When does Ann paint?", text, "never asked"]) == 1
+        assert h.db.scalar("SELECT count(*) FROM embed_cache") == cached - 1
+        calls = h.db.scalar("SELECT value FROM counters WHERE name = 'embed.model_calls'")
+        hippo.search(h, "When does Ann paint?", projects=["p"])
+        assert h.db.scalar("SELECT value FROM counters "
+                           "WHERE name = 'embed.model_calls'") == calls + 1  # new again
+    finally:
+        h.close()
+
+
 def test_leave_one_out_chooses_each_setting_on_the_other_conversations() -> None:
     import locomo_loco as loco
 
