@@ -54,6 +54,12 @@ def _cell(value: Any, width: int = 80) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+# In a narrow terminal the prose column takes the width the others leave, and short
+# fixed-width fields (ids, scores, types, dates) stay on one line.
+PROSE = frozenset({"text", "message", "detail"})
+ONE_LINE = frozenset({"id", "score", "type", "date", "status", "tier"})
+
+
 def table(records: Sequence[dict[str, Any]], columns: Sequence[str], *,
           title: str | None = None) -> None:
     from rich.console import Console
@@ -61,7 +67,10 @@ def table(records: Sequence[dict[str, Any]], columns: Sequence[str], *,
 
     t = Table(title=title, show_lines=False, header_style="bold")
     for col in columns:
-        t.add_column(col, overflow="fold", no_wrap=col in ("id", "type", "score"))
+        if col in PROSE:  # the free text takes what width the short fields leave
+            t.add_column(col, overflow="fold", ratio=1)
+        else:
+            t.add_column(col, overflow="fold", no_wrap=col in ONE_LINE)
     for rec in records:
         t.add_row(*(_cell(rec.get(c)) for c in columns))
     Console().print(t)
