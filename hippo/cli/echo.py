@@ -19,7 +19,7 @@ def echo(
     context: Annotated[int, typer.Option(help="Also show N neighbouring chunks each side.")] = 0,
     session: Annotated[list[str] | None, typer.Option(help="Only this session; repeatable.")]
     = None,
-    role: Annotated[list[str] | None, typer.Option(help="user, assistant or tool; repeatable.")]
+    role: Annotated[list[str] | None, typer.Option(help="user, assistant, tool or summary (a compaction summary); repeatable.")]
     = None,
     since: Annotated[str | None, typer.Option(help="ISO date or 7d, 12h.")] = None,
     until: Annotated[str | None, typer.Option(help="ISO date or 7d, 12h.")] = None,

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 from hippo.extract import EchoChunk
 
-ROLES = ("user", "assistant", "tool", "system")
-_BLOCK_SPLIT = re.compile(r"\n\n(?=(?:user|assistant|tool|system): )")
-_BLOCK_HEAD = re.compile(r"^(user|assistant|tool|system): ", re.DOTALL)
+ROLES = ("user", "assistant", "tool", "system", "summary")
+_BLOCK_SPLIT = re.compile(r"\n\n(?=(?:user|assistant|tool|system|summary): )")
+_BLOCK_HEAD = re.compile(r"^(user|assistant|tool|system|summary): ", re.DOTALL)
 
 # Tool names the readers render as `Name: argument` (Claude Code, Codex, Gemini CLI, ...).
 KNOWN_TOOLS = frozenset({

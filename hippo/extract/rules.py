@@ -13,13 +13,19 @@ strength; a session's repeats collapse into one candidate with all their chunks.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from hippo.extract import Candidate, Extractor, SessionChunks
 from hippo.extract.blocks import messages, prose_lines, sentences
+from hippo.extract.conversation import error_fixes, gate, wrapups
+from hippo.extract.summary import statements
 from hippo.records import normalise_text
 
+# Tags of what a compaction summary said; a pending task of an older summary that the
+# newest one no longer lists is marked done by the run (`hippo.extract.run`).
+SUMMARY_TAGS = ("summary",)
+PENDING_TAGS = ("summary", "pending")
 USER = frozenset({"user"})
 BOTH = frozenset({"user", "assistant"})
 MIN_WORDS = 3
@@ -89,6 +95,17 @@ CUES: tuple[Cue, ...] = (
         r"\blet's\s+(?:update|change|set|make|rename|bump|pin|default)\b.{1,80}\bto\b", _I)),
     Cue("conclusion", "insight", 0.6, BOTH, re.compile(
         r"\b(?:the )?root cause (?:is|was)\b|\bthe (?:real )?fix (?:is|was) to\b", _I)),
+    # What a session found out: "the problem was ...", "turns out ...", "fixed by ...".
+    Cue("finding", "insight", 0.6, BOTH, re.compile(
+        r"\bthe (?:real |actual |underlying )?(?:problem|issue|cause|culprit|bug|reason|error)"
+        r" (?:is|was|here is)\b|\bturns out\b|\b(?:fixed|solved|resolved) (?:it |this )?by\b"
+        r"|\b(?:was|is|were|are) caused by\b|\b(?:happens|happened|fails|failed|broke)"
+        r" because\b|\b(?:doesn't|does not|isn't|is not|aren't|don't) actually\b", _I),
+        accept=lambda s, m: _finding(s)),
+    # "The default port is 1100": a default stated with its value.
+    Cue("default", "config", 0.5, BOTH, re.compile(
+        r"\b(?:the )?default (?:[\w-]+ ){0,3}(?:is|was|are)\s+(?=\S*(?:\d|`))", _I),
+        accept=lambda s, m: _finding(s)),
     # -- preferences --------------------------------------------------------------------
     Cue("prefer", "preference", 0.65, USER, re.compile(
         r"\bi(?:'d| would)? (?:really |much |strongly )?(?:prefer|rather)\b|\bmy preference\b"
@@ -118,6 +135,11 @@ CUES: tuple[Cue, ...] = (
         r"(?P<what>config(?:uration)?|settings|env file)(?:\s+files?)?"
         r"\s+(?:is\s+|are\s+|lives?\s+|sits?\s+|is\s+stored\s+)?(?:in|at|under|:)?"
         rf"\s*(?P<path>{_PATH})", _I), template=_config_at, cut=False),
+    # "Run bd ready to find available work": how to do something, from the person.
+    Cue("run-to", "tool", 0.55, USER, re.compile(
+        r"^(?:please\s+)?(?:run|use)\s+[\w./-]+(?:\s+[\w./=-]+){0,4}\s+to\s+(?:see|find|get"
+        r"|check|list|show|build|start|stop|update|run|make|create|test|lint|format|deploy)\b",
+        _I), cut=False),
     Cue("command", "tool", 0.55, USER, re.compile(
         r"\b(?:run|use|try|call|invoke|execute)\s+`[^`\n]{2,}`|\b(?:tests?|builds?|lint(?:ing)?"
         r"|deploy(?:ment|s)?|format(?:ting)?|releases?|migrations?|the (?:dev )?server)"
@@ -177,6 +199,17 @@ def _instruction(sentence: str, m: re.Match[str]) -> bool:
     return bool(_SUBJECT_BEFORE.search(before)) or _first_word(sentence) in IMPERATIVE
 
 
+_ANSWER = re.compile(r'^Answer to "[^\n]{8,}": \S[^\n]{2,}$')
+_CONSEQUENCE = re.compile(r"^so (?:i|we|you) (?:don't|do not|no longer|won't|never) need\b", _I)
+_NARRATION = re.compile(r"^(?:let me|let's|now (?:let me|i'll|i will)|i'll|i will|i need to"
+                        r"|i'm going to|next,? i)\b", _I)
+
+
+def _finding(sentence: str) -> bool:
+    """A finding stated, not an intention ("Let me check whether the problem is ...")."""
+    return not _NARRATION.match(_FILLER.sub("", sentence).strip())
+
+
 def _asked(sentence: str, m: re.Match[str]) -> bool:
     """"Remind me to ..." as a request, not "these photos remind me of home"."""
     before = _FILLER.sub("", sentence[: m.start()]).strip()
@@ -221,30 +254,66 @@ def scan(sentence: str, role: str) -> tuple[Cue, str] | None:
 
 
 class RulesExtractor(Extractor):
-    """Cue-bearing sentences of the person (and the assistant's explicit decisions)."""
+    """Compaction summaries, cue-bearing sentences of the person and the assistant, the
+    assistant's wrap-ups, the session's pre-commit gate and its error -> fix pairs."""
 
     name = "rules"
 
     def extract(self, session: SessionChunks) -> list[Candidate]:
         found: dict[tuple[str, str], Candidate] = {}
-        for msg in messages(session.chunks):
+
+        def add(mtype: str, text: str, importance: float, evidence: Sequence[int],
+                tags: Sequence[str] = (), confidence: float = 0.4) -> None:
+            key = (mtype, normalise_text(text))
+            prev = found.get(key)
+            if prev is None:
+                found[key] = Candidate(mtype, text, round(importance, 2), list(evidence),
+                                       list(tags), confidence)
+            else:
+                prev.importance = max(prev.importance, round(importance, 2))
+                prev.evidence += [c for c in evidence if c not in prev.evidence]
+
+        msgs = messages(session.chunks)
+        texts = {c.id: c.text for c in session.chunks}
+        summaries = [m for m in msgs if m.role == "summary"]
+        for msg in summaries:
+            latest = msg is summaries[-1]
+            for stmt in statements(msg.text):
+                if stmt.pending and not latest:
+                    continue  # only the newest summary says what is still pending
+                where = [c for c in msg.chunk_ids if stmt.probe and stmt.probe in texts[c]]
+                add(stmt.type, stmt.text, stmt.importance, where[:1] or msg.chunk_ids,
+                    PENDING_TAGS if stmt.pending else SUMMARY_TAGS, 0.5)
+        for msg in msgs:
             if not msg.is_prose:
                 continue
+            if msg.role == "user" and msg.text.startswith('Answer to "'):
+                # The person's answer to a question the agent asked: a decision, whole.
+                for line in msg.text.splitlines():
+                    if _ANSWER.match(line):
+                        add("decision", line, 0.75, msg.chunk_ids, (), 0.5)
+                continue
             for line in prose_lines(msg.text):
-                for sentence in sentences(line):
+                said = sentences(line)
+                for i, sentence in enumerate(said):
+                    if i and _CONSEQUENCE.match(sentence) and _finding(said[i - 1]):
+                        # "X generates Y. So I don't need Z": the finding and what follows.
+                        add("insight", f"{said[i - 1]} {sentence}", 0.55, msg.chunk_ids)
+                        continue
                     hit = scan(sentence, msg.role)
                     if hit is None:
                         continue
                     cue, text = hit
                     importance = min(0.95, cue.importance + (
                         0.05 if _EMPHATIC.search(sentence) else 0.0))
-                    key = (cue.type, normalise_text(text))
-                    prev = found.get(key)
-                    if prev is None:
-                        found[key] = Candidate(
-                            cue.type, text, round(importance, 2), list(msg.chunk_ids),
-                            list(cue.tags), 0.5 if cue.importance >= 0.7 else 0.4)
-                    else:
-                        prev.importance = max(prev.importance, round(importance, 2))
-                        prev.evidence += [c for c in msg.chunk_ids if c not in prev.evidence]
+                    add(cue.type, text, importance, msg.chunk_ids, cue.tags,
+                        0.5 if cue.importance >= 0.7 else 0.4)
+        for msg, stmt in wrapups(msgs):
+            add(stmt.type, stmt.text, stmt.importance - 0.05, msg.chunk_ids)
+        procedure = gate(msgs)
+        if procedure is not None:
+            add(procedure.type, procedure.text, procedure.importance, procedure.evidence,
+                ("gate",), 0.5)
+        for stmt in error_fixes(msgs):
+            add(stmt.type, stmt.text, stmt.importance, stmt.evidence)
         return list(found.values())

@@ -2,7 +2,10 @@
 
 Chunks break only at message boundaries (and where the session or sidechain changes); a
 message too long for one chunk is split at paragraph, then line, sentence and word boundaries,
-with a hard character cut as the last resort. Token counts are additive over the rendered
+with a hard character cut as the last resort. A summary (a compaction's distillation of the
+session) becomes chunks of its own with role `summary`, never mixed with turns, split at its
+section and top-level bullet boundaries (a sub-bullet stays with its parent, a code block
+stays whole where it fits). Token counts are additive over the rendered
 blocks (plus one per blank-line separator), which holds for whitespace-pretokenised
 tokenizers and for the default estimate. Deterministic: same messages, same chunks.
 """
@@ -19,6 +22,13 @@ from hippo.ingest.model import Message
 _WORDS = re.compile(r"\w+|[^\w\s]")
 _CHUNKED_KINDS = frozenset({"message", "tool_call", "tool_result"})
 _CHUNKED_ROLES = frozenset({"user", "assistant", "tool"})
+SUMMARY_ROLE = "summary"
+# Where a summary may be cut: a heading, a section title ("4. Errors and fixes:",
+# "**Pending Tasks**", "Summary:"), a top-level bullet or an <analysis>/<summary> tag.
+_SUMMARY_BOUNDARY = re.compile(
+    r"^(?:#{1,6}\s|\s{0,3}(?:[-*+•]|\d{1,2}[.)])\s|\*\*[^*\n]+\*\*:?\s*$"
+    r"|[A-Z][\w ()/&,'-]{0,60}:\s*$|</?(?:analysis|summary)>)")
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _SEPARATOR = "\n\n"
 # Coarse to fine: paragraphs, lines, sentences, words.
 _SPLITTERS = (
@@ -74,6 +84,12 @@ def chunk_messages(
         open_, used = [], 0
 
     for msg in messages:
+        if msg.kind == "summary" and msg.text.strip():
+            flush()
+            prefix = f"{SUMMARY_ROLE}: "
+            for piece in _summary_pieces(msg.text.strip(), max_tokens, count, prefix):
+                chunks.append(_make([(msg, prefix + piece)], SUMMARY_ROLE))
+            continue
         if msg.kind not in _CHUNKED_KINDS or msg.role not in _CHUNKED_ROLES or not msg.text.strip():
             continue
         block = f"{msg.role}: {msg.text.strip()}"
@@ -97,9 +113,9 @@ def _breaks(prev: Message, msg: Message) -> bool:
     return prev.session_id != msg.session_id or prev.is_sidechain != msg.is_sidechain
 
 
-def _make(parts: list[tuple[Message, str]]) -> Chunk:
+def _make(parts: list[tuple[Message, str]], role: str | None = None) -> Chunk:
     msgs = [m for m, _ in parts]
-    roles = list(dict.fromkeys(m.role for m in msgs))
+    roles = [role] if role else list(dict.fromkeys(m.role for m in msgs))
     ids = list(dict.fromkeys(m.message_id for m in msgs if m.message_id))
     stamps = [m.timestamp for m in msgs if m.timestamp]
     return Chunk(
@@ -112,6 +128,49 @@ def _make(parts: list[tuple[Message, str]]) -> Chunk:
         ended_at=stamps[-1] if stamps else None,
         session_id=msgs[0].session_id,
     )
+
+
+def _summary_pieces(text: str, max_tokens: int, count: Callable[[str], int],
+                    prefix: str) -> list[str]:
+    """A summary packed into pieces that each fit, cut only at section and bullet boundaries
+    (an indented sub-bullet or a code block belongs to the item above it); an item too long
+    on its own is split like any long message."""
+    budget = max(1, max_tokens - count(prefix))
+    items: list[str] = []
+    fence: str | None = None
+    for line in text.splitlines(keepends=True):
+        m = _FENCE.match(line)
+        if fence is None and items and _SUMMARY_BOUNDARY.match(line):
+            items.append(line)
+        elif items:
+            items[-1] += line
+        else:
+            items.append(line)
+        if m:
+            mark = m.group(1)
+            fence = mark[0] * len(mark) if fence is None else (None if mark.startswith(fence)
+                                                                 else fence)
+    # An item too long on its own is cut between its lines, then (one long line) its words.
+    units = [u for item in items
+             for u in ([item] if count(item) <= budget else item.splitlines(keepends=True))]
+    pieces: list[str] = []
+    current, used = "", 0
+    for unit in units:
+        cost = count(unit)
+        if cost > budget:
+            if current.strip():
+                pieces.append(current)
+            pieces.extend(_split_at(unit.strip(), 0, budget, count))
+            current, used = "", 0
+        elif current and used + cost > budget:
+            pieces.append(current)
+            current, used = unit, cost
+        else:
+            current, used = current + unit, used + cost
+    if current.strip():
+        pieces.append(current)
+    # Indentation is kept: it says which item a sub-bullet belongs to.
+    return [p.strip("\n").rstrip() for p in pieces if p.strip()]
 
 
 def _split(text: str, max_tokens: int, count: Callable[[str], int], prefix: str) -> list[str]:

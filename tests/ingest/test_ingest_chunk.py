@@ -41,16 +41,59 @@ def test_packs_messages_and_renders_roles() -> None:
     assert chunk.session_id == "s"
 
 
-def test_summaries_system_and_empty_messages_are_left_out() -> None:
+def test_system_and_empty_messages_are_left_out_and_summaries_kept_apart() -> None:
     messages = [
         msg("system", "Earlier the team fixed the build.", 1, "summary"),
         msg("system", "You are a helpful assistant.", 2),
         msg("user", "   \n ", 3),
         msg("user", "real question", 4),
     ]
-    [chunk] = chunk_messages(messages)
+    summary, chunk = chunk_messages(messages)
     assert chunk.text == "user: real question" and chunk.message_ids == ["m4"]
-    assert chunk_messages([messages[0], messages[2]]) == []
+    assert (summary.text, summary.roles) == ("summary: Earlier the team fixed the build.",
+                                             ["summary"])
+    assert chunk_messages([messages[1], messages[2]]) == []
+
+
+SUMMARY = """Summary:
+1. Primary Request and Intent:
+   The user asked to make the importer resumable.
+
+2. Key Technical Concepts:
+   - **Watermarks** - how far each file was read
+   - **Advisory locks** - one writer per job
+
+3. Files and Code Sections:
+   - `src/importer.py` (MODIFIED)
+     - Resumes at the stored byte offset
+     ```python
+     def resume(path):
+         - not a bullet, inside code
+         return offset(path)
+     ```
+   - `tests/test_importer.py` (NEW)
+     - Covers a killed run
+
+4. Errors and fixes:
+   - **Offset past EOF after truncation**: reset the watermark when the file shrank.
+"""
+
+
+def test_a_summary_is_cut_at_sections_and_bullets_only() -> None:
+    one = msg("system", SUMMARY, 7, "summary")
+    [whole] = chunk_messages([one])
+    assert whole.text == "summary: " + SUMMARY.strip() and whole.roles == ["summary"]
+    chunks = chunk_messages([msg("user", "hi", 6), one, msg("assistant", "ok", 8)],
+                            max_tokens=70)
+    assert [c.roles for c in chunks][0] == ["user"] and chunks[-1].roles == ["assistant"]
+    pieces = [c.text.removeprefix("summary: ") for c in chunks[1:-1]]
+    assert len(pieces) > 2 and all(c.roles == ["summary"] for c in chunks[1:-1])
+    assert all(estimate_tokens(c.text) <= 70 for c in chunks)
+    # Every piece starts at a boundary; sub-bullets and the code block stay with their item.
+    starts = ("Summary:", "1.", "2.", "3.", "4.", "- ")
+    assert all(p.lstrip().startswith(starts) for p in pieces)
+    assert any("`src/importer.py`" in p and "not a bullet, inside code" in p for p in pieces)
+    assert all(c.line_start == 7 and c.message_ids == ["m7"] for c in chunks[1:-1])
 
 
 def test_splits_only_at_message_boundaries() -> None:

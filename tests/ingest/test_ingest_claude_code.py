@@ -7,7 +7,7 @@ from pathlib import Path
 from ingest_support import FIXTURES, counts, read, real
 
 from hippo.ingest.readers import detect, read_head
-from hippo.ingest.readers.claude_code import READER
+from hippo.ingest.readers.claude_code import READER, compact_summary
 
 CC = "claude-code/"
 
@@ -133,7 +133,7 @@ def test_features_fixture() -> None:
         ("tool_result", "tool", "[error] FAILED tests/test_login.py::test"),
         ("tool_call", "user", "Bash: git status"),  # shell mode (`!git status`)
         ("tool_result", "tool", "On branch main\nnothing to commit"),
-        ("summary", "system", "This session is being continued from a p"),  # compaction
+        ("summary", "system", "Summary: the login test was fixed."),  # compaction, unwrapped
         ("message", "user", "/fix the flaky clock test"),
     ]
     merged = result.messages[2]
@@ -164,8 +164,25 @@ def test_subagent_in_subagents_dir() -> None:
     assert {m.session_id for m in result.messages} == {f"{parent}/agent-a1b2c3d"}
 
 
-def test_compaction_agent_messages_are_summaries(tmp_path: Path) -> None:
+def test_compaction_agent_run_is_not_a_source(tmp_path: Path) -> None:
+    """The compaction agent's prompt is harness text and its answer is the summary the parent
+    session holds already: nothing of the file is emitted, all of it is counted as ignored."""
     source = FIXTURES / "claude_project" / "11111111-2222-4333-8444-555555555555" / "subagents"
     path = tmp_path / "agent-acompact-5f3a.jsonl"
     path.write_bytes((source / "agent-a1b2c3d.jsonl").read_bytes())
-    assert {m.kind for m in READER.read(path).messages} == {"summary"}
+    plain = READER.read(source / "agent-a1b2c3d.jsonl")
+    result = READER.read(path)
+    assert result.messages == []
+    assert result.ignored == plain.ignored + len(plain.messages)
+
+
+def test_compaction_wrapper_is_dropped() -> None:
+    text = ("This session is being continued from a previous conversation that ran out of "
+            "context. The summary below covers the earlier portion of the conversation.\n\n"
+            "Summary:\n1. Primary Request and Intent:\n   Fix the login test.\n\n"
+            "If you need specific details from before compaction (like exact code snippets), "
+            "read the full transcript at: /home/u/.claude/projects/p/s.jsonl\n"
+            "Please continue the conversation from where we left off without asking the user "
+            "any further questions. Continue with the last task that you were asked to work on.")
+    assert compact_summary(text) == (
+        "Summary:\n1. Primary Request and Intent:\n   Fix the login test.")

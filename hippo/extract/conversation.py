@@ -1,0 +1,197 @@
+"""What a session's structure shows, beyond single cue sentences.
+
+- **Wrap-ups.** The assistant's last message of a turn that lists what was done in bullets
+  is a summary the agent wrote itself: each bullet that names something becomes a fact,
+  under its heading's subject (read like a compaction summary's items).
+- **The gate.** The shell commands a session runs before two or more separate `git commit`s
+  (through the same tool that committed) are the project's pre-commit checks: one
+  procedure memory, "Before committing, run: ...".
+- **Error → fix.** A shell command that failed and later passed, with a file edited in
+  between, is an insight naming the command, its error line and the file changed.
+
+All of it is defined by structure (turns, tool calls, commits, exit status), never by a tool's
+or a project's name; tool output is only ever quoted for the one error line it names.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from hippo.extract.blocks import Message
+from hippo.extract.summary import Statement, parse, statements_of
+
+MAX_WRAPUP_STATEMENTS = 12
+MIN_BULLETS = 2
+_BULLET_LINE = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+\S", re.MULTILINE)
+_COMMIT = re.compile(r"(?:^|[;&|(]\s*|\s)git\b(?:\s+-\S+(?:\s+\S+)?)*\s+commit\b")
+_SEGMENTS = re.compile(r"\s*(?:&&|\|\||;|\n)\s*")
+_ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_PATHISH = re.compile(r"[/\\]|^\.|\.[A-Za-z0-9]{1,5}$|^[\"'$<>{(]|^\d|[=*?]")
+_FAILED = re.compile(r"^\[error\]|\b(?:exit(?:ed)?(?: with)?(?: code| status)?:?\s*[1-9]\d*)\b"
+                     r"|\bProcess exited with code [1-9]", re.IGNORECASE)
+_ERROR_LINE = re.compile(r"\b(?:error|exception|failed|failure|cannot|undefined|traceback)\b",
+                         re.IGNORECASE)
+_NOISE_LINE = re.compile(r"^\s*(?:\[error\]\s*)?(?:[│|└─~^=*-]|\d+\s*[│|]|$)")
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A tool call with its result: the tool's name, its argument, and the message ids."""
+
+    name: str
+    arg: str
+    chunk_ids: tuple[int, ...]
+    result: str | None
+    result_chunks: tuple[int, ...]
+
+
+def calls(msgs: Sequence[Message]) -> list[Call]:
+    """Tool calls in order, each paired with the tool result that follows it (if any)."""
+    out: list[Call] = []
+    pending: list[int] = []  # indexes into out waiting for a result
+    for msg in msgs:
+        if msg.tool_call:
+            name, _, arg = msg.text.partition(": ")
+            out.append(Call(name.strip(), arg.strip(), tuple(msg.chunk_ids), None, ()))
+            pending.append(len(out) - 1)
+        elif msg.role == "tool" and pending:
+            i = pending.pop(0)
+            c = out[i]
+            out[i] = Call(c.name, c.arg, c.chunk_ids, msg.text, tuple(msg.chunk_ids))
+        elif msg.is_prose and msg.role == "user":
+            pending.clear()
+    return out
+
+
+def is_commit(call: Call) -> bool:
+    return bool(_COMMIT.search(call.arg))
+
+
+def command(arg: str) -> str | None:
+    """A shell command line reduced to what repeats: each segment's program, subcommands and
+    flags up to the first path or value (`cd`, env assignments, output filters dropped)."""
+    parts = []
+    for segment in _SEGMENTS.split(arg.split("|", 1)[0] if "|" in arg else arg):
+        try:
+            words = shlex.split(segment, comments=True)
+        except ValueError:
+            words = segment.split()
+        while words and _ENV_ASSIGN.match(words[0]):
+            words = words[1:]
+        if not words or words[0] in ("cd", "echo", "export", "sleep", "true") \
+                or not re.fullmatch(r"[\w.+-]+", words[0]):
+            continue
+        kept = [words[0]]
+        for w in words[1:]:
+            if _PATHISH.search(w) or w.startswith("2>") or len(kept) >= 4:
+                break
+            kept.append(w)
+        parts.append(" ".join(kept))
+    return " && ".join(parts) if parts else None
+
+
+def gate(msgs: Sequence[Message]) -> Statement | None:
+    """The checks run before two or more separate commits, as one procedure statement."""
+    seq = calls(msgs)
+    commits = [i for i, c in enumerate(seq) if is_commit(c)]
+    if len(commits) < 2:
+        return None
+    shell = {seq[i].name for i in commits}
+    windows: list[dict[str, Call]] = []
+    start = 0
+    for i in commits:
+        window: dict[str, Call] = {}
+        for c in seq[start:i]:
+            if c.name not in shell or is_commit(c):
+                continue
+            cmd = command(c.arg)
+            if cmd is None:
+                continue
+            for part in cmd.split(" && "):
+                if part.split()[0] != "git":
+                    window.setdefault(part, c)
+        start = i + 1
+        if window:
+            windows.append(window)
+    counts: dict[str, int] = {}
+    for w in windows:
+        for cmd in w:
+            counts[cmd] = counts.get(cmd, 0) + 1
+    order = list(dict.fromkeys(cmd for w in windows for cmd in w))
+    keep = [cmd for cmd in order if counts[cmd] >= 2]
+    # A command and a longer form of it ("mix test" and "mix test --failed"): the short one.
+    keep = [c for c in keep if not any(o != c and c.startswith(o + " ") for o in keep)]
+    if not keep:
+        return None
+    evidence = tuple(dict.fromkeys(ch for w in windows[-2:] for cmd in keep if cmd in w
+                                   for ch in w[cmd].chunk_ids))
+    text = "Before committing, run: " + ", ".join(f"`{c}`" for c in keep[:8])
+    return Statement("procedure", text, 0.7, "", evidence=evidence)
+
+
+def _error_line(result: str) -> str | None:
+    lines = [ln.strip() for ln in result.splitlines() if not _NOISE_LINE.match(ln)]
+    line = next((ln for ln in lines if _ERROR_LINE.search(ln)), lines[0] if lines else None)
+    if not line:
+        return None
+    line = re.sub(r"^\[error\]\s*", "", line)
+    return line if len(line) <= 160 else line[:157].rsplit(" ", 1)[0] + " …"
+
+
+def error_fixes(msgs: Sequence[Message]) -> Iterator[Statement]:
+    """A shell command that failed, then passed after a file was edited."""
+    seq = calls(msgs)
+    shell = {c.name for c in seq if is_commit(c)} or {
+        c.name for c in seq if command(c.arg) and not _PATHISH.search(c.arg.split(" ", 1)[0])}
+    failed: dict[str, tuple[int, Call]] = {}
+    seen: set[tuple[str, str]] = set()
+    for i, c in enumerate(seq):
+        if c.name not in shell or c.result is None:
+            continue
+        cmd = command(c.arg)
+        if cmd is None or cmd.split()[0] == "git":
+            continue
+        if _FAILED.search(c.result[:200]):
+            failed.setdefault(cmd, (i, c))
+            continue
+        if cmd not in failed:
+            continue
+        j, bad = failed.pop(cmd)
+        edits = [e for e in seq[j + 1:i] if e.name not in shell and _is_path(e.arg)]
+        error = _error_line(bad.result or "")
+        if not edits or not error or (cmd, error) in seen:
+            continue
+        seen.add((cmd, error))
+        files = list(dict.fromkeys(e.arg.split()[0] for e in edits))[:3]
+        text = (f"`{cmd}` failed with \"{error}\"; it passed after editing "
+                + ", ".join(f"`{f}`" for f in files))
+        evidence = tuple(dict.fromkeys((*bad.chunk_ids, *bad.result_chunks, *edits[-1].chunk_ids,
+                                        *c.chunk_ids)))
+        yield Statement("insight", text, 0.55, "", evidence=evidence)
+
+
+def _is_path(arg: str) -> bool:
+    first = arg.split(" ", 1)[0]
+    return bool(re.match(r"^(?:~|\.{1,2})?/[\w.@~+/-]+$|^[\w.-]+/[\w.@+/-]+$", first))
+
+
+def wrapups(msgs: Sequence[Message]) -> Iterator[tuple[Message, Statement]]:
+    """Bullets of the assistant's last message of a turn in which it committed work (a turn
+    ends where the person speaks again): what was done, not what is proposed."""
+    last: Message | None = None
+    committed = False
+    for msg in [*msgs, None]:
+        if msg is None or (msg.is_prose and msg.role == "user"):
+            if (last is not None and committed
+                    and len(_BULLET_LINE.findall(last.text)) >= MIN_BULLETS):
+                found = list(statements_of(parse(last.text, analysis=False), subjects=True))
+                for stmt in found[:MAX_WRAPUP_STATEMENTS]:
+                    yield last, stmt
+            last, committed = None, False
+        elif msg.tool_call and _COMMIT.search(msg.text):
+            committed = True
+        elif msg.is_prose and msg.role == "assistant":
+            last = msg
