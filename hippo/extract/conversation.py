@@ -104,7 +104,10 @@ def gate(msgs: Sequence[Message]) -> Statement | None:
     start = 0
     for i in commits:
         window: dict[str, Call] = {}
-        for c in seq[start:i]:
+        # The checks run after the last change before the commit: from the last call of
+        # another tool on a file (an edit, or a read after it) if there is one.
+        files = [j for j in range(start, i) if seq[j].name not in shell and _is_path(seq[j].arg)]
+        for c in seq[files[-1] + 1 if files else start:i]:
             if c.name not in shell or is_commit(c):
                 continue
             cmd = command(c.arg)

@@ -19,6 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
+from hippo import brain
 from hippo.errors import HippoError, NotFoundError, UsageError
 from hippo.extract import Candidate, EchoChunk, Extractor, SessionChunks, SkipSession
 from hippo.extract.write import Outcome, write
@@ -39,6 +42,12 @@ SESSION_BY_KEY = "SELECT id FROM echo_sessions WHERE session_key = ?"
 SEGMENT = ("SELECT id, seq, source_path, roles, line_start, line_end, message_ids, started_at, "
            "text FROM echo_chunks WHERE session_id = ? AND id BETWEEN ? AND ? ORDER BY seq, id")
 SESSION_RANGE = "SELECT min(id) AS first, max(id) AS last FROM echo_chunks WHERE session_id = ?"
+# Tasks a compaction summary listed as pending (tag `pending`, see hippo.extract.rules).
+PENDING_TAG = "pending"
+PENDING_TASKS = ("SELECT id, source FROM memories WHERE status = 'active' AND type = 'task' "
+                 "AND author = 'machine' AND (project = ? OR (project IS NULL AND ? IS NULL)) "
+                 "AND EXISTS (SELECT 1 FROM json_each(memories.tags) t WHERE t.value = 'pending')")
+ACTOR = "extract"
 
 Emit = Callable[[dict[str, Any]], None]
 
@@ -85,8 +94,6 @@ def session_segment(h: Hippo, key: str) -> Segment:
 
 
 def load(h: Hippo, seg: Segment) -> SessionChunks:
-    import orjson
-
     s = h.db.row(SESSION, (seg.session_id,))
     assert s is not None
     chunks = [EchoChunk(r["id"], r["seq"], r["source_path"],
@@ -180,7 +187,7 @@ class Extraction:
     def _figures(self) -> dict[str, Any]:
         t = self.totals
         out = {k: t[k] for k in ("sessions", "sessions_skipped", "chunks", "candidates",
-                                 "added", "reinforced", "linked", "skipped")}
+                                 "added", "reinforced", "linked", "skipped", "done")}
         out["watermark"] = watermark(self.h)
         out["dry_run"] = self.dry_run
         for key in ("calls", "retries"):
@@ -207,7 +214,7 @@ class Extraction:
         self.totals.update(sessions=1, chunks=len(session.chunks), candidates=len(found),
                            **counts)
         emit({"event": "session", **base, "status": "extracted", "candidates": len(found),
-              **{k: counts[k] for k in ("added", "reinforced", "linked", "skipped")}})
+              **{k: counts[k] for k in ("added", "reinforced", "linked", "skipped", "done")}})
 
     def _hide_rolled_back(self, out: Outcome, ev: dict[str, Any]) -> None:
         """A dry run's ids of memories it only would have added mean nothing: hide them."""
@@ -218,6 +225,20 @@ class Extraction:
             ev.update(id=None, match=None, reason=ev.get("reason")
                       or "repeats a memory this run would add")
 
+    def _listed_no_more(self, session: SessionChunks, kept: set[int]) -> list[int]:
+        """Active pending tasks an earlier summary of this session listed (written by this
+        extractor) that its newest summary, whose tasks are `kept`, no longer lists: done,
+        or dropped by the agent."""
+        out = []
+        for row in self.h.db.rows(PENDING_TASKS, (session.project, session.project)):
+            source = orjson.loads(row["source"]) if row["source"] else {}
+            sessions = source.get("session")
+            keys = sessions if isinstance(sessions, list) else [sessions]
+            if (row["id"] not in kept and session.key in keys
+                    and source.get("extractor") == self.extractor.name):
+                out.append(int(row["id"]))
+        return out
+
     def _advance(self, seg: Segment) -> None:
         self.h.db.execute(META_SET, (WATERMARK, str(max(seg.last, watermark(self.h)))))
 
@@ -227,15 +248,18 @@ class Extraction:
         mems = [to_memory(self.h, c, session, self.extractor.name) for c in found]
         vectors = self.h.embed([m.text for m in mems]) if mems and not self.dry_run else None
         events: list[dict[str, Any]] = []
-        counts: Counter[str] = Counter(added=0, reinforced=0, linked=0, skipped=0)
+        counts: Counter[str] = Counter(added=0, reinforced=0, linked=0, skipped=0, done=0)
         plural = {"add": "added", "reinforce": "reinforced", "link": "linked", "skip": "skipped"}
         try:
             with db.transaction():
                 if vectors is None and mems:
                     vectors = self.h.embed([m.text for m in mems])
+                outcomes: list[int | None] = []
                 for mem, vec, cand in zip(mems, vectors if vectors is not None else [], found):
                     out = write(db, mem, vec, list(mem.source["chunks"]) if mem.source else [],
                                 threshold=self.conf.similarity, run_id=self.run_id)
+                    if PENDING_TAG in cand.tags:
+                        outcomes.append(out.memory_id or out.match)
                     counts[plural[out.action]] += 1
                     ev = {"event": "memory", **out.fields(), "type": mem.type, "text": mem.text,
                           "project": mem.project, "session": session.key,
@@ -243,6 +267,16 @@ class Extraction:
                     if self.dry_run:
                         self._hide_rolled_back(out, ev)
                     events.append(ev)
+                if any("summary" in c.roles for c in session.chunks):
+                    kept = {o for o in outcomes if o is not None}
+                    for mid in self._listed_no_more(session, kept):
+                        brain.update(db, mid, {"status": "done"}, actor=ACTOR, action="done",
+                                     run_id=self.run_id)
+                        counts["done"] += 1
+                        events.append({"event": "memory", "action": "done", "id": mid,
+                                       "session": session.key,
+                                       "reason": "the session's newest summary no longer "
+                                                 "lists it"})
                 failpoint("extract.txn")  # crash tests: SIGKILL before the commit
                 if move_watermark:
                     self._advance(seg)

@@ -219,10 +219,10 @@ def statements_of(sections: list[Section], *, subjects: bool = False) -> Iterato
             first = next((i for i in section.items if not i.text.startswith(('"', "'", ">"))),
                          None)
             kids = [clean(c.text) for c in first.children] if first is not None else []
-            stmt = _fit(f"{first.text}: {'; '.join(kids)}" if kids else first.text) \
+            said = _fit(f"{first.text}: {'; '.join(kids)}" if kids else first.text) \
                 if first is not None else None
-            if first is not None and stmt:
-                yield Statement(mtype, stmt, importance, _probe(first), pending=True)
+            if first is not None and said:
+                yield Statement(mtype, said, importance, _probe(first), pending=True)
             continue
         yield from _items(section, kind, mtype, importance)
 

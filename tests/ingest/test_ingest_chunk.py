@@ -85,7 +85,7 @@ def test_a_summary_is_cut_at_sections_and_bullets_only() -> None:
     assert whole.text == "summary: " + SUMMARY.strip() and whole.roles == ["summary"]
     chunks = chunk_messages([msg("user", "hi", 6), one, msg("assistant", "ok", 8)],
                             max_tokens=70)
-    assert [c.roles for c in chunks][0] == ["user"] and chunks[-1].roles == ["assistant"]
+    assert chunks[0].roles == ["user"] and chunks[-1].roles == ["assistant"]
     pieces = [c.text.removeprefix("summary: ") for c in chunks[1:-1]]
     assert len(pieces) > 2 and all(c.roles == ["summary"] for c in chunks[1:-1])
     assert all(estimate_tokens(c.text) <= 70 for c in chunks)
