@@ -99,7 +99,7 @@ complete -c hippo -n '__fish_seen_subcommand_from done' -l help -s h -d 'Show th
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l limit -r -f -d 'How many chunks.'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l context -r -f -d 'Also show N neighbouring chunks each side.'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l session -r -f -d 'Only this session; repeatable.'
-complete -c hippo -n '__fish_seen_subcommand_from echo' -l role -r -f -d 'user, assistant or tool; repeatable.'
+complete -c hippo -n '__fish_seen_subcommand_from echo' -l role -r -f -d 'user, assistant, tool or summary (a compaction summary); re…'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l since -r -f -d 'ISO date or 7d, 12h.'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l until -r -f -d 'ISO date or 7d, 12h.'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l all-projects -d 'Search every project (default).'

@@ -34,6 +34,8 @@ _FAILED = re.compile(r"^\[error\]|\b(?:exit(?:ed)?(?: with)?(?: code| status)?:?
                      r"|\bProcess exited with code [1-9]", re.IGNORECASE)
 _ERROR_LINE = re.compile(r"\b(?:error|exception|failed|failure|cannot|undefined|traceback)\b",
                          re.IGNORECASE)
+_EXIT_ONLY = re.compile(r"^\s*(?:\[error\]\s*)?(?:process )?exit(?:ed)?(?: with)?(?: code| status)"
+                        r"?:?\s*-?\d+\s*$", re.IGNORECASE)
 _NOISE_LINE = re.compile(r"^\s*(?:\[error\]\s*)?(?:[│|└─~^=*-]|\d+\s*[│|]|$)")
 
 
@@ -129,14 +131,15 @@ def gate(msgs: Sequence[Message]) -> Statement | None:
     keep = [c for c in keep if not any(o != c and c.startswith(o + " ") for o in keep)]
     if not keep:
         return None
-    evidence = tuple(dict.fromkeys(ch for w in windows[-2:] for cmd in keep if cmd in w
-                                   for ch in w[cmd].chunk_ids))
+    latest = {cmd: w[cmd] for w in windows for cmd in keep if cmd in w}
+    evidence = tuple(dict.fromkeys(ch for cmd in keep for ch in latest[cmd].chunk_ids))
     text = "Before committing, run: " + ", ".join(f"`{c}`" for c in keep[:8])
-    return Statement("procedure", text, 0.7, "", evidence=evidence)
+    return Statement("procedure", text, 0.7, (), evidence=evidence)
 
 
 def _error_line(result: str) -> str | None:
-    lines = [ln.strip() for ln in result.splitlines() if not _NOISE_LINE.match(ln)]
+    lines = [ln.strip() for ln in result.splitlines()
+             if not _NOISE_LINE.match(ln) and not _EXIT_ONLY.match(ln)]
     line = next((ln for ln in lines if _ERROR_LINE.search(ln)), lines[0] if lines else None)
     if not line:
         return None
@@ -168,12 +171,18 @@ def error_fixes(msgs: Sequence[Message]) -> Iterator[Statement]:
         if not edits or not error or (cmd, error) in seen:
             continue
         seen.add((cmd, error))
-        files = list(dict.fromkeys(e.arg.split()[0] for e in edits))[:3]
+        by_file = {e.arg.split()[0]: e for e in edits}
+        files = list(by_file)[-3:]
         text = (f"`{cmd}` failed with \"{error}\"; it passed after editing "
-                + ", ".join(f"`{f}`" for f in files))
-        evidence = tuple(dict.fromkeys((*bad.chunk_ids, *bad.result_chunks, *edits[-1].chunk_ids,
-                                        *c.chunk_ids)))
-        yield Statement("insight", text, 0.55, "", evidence=evidence)
+                + ", ".join(f"`{_short(f)}`" for f in files))
+        evidence = tuple(dict.fromkeys((*bad.chunk_ids, *bad.result_chunks, *c.chunk_ids,
+                                        *(ch for f in files for ch in by_file[f].chunk_ids))))
+        yield Statement("insight", text, 0.55, (), evidence=evidence)
+
+
+def _short(path: str) -> str:
+    """A file as a person names it: its last three path components."""
+    return "/".join(re.split(r"[/\\]", path)[-3:])
 
 
 def _is_path(arg: str) -> bool:

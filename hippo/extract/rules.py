@@ -281,8 +281,9 @@ class RulesExtractor(Extractor):
             for stmt in statements(msg.text):
                 if stmt.pending and not latest:
                     continue  # only the newest summary says what is still pending
-                where = [c for c in msg.chunk_ids if stmt.probe and stmt.probe in texts[c]]
-                add(stmt.type, stmt.text, stmt.importance, where[:1] or msg.chunk_ids,
+                where = [c for p in stmt.probes for c in msg.chunk_ids if p and p in texts[c]]
+                add(stmt.type, stmt.text, stmt.importance,
+                    list(dict.fromkeys(where)) or msg.chunk_ids,
                     PENDING_TAGS if stmt.pending else SUMMARY_TAGS, 0.5)
         for msg in msgs:
             if not msg.is_prose:

@@ -85,7 +85,7 @@ class Statement:
     type: str
     text: str
     importance: float
-    probe: str
+    probes: tuple[str, ...]  # raw text of its item (and the parent item it names)
     pending: bool = False
     evidence: tuple[int, ...] = ()  # chunk ids, when the statement knows them itself
 
@@ -211,9 +211,10 @@ def statements_of(sections: list[Section], *, subjects: bool = False) -> Iterato
         mtype, importance = TYPES[kind], IMPORTANCE[kind]
         if subjects and kind == "other" and 0 < len(section.title) <= 60:
             for stmt in _items(section, kind, mtype, importance):
-                text = _fit(f"{clean(section.title)}: {stmt.text}")
+                title = clean(section.title)
+                text = _fit(f"{title}: {stmt.text}") if len(title.split()) > 1 else stmt.text
                 if text:
-                    yield Statement(stmt.type, text, stmt.importance, stmt.probe)
+                    yield Statement(stmt.type, text, stmt.importance, stmt.probes)
             continue
         if kind == "next":  # one next step: the section's first item, no quotes
             first = next((i for i in section.items if not i.text.startswith(('"', "'", ">"))),
@@ -232,8 +233,8 @@ def _items(section: Section, kind: str, mtype: str, importance: float) -> Iterat
         yield from _item(item, kind, mtype, importance)
 
 
-def _probe(item: Item) -> str:
-    return item.text.split(" `", 1)[0][:40]
+def _probe(*items: Item) -> tuple[str, ...]:
+    return tuple(i.text.split(" `", 1)[0][:40] for i in items)
 
 
 def _item(item: Item, kind: str, mtype: str, importance: float) -> Iterator[Statement]:
@@ -267,7 +268,7 @@ def _item(item: Item, kind: str, mtype: str, importance: float) -> Iterator[Stat
             continue
         stmt = _fit(f"{subject}: {detail}")
         if stmt:
-            yield Statement(_typed(mtype, stmt), stmt, importance, _probe(child))
+            yield Statement(_typed(mtype, stmt), stmt, importance, _probe(child, item))
 
 
 def _typed(mtype: str, text: str) -> str:
