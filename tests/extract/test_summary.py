@@ -18,7 +18,7 @@ import pytest
 
 from hippo.extract import EchoChunk, SessionChunks
 from hippo.extract.rules import RulesExtractor
-from hippo.extract.summary import parse, statements
+from hippo.extract.summary import parse
 from hippo.ingest.chunk import chunk_messages
 from hippo.ingest.model import Message
 from tests.extract.conftest import memories
@@ -309,8 +309,8 @@ def test_the_gate_and_a_fix_in_javascript_with_codex_style_calls() -> None:
         ("call", 'exec_command: {"cmd":"npm ci"}'),
         ("tool", "added 312 packages"),
         ("call", "exec_command: npm run lint && npx vitest run src/date.test.js"),
-        ("tool", "Process exited with code 1\nTypeError: Cannot read properties of undefined"
-                 " (reading 'getTime')"),
+        ("tool", ("Process exited with code 1\nTypeError: Cannot read properties of undefined"
+                 " (reading 'getTime')")),
         ("call", "apply_patch: src/date.js"),
         ("tool", "Success. Updated the following files: M src/date.js"),
         ("call", "exec_command: npm run lint && npx vitest run src/date.test.js"),
@@ -333,8 +333,8 @@ def test_the_gate_and_a_fix_in_javascript_with_codex_style_calls() -> None:
 
 
 def test_no_gate_from_one_commit_and_no_wrapup_without_one() -> None:
-    one = PYTHON_GATE[:11] + [("assistant", "Done:\n- Added `retry()` with 3 attempts\n"
-                                            "- Backoff doubles each time (`base=0.5`)")]
+    one = PYTHON_GATE[:11] + [("assistant", ("Done:\n- Added `retry()` with 3 attempts\n"
+                                            "- Backoff doubles each time (`base=0.5`)"))]
     found = extracted(conv(*one))
     assert not any(t.startswith("Before committing") for t in found)
     assert "Added `retry()` with 3 attempts" in found  # the turn committed: a wrap-up
@@ -346,13 +346,13 @@ def test_no_gate_from_one_commit_and_no_wrapup_without_one() -> None:
 def test_assistant_findings_and_the_persons_answers() -> None:
     blocks = [
         ("user", "why does the export hang?"),
-        ("assistant", "Let me check whether the problem is the lock. The problem was that "
-                      "`export()` held the write lock while it streamed to stdout."),
-        ("assistant", "The framework generates `handle_event(\"save\")` for every form. So I "
-                      "don't need a manual handler."),
+        ("assistant", ("Let me check whether the problem is the lock. The problem was that "
+                      "`export()` held the write lock while it streamed to stdout.")),
+        ("assistant", ("The framework generates `handle_event(\"save\")` for every form. So I "
+                      "don't need a manual handler.")),
         ("assistant", "Good. The default timeout is `30s`."),
-        ("user", 'Answer to "Tests fail on main too. Fix them here or leave them?": fix '
-                 "them here"),
+        ("user", ('Answer to "Tests fail on main too. Fix them here or leave them?": fix '
+                 "them here")),
     ]
     found = extracted(conv(*blocks))
     assert found == {
