@@ -242,10 +242,18 @@ def sources(db: Database, memory_id: int) -> list[dict[str, Any]]:
 def listing(db: Database, *, types: Sequence[str] = (), tiers: Sequence[str] = (),
             projects: Sequence[str | None] | None = None, statuses: Sequence[str] = ("active",),
             since: str | None = None, tags: Sequence[str] = (), limit: int = 0,
-            order: str = "id DESC") -> list[dict[str, Any]]:
-    """Memories matching the filters (all bound parameters; `order` is chosen by code)."""
+            order: str = "id DESC", unverified: bool = False) -> list[dict[str, Any]]:
+    """Memories matching the filters (all bound parameters; `order` is chosen by code).
+
+    unverified: only current machine-written rules and preferences no person has verified
+    or pinned, the ones the rule floor holds back (`hippo.layers.floor.UNVERIFIED`).
+    """
     where, params = filters_sql(types=types, tiers=tiers, projects=projects, statuses=statuses,
                                 since=since, tags=tags)
+    if unverified:
+        from hippo.layers.floor import UNVERIFIED
+
+        where += f" AND m.superseded_by IS NULL AND {UNVERIFIED}"
     sql = f"SELECT {COLUMNS} FROM memories m WHERE {where} ORDER BY {order}"
     if limit:
         sql += " LIMIT ?"
