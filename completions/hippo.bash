@@ -28,7 +28,7 @@ _hippo_options() {  # $1: command path -> its options
         "hook") echo "--budget -b --route --topic --limit -n --min-score --plain --project -p --db --help -h" ;;
         "import") echo "--db --embedder --help -h" ;;
         "ingest") echo "--idle-minutes --backstop --format --db --embedder --help -h" ;;
-        "list") echo "--type -t --tier --status --tag --since --all-projects --limit --project -p --db --json --help -h" ;;
+        "list") echo "--type -t --tier --status --tag --since --all-projects --limit --unverified --project -p --db --json --help -h" ;;
         "pin") echo "--db --json --help -h" ;;
         "reindex") echo "--embedder --store --batch --force --dry-run --db --help -h" ;;
         "retire") echo "--now --dry-run --db --help -h" ;;

@@ -188,6 +188,7 @@ complete -c hippo -n '__fish_seen_subcommand_from list' -l tag -r -f -d 'Repeata
 complete -c hippo -n '__fish_seen_subcommand_from list' -l since -r -f -d 'Created since: ISO date or 7d, 12h.'
 complete -c hippo -n '__fish_seen_subcommand_from list' -l all-projects -d 'Every project.'
 complete -c hippo -n '__fish_seen_subcommand_from list' -l limit -r -f -d 'At most this many (0: no limit).'
+complete -c hippo -n '__fish_seen_subcommand_from list' -l unverified -d 'Only machine-written rules and preferences no person has ve…'
 complete -c hippo -n '__fish_seen_subcommand_from list' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: git root or direc…'
 complete -c hippo -n '__fish_seen_subcommand_from list' -l db -r -F -d 'Database file (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from list' -l json -d 'JSON lines on stdout even at a terminal.'

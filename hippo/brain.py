@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
 COLUMNS = (
     "id, text, type, tier, project, tags, importance, author, status, pinned, canonical, "
-    "confidence, created_at, updated_at, confirmed_at, consolidated_into, superseded_by, source"
+    "confidence, created_at, updated_at, confirmed_at, verified_at, consolidated_into, "
+    "superseded_by, source"
 )
 GET = f"SELECT {COLUMNS} FROM memories WHERE id = ?"
 FIND_SAME = (
@@ -28,10 +29,10 @@ FIND_SAME = (
 )
 INSERT = (
     "INSERT INTO memories(id, text, type, tier, project, tags, importance, author, status, "
-    "pinned, canonical, confidence, created_at, updated_at, confirmed_at, consolidated_into, "
-    "superseded_by, source, dedup_key, content_hash) "
+    "pinned, canonical, confidence, created_at, updated_at, confirmed_at, verified_at, "
+    "consolidated_into, superseded_by, source, dedup_key, content_hash) "
     "VALUES (:id, :text, :type, :tier, :project, :tags, :importance, :author, :status, "
-    ":pinned, :canonical, :confidence, :created_at, :updated_at, :confirmed_at, "
+    ":pinned, :canonical, :confidence, :created_at, :updated_at, :confirmed_at, :verified_at, "
     ":consolidated_into, :superseded_by, :source, :dedup_key, :content_hash)"
 )
 VEC_UPSERT_DEL = "DELETE FROM memories_vec WHERE memory_id = ?"
@@ -84,6 +85,7 @@ def insert(db: Database, mem: NewMemory, vector: np.ndarray | None, *, actor: st
         "author": mem.author, "status": mem.status, "pinned": int(mem.pinned),
         "canonical": int(mem.canonical), "confidence": mem.confidence, "created_at": created,
         "updated_at": mem.updated_at or created, "confirmed_at": mem.confirmed_at,
+        "verified_at": mem.verified_at,
         "consolidated_into": mem.consolidated_into, "superseded_by": mem.superseded_by,
         "source": _json(mem.source), "dedup_key": mem.dedup_key,
         "content_hash": content_hash(mem.text),
@@ -172,7 +174,7 @@ def update(db: Database, memory_id: int, changes: dict[str, Any], *, actor: str,
     if not changes:
         return before
     allowed = {"text", "type", "tier", "project", "tags", "importance", "status", "pinned",
-               "canonical", "confidence", "confirmed_at", "consolidated_into",
+               "canonical", "confidence", "confirmed_at", "verified_at", "consolidated_into",
                "superseded_by", "source", "author"}
     bad = set(changes) - allowed
     if bad:
@@ -240,10 +242,18 @@ def sources(db: Database, memory_id: int) -> list[dict[str, Any]]:
 def listing(db: Database, *, types: Sequence[str] = (), tiers: Sequence[str] = (),
             projects: Sequence[str | None] | None = None, statuses: Sequence[str] = ("active",),
             since: str | None = None, tags: Sequence[str] = (), limit: int = 0,
-            order: str = "id DESC") -> list[dict[str, Any]]:
-    """Memories matching the filters (all bound parameters; `order` is chosen by code)."""
+            order: str = "id DESC", unverified: bool = False) -> list[dict[str, Any]]:
+    """Memories matching the filters (all bound parameters; `order` is chosen by code).
+
+    unverified: only current machine-written rules and preferences no person has verified
+    or pinned, the ones the rule floor holds back (`hippo.layers.floor.UNVERIFIED`).
+    """
     where, params = filters_sql(types=types, tiers=tiers, projects=projects, statuses=statuses,
                                 since=since, tags=tags)
+    if unverified:
+        from hippo.layers.floor import UNVERIFIED
+
+        where += f" AND m.superseded_by IS NULL AND {UNVERIFIED}"
     sql = f"SELECT {COLUMNS} FROM memories m WHERE {where} ORDER BY {order}"
     if limit:
         sql += " LIMIT ?"
@@ -308,7 +318,8 @@ RESTORE = (
     "tags = :tags, importance = :importance, author = :author, status = :status, "
     "pinned = :pinned, canonical = :canonical, confidence = :confidence, "
     "created_at = :created_at, updated_at = :updated_at, confirmed_at = :confirmed_at, "
-    "consolidated_into = :consolidated_into, superseded_by = :superseded_by, source = :source, "
+    "verified_at = :verified_at, consolidated_into = :consolidated_into, "
+    "superseded_by = :superseded_by, source = :source, "
     "dedup_key = :dedup_key, content_hash = :content_hash WHERE id = :id"
 )
 DELETE_ROW = "DELETE FROM memories WHERE id = ?"
@@ -326,6 +337,9 @@ def restore(db: Database, rec: dict[str, Any], vector: np.ndarray | None, *, act
     params = {k: rec[k] for k in ("id", "text", "type", "tier", "project", "importance",
                                   "author", "status", "confidence", "created_at", "updated_at",
                                   "confirmed_at", "consolidated_into", "superseded_by")}
+    # An audit record written before `verified_at` existed does not carry it: keep the
+    # current value (a verification is a person's, no run's to undo).
+    params["verified_at"] = rec.get("verified_at", before["verified_at"])
     params.update(tags=_json(rec["tags"]) or "[]", source=_json(rec["source"]),
                   pinned=int(rec["pinned"]), canonical=int(rec["canonical"]),
                   dedup_key=dedup_key(rec["type"], rec["project"], rec["text"]),

@@ -214,10 +214,23 @@ M0003_TERNARY_TOKENS = """
 DELETE FROM embed_cache WHERE model LIKE '%#tokens';
 """
 
+# When a person last verified a memory (`hippo verify`). `confirmed_at` cannot tell: a
+# reinforcement by extraction sets it too, and a machine-written rule or preference enters
+# the rule floor only once a person verified or pinned it. Verifications made before this
+# step are in the audit log, written by the human actor.
+M0004_VERIFIED_AT = """
+ALTER TABLE memories ADD COLUMN verified_at TEXT;
+UPDATE memories SET verified_at = (
+  SELECT max(a.at) FROM audit a
+  WHERE a.memory_id = memories.id AND a.action = 'verify' AND a.actor = 'human'
+);
+"""
+
 MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("0001_core", M0001_CORE),
     ("0002_maintain", M0002_MAINTAIN),
     ("0003_ternary_tokens", M0003_TERNARY_TOKENS),
+    ("0004_verified_at", M0004_VERIFIED_AT),
 )
 
 

@@ -15,7 +15,7 @@ from hippo.memtypes import TIERS, MemType, resolve
 FIELDS = (
     "id", "text", "type", "tier", "project", "tags", "importance", "author", "status",
     "pinned", "canonical", "confidence", "created_at", "updated_at", "confirmed_at",
-    "consolidated_into", "superseded_by", "source",
+    "verified_at", "consolidated_into", "superseded_by", "source",
 )
 STATUSES = ("active", "done", "consolidated", "retired", "deleted")
 AUTHORS = ("human", "machine")
@@ -81,6 +81,7 @@ class NewMemory:
     created_at: str | None = None
     updated_at: str | None = None
     confirmed_at: str | None = None
+    verified_at: str | None = None
     consolidated_into: int | None = None
     superseded_by: int | None = None
     source: dict[str, Any] | None = None
@@ -178,6 +179,7 @@ def from_input(data: Any, types: dict[str, MemType], *, default_project: str | N
         created_at=_opt_time(data.get("created_at"), "created_at"),
         updated_at=_opt_time(data.get("updated_at"), "updated_at"),
         confirmed_at=_opt_time(data.get("confirmed_at"), "confirmed_at"),
+        verified_at=_opt_time(data.get("verified_at"), "verified_at"),
         consolidated_into=_opt_int(data.get("consolidated_into"), "consolidated_into"),
         superseded_by=_opt_int(data.get("superseded_by"), "superseded_by"),
         source=source,
@@ -204,6 +206,7 @@ def to_record(row: dict[str, Any]) -> dict[str, Any]:
         "created_at": row["created_at"],
         "updated_at": row["updated_at"],
         "confirmed_at": row["confirmed_at"],
+        "verified_at": row["verified_at"],
         "consolidated_into": row["consolidated_into"],
         "superseded_by": row["superseded_by"],
         "source": orjson.loads(row["source"]) if row["source"] else None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from hippo.layers import floor
 from hippo.vectors import store_model
 
 if TYPE_CHECKING:
@@ -16,6 +17,10 @@ def _counts(db: Database, column: str, where: str = "1") -> dict[str, int]:
     return {str(k): n for k, n in db.execute(
         f"SELECT {column}, count(*) FROM memories WHERE {where} GROUP BY {column} ORDER BY {column}"
     )}
+
+
+UNVERIFIED = (f"SELECT count(*) FROM memories m WHERE {floor.CURRENT} "
+              f"AND {floor.UNVERIFIED}")
 
 
 def _table_exists(db: Database, name: str) -> bool:
@@ -50,6 +55,8 @@ def collect(db: Database) -> dict[str, Any]:
             "by_type": _counts(db, "type", "status = 'active'"),
             "by_tier": _counts(db, "tier", "status = 'active'"),
             "by_author": _counts(db, "author", "status = 'active'"),
+            # Machine-written rules/preferences no layer loads until a person reviews them.
+            "unverified": db.scalar(UNVERIFIED),
             "by_project": {("(global)" if k == "None" else k): v
                            for k, v in _counts(db, "project", "status = 'active'").items()},
             "embed_model": brain_model[0] if brain_model else None,

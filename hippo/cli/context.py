@@ -41,7 +41,9 @@ def context(
     Human-authored first, then by importance, pinned first among equals, then id. Markdown
     on stdout (JSON lines with --json); the token count and what was left out go to stderr.
     --route (or --topic) appends the route's guidance under its own budget, so guidance
-    never crowds rules out.
+    never crowds rules out. A rule or preference a machine wrote (extraction, an agent)
+    loads only once a person verified (`hippo verify ID`) or pinned it; until then stderr
+    counts it as awaiting review (`hippo list --unverified`) and search still finds it.
     """
     from hippo.layers import Route, guidance, rule_floor
 
@@ -80,6 +82,9 @@ def summary(parts: "Sequence[Packed]") -> dict[str, object]:
         "included": sum(len(p.included) for p in parts),
         "omitted": sum(len(p.omitted) for p in parts),
         "omitted_ids": [r["id"] for p in parts for r in p.omitted],
+        # Machine-written rules/preferences held back until a person verifies or pins them.
+        "unverified": sum(len(p.unverified) for p in parts),
+        "unverified_ids": [i for p in parts for i in p.unverified],
     }
     if len(parts) > 1:
         out["layers"] = {p.layer: p.summary() for p in parts}
@@ -87,15 +92,24 @@ def summary(parts: "Sequence[Packed]") -> dict[str, object]:
 
 
 def report(parts: "Sequence[Packed]", text: str) -> str:
-    """One stderr line: tokens printed, per layer what loaded and the ids left out."""
+    """One stderr line: tokens printed, per layer what loaded, the ids left out and those
+    waiting for a person's review."""
     from hippo.layers import wordpiece
 
     names = {"rule_floor": "rules", "guidance": "guidance"}
     bits = []
     for p in parts:
-        ids = " ".join(f"#{r['id']}" for r in p.omitted[:MAX_IDS])
-        more = f" +{len(p.omitted) - MAX_IDS} more" if len(p.omitted) > MAX_IDS else ""
-        left = f", left out {len(p.omitted)}: {ids}{more}" if p.omitted else ""
+        left = (f", left out {len(p.omitted)}: {_ids([r['id'] for r in p.omitted])}"
+                if p.omitted else "")
+        held = (f", {len(p.unverified)} machine-written awaiting review: "
+                f"{_ids(p.unverified)}" if p.unverified else "")
         bits.append(f"{names.get(p.layer, p.layer)} {len(p.included)} "
-                    f"({p.tokens}/{p.budget} tokens{left})")
+                    f"({p.tokens}/{p.budget} tokens{left}{held})")
+    if any(p.unverified for p in parts):
+        bits.append("review: hippo list --unverified, then hippo verify ID")
     return f"hippo: {wordpiece.count(text)} tokens printed; " + "; ".join(bits)
+
+
+def _ids(ids: "Sequence[int]") -> str:
+    more = f" +{len(ids) - MAX_IDS} more" if len(ids) > MAX_IDS else ""
+    return " ".join(f"#{i}" for i in ids[:MAX_IDS]) + more

@@ -53,7 +53,10 @@ def forget(
 
 def pin(ctx: typer.Context, ids: Annotated[list[str], typer.Argument(help="Memory ids.")],
         db: DbOpt = None, json: JsonOpt = False) -> None:
-    """Pin memories: never retired or merged automatically."""
+    """Pin memories: never retired or merged automatically.
+
+    A pinned rule or preference loads in the rule floor even when a machine wrote it.
+    """
     _apply(ctx, ids, db, json, "pin", {"pinned": True})
 
 

@@ -24,7 +24,11 @@ def done(ctx: typer.Context, ids: IdsArg, db: DbOpt = None, json: JsonOpt = Fals
 
 
 def verify(ctx: typer.Context, ids: IdsArg, db: DbOpt = None, json: JsonOpt = False) -> None:
-    """Confirm memories are still true: confirmed_at = now, so their freshness restarts."""
+    """Confirm memories are still true: confirmed_at = now, so their freshness restarts.
+
+    A person's review: verified_at = now too, and a rule or preference a machine wrote
+    (extraction, an agent) may from now on load in the rule floor (`hippo context`).
+    """
     from hippo.maintain import lifecycle
     from hippo.output import emit
 

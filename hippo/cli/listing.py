@@ -21,6 +21,9 @@ def list_(
     since: Annotated[str | None, typer.Option(help="Created since: ISO date or 7d, 12h.")] = None,
     all_projects: Annotated[bool, typer.Option("--all-projects", help="Every project.")] = False,
     limit: Annotated[int, typer.Option(help="At most this many (0: no limit).")] = 50,
+    unverified: Annotated[bool, typer.Option(
+        "--unverified", help="Only machine-written rules and preferences no person has "
+        "verified or pinned: what the rule floor holds back until `hippo verify ID`.")] = False,
     project: ProjectOpt = None,
     db: DbOpt = None,
     json: JsonOpt = False,
@@ -41,5 +44,6 @@ def list_(
     rows = brain.listing(
         h.db, types=type_ or [], tiers=tier or [], projects=projects, statuses=statuses,
         since=iso(parse_since(since)) if since else None, tags=tag or [], limit=max(limit, 0),
+        unverified=unverified,
     )
     emit(rows, json_flag=json, columns=COLUMNS)

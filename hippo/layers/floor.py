@@ -2,6 +2,11 @@
 
 Order is total and deterministic: human-authored first, then importance (high first),
 pinned first among equals, then id. The same database always gives the same bytes.
+
+A rule or preference a machine wrote (extraction, or an agent) loads only once a person
+verified it (`hippo verify`, which sets `verified_at`) or pinned it: these layers reach
+every session unasked, and a transcript must not be able to plant instructions there.
+Until then it waits for review (`hippo list --unverified`); search finds it either way.
 """
 
 from __future__ import annotations
@@ -24,15 +29,25 @@ ORDER = "(m.author = 'human') DESC, m.importance DESC, m.pinned DESC, m.id"
 GUIDANCE_TYPES = ("procedure", "tool", "config")
 # What a layer may load at all: active and not replaced by a newer memory.
 CURRENT = "m.status = 'active' AND m.superseded_by IS NULL"
-RULES = (
-    f"SELECT {COLUMNS} FROM memories m WHERE {CURRENT} AND m.type = 'rule' "
-    "AND {scope} ORDER BY " + ORDER
-)
-GUIDANCE = (
-    f"SELECT {COLUMNS} FROM memories m WHERE {CURRENT} AND m.type <> 'rule' "
-    f"AND (m.tier = 'procedural' OR m.type IN ({', '.join(repr(t) for t in GUIDANCE_TYPES)})) "
-    "AND {scope} ORDER BY " + ORDER
-)
+# Types a machine may not put in front of every session on its own (SPEC: authorship).
+REVIEWED_TYPES = ("rule", "preference")
+# Written by a machine, and no person has verified or pinned it yet.
+UNVERIFIED = ("m.author = 'machine' AND m.type IN ("
+              + ", ".join(repr(t) for t in REVIEWED_TYPES)
+              + ") AND m.verified_at IS NULL AND m.pinned = 0")
+ADMITTED = f"NOT ({UNVERIFIED})"
+_RULES = "m.type = 'rule'"
+_GUIDANCE = (f"m.type <> 'rule' AND (m.tier = 'procedural' "
+             f"OR m.type IN ({', '.join(repr(t) for t in GUIDANCE_TYPES)}))")
+RULES = (f"SELECT {COLUMNS} FROM memories m WHERE {CURRENT} AND {_RULES} AND {ADMITTED} "
+         "AND {scope} ORDER BY " + ORDER)
+GUIDANCE = (f"SELECT {COLUMNS} FROM memories m WHERE {CURRENT} AND {_GUIDANCE} AND {ADMITTED} "
+            "AND {scope} ORDER BY " + ORDER)
+# What each layer holds back until a person reviews it, in id order.
+RULES_WAITING = (f"SELECT m.id FROM memories m WHERE {CURRENT} AND {_RULES} AND {UNVERIFIED} "
+                 "AND {scope} ORDER BY m.id")
+GUIDANCE_WAITING = (f"SELECT m.id FROM memories m WHERE {CURRENT} AND {_GUIDANCE} "
+                    "AND " + UNVERIFIED + " AND {scope} ORDER BY m.id")
 TOPIC_MATCH = "EXISTS (SELECT 1 FROM json_each(m.tags) t WHERE t.value IN ({marks}))"
 
 
@@ -76,6 +91,11 @@ def _select(db: Database, template: str, route: Route, *, with_topics: bool
     return [to_record(r) for r in db.rows(template.format(scope=where), params)]
 
 
+def _waiting(db: Database, template: str, route: Route, *, with_topics: bool) -> list[int]:
+    where, params = route.scope(with_topics=with_topics)
+    return [row[0] for row in db.execute(template.format(scope=where), params)]
+
+
 def rule_candidates(db: Database, route: Route) -> list[dict[str, Any]]:
     """Current rules of the route's project and global ones, in floor order (topics ignored)."""
     return _select(db, RULES, route, with_topics=False)
@@ -89,10 +109,14 @@ def guidance_candidates(db: Database, route: Route) -> list[dict[str, Any]]:
 def rule_floor(db: Database, route: Route, budget: int = FLOOR_BUDGET) -> Packed:
     """The rule floor of a session start, within `budget` tokens."""
     heading = f"Rules ({route.label(with_topics=False)})"
-    return pack("rule_floor", heading, rule_candidates(db, route), budget)
+    out = pack("rule_floor", heading, rule_candidates(db, route), budget)
+    out.unverified = _waiting(db, RULES_WAITING, route, with_topics=False)
+    return out
 
 
 def guidance(db: Database, route: Route, budget: int = GUIDANCE_BUDGET) -> Packed:
     """The domain guidance of a route, within `budget` tokens."""
     heading = f"Guidance ({route.label(with_topics=True)})"
-    return pack("guidance", heading, guidance_candidates(db, route), budget)
+    out = pack("guidance", heading, guidance_candidates(db, route), budget)
+    out.unverified = _waiting(db, GUIDANCE_WAITING, route, with_topics=True)
+    return out

@@ -37,7 +37,8 @@ def lower_bound(line: str) -> int:
 
 @dataclass(slots=True)
 class Packed:
-    """A layer after budgeting: what is printed, what was left out, and its token cost."""
+    """A layer after budgeting: what is printed, what was left out, and its token cost;
+    `unverified`: ids of machine-written memories it holds back until a person reviews them."""
 
     layer: str
     heading: str
@@ -46,10 +47,12 @@ class Packed:
     omitted: list[dict[str, Any]] = field(default_factory=list)
     text: str = ""
     tokens: int = 0
+    unverified: list[int] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         return {"tokens": self.tokens, "budget": self.budget, "included": len(self.included),
-                "omitted": len(self.omitted), "omitted_ids": [r["id"] for r in self.omitted]}
+                "omitted": len(self.omitted), "omitted_ids": [r["id"] for r in self.omitted],
+                "unverified": len(self.unverified), "unverified_ids": self.unverified}
 
 
 def pack(layer: str, heading: str, records: Sequence[dict[str, Any]], budget: int, *,

@@ -47,7 +47,8 @@ def _size(packed: Packed) -> dict[str, Any]:
     everything = packed.included + packed.omitted
     full = f"## {packed.heading}\n" + "".join(bullet(r) for r in everything) if everything else ""
     return {"memories": len(everything), "tokens": count_many([full]), "budget": packed.budget,
-            "loaded": len(packed.included), "loaded_tokens": packed.tokens}
+            "loaded": len(packed.included), "loaded_tokens": packed.tokens,
+            "unverified": len(packed.unverified)}
 
 
 def layer_sizes(db: Database, project: str | None, *, all_projects: bool = False,
@@ -56,7 +57,8 @@ def layer_sizes(db: Database, project: str | None, *, all_projects: bool = False
     """Tokens per layer for `project` (plus global memories): all of it, and what loads.
 
     rule_floor/guidance: `tokens` is the whole layer rendered, `loaded_tokens` what
-    fits the default budget. curated/echo: total tokens of their texts (loaded on demand).
+    fits the default budget, `unverified` the machine-written memories it holds back
+    until a person verifies or pins them (not in `memories`). curated/echo: total tokens of their texts (loaded on demand).
     """
     route = Route(project, all_projects=all_projects)
     where, params = route.scope(with_topics=False)

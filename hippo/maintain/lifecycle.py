@@ -40,7 +40,9 @@ def done(h: Hippo, ids: Sequence[int]) -> list[dict[str, Any]]:
 
 
 def verify(db: Database, ids: Sequence[int]) -> list[dict[str, Any]]:
-    """A person confirms memories are still true: `confirmed_at` = now, freshness restarts."""
+    """A person confirms memories are still true: `confirmed_at` = now, freshness restarts;
+    `verified_at` = now records that a person did (a machine-written rule or preference
+    enters the rule floor only then)."""
     out = []
     with db.transaction():
         stamp = now_iso()
@@ -49,8 +51,9 @@ def verify(db: Database, ids: Sequence[int]) -> list[dict[str, Any]]:
             if rec["status"] not in LIVE:
                 raise UsageError(f"memory {memory_id} is {rec['status']}; only active or done "
                                  "memories can be verified")
-            out.append(brain.update(db, memory_id, {"confirmed_at": stamp}, actor=ACTOR,
-                                    action="verify"))
+            out.append(brain.update(db, memory_id, {"confirmed_at": stamp,
+                                                    "verified_at": stamp},
+                                    actor=ACTOR, action="verify"))
     return out
 
 

@@ -177,7 +177,8 @@ def _apply(db: Database, step: Step, vector: Any, run_id: str) -> None:
         if now is not None:
             brain.delete_row(db, step.memory_id, actor=ACTOR, action="undo", run_id=run_id)
     elif now is None:
-        mem = NewMemory(**{k: step.target[k] for k in FIELDS})
+        target = {"verified_at": None, **step.target}  # audited before 0004: no verified_at
+        mem = NewMemory(**{k: target[k] for k in FIELDS})
         brain.insert(db, mem, vector, actor=ACTOR, run_id=run_id, action="undo")
     else:
         brain.restore(db, step.target, vector, actor=ACTOR, action="undo", run_id=run_id)

@@ -30,8 +30,8 @@ def memories(db_path: Path) -> list[dict]:
     try:
         return [to_record(r) for r in db.rows(
             "SELECT id, text, type, tier, project, tags, importance, author, status, pinned, "
-            "canonical, confidence, created_at, updated_at, confirmed_at, consolidated_into, "
-            "superseded_by, source FROM memories ORDER BY id")]
+            "canonical, confidence, created_at, updated_at, confirmed_at, verified_at, "
+            "consolidated_into, superseded_by, source FROM memories ORDER BY id")]
     finally:
         db.close()
 

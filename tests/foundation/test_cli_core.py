@@ -24,7 +24,7 @@ def test_add_show_list_stats_json(cli) -> None:
     assert list(r.records[0]) == [
         "id", "text", "type", "tier", "project", "tags", "importance", "author", "status",
         "pinned", "canonical", "confidence", "created_at", "updated_at", "confirmed_at",
-        "consolidated_into", "superseded_by", "source"]
+        "verified_at", "consolidated_into", "superseded_by", "source"]
     (stats,) = cli("stats", "--json").records
     assert stats["brain"]["active"] == 1 and stats["brain"]["by_type"] == {"decision": 1}
 

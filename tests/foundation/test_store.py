@@ -41,6 +41,32 @@ def test_newer_schema_is_refused(db_path: Path) -> None:
     assert info.value.exit_code == 78
 
 
+def test_verified_at_is_backfilled_from_a_persons_verify_in_the_audit(db_path: Path) -> None:
+    """A database from before 0004: who verified what is read from the audit log (human
+    actor, action verify), not from confirmed_at, which reinforcement sets too."""
+    from hippo.migrations import MIGRATIONS
+
+    db = connect(db_path, migrate=False)
+    db.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    for name, sql in MIGRATIONS[:3]:
+        db.execute(sql)
+        db.execute("INSERT INTO _migrations VALUES (?, 'x')", (name,))
+    for mid in (1, 2, 3):
+        db.execute("INSERT INTO memories(id, text, type, tier, author, created_at, updated_at, "
+                   "confirmed_at, dedup_key, content_hash) VALUES (?, ?, 'rule', 'procedural', "
+                   "'machine', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z', "
+                   "'2026-02-01T00:00:00Z', ?, '')", (mid, f"rule {mid}", f"k{mid}"))
+    db.execute("INSERT INTO audit(memory_id, actor, action, at) VALUES "
+               "(1, 'human', 'verify', '2026-02-01T00:00:00Z'), "
+               "(1, 'human', 'verify', '2026-03-01T00:00:00Z'), "
+               "(2, 'extract', 'reinforce', '2026-02-01T00:00:00Z'), "
+               "(3, 'human', 'edit', '2026-02-01T00:00:00Z')")
+    db.close()
+    db = connect(db_path)
+    assert [tuple(r) for r in db.execute("SELECT id, verified_at FROM memories ORDER BY id")] \
+        == [(1, "2026-03-01T00:00:00Z"), (2, None), (3, None)]
+
+
 def test_vectors_are_little_endian_float32() -> None:
     v = np.array([1.0, -2.5, 3.25], dtype=np.float32)
     blob = to_blob(v)

@@ -1,4 +1,8 @@
-"""A database with 200 rules across projects A, B, C (half human, half machine) plus globals."""
+"""A database with 200 rules across projects A, B, C (half human, half machine) plus globals.
+
+Of the machine-written rules half were verified by a person and some pinned; the rest
+(i % 4 == 3, not pinned: 16 of A's, 5 global) wait for review and stay out of the floor.
+"""
 
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ def rule_lines(n: int = 200, n_global: int = 20) -> str:
             "author": "human" if i % 2 == 0 else "machine",
             "importance": round(0.3 + (i * 37 % 70) / 100, 2),
             "pinned": i % 11 == 0,
+            "verified_at": "2026-01-15T00:00:00Z" if i % 4 == 1 else None,
             "tags": [topic],
         }).decode())
     return "\n".join(lines) + "\n"

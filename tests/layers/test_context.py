@@ -35,7 +35,10 @@ def test_acceptance_project_a(cli, rules_db: Path) -> None:
     *rules, summary = every
     assert {x["project"] for x in rules} == {"A", None}
     assert all(x["type"] == "rule" and x["status"] == "active" for x in rules)
-    assert len(rules) == 67 + 20 and summary["omitted"] == 0
+    # Machine-written rules only once a person verified or pinned them (conftest: 21 wait).
+    assert all(x["author"] == "human" or x["verified_at"] or x["pinned"] for x in rules)
+    assert len(rules) == 51 + 15 and summary["omitted"] == 0
+    assert summary["unverified"] == 16 + 5 == len(summary["unverified_ids"])
     assert [x["id"] for x in rules] == [x["id"] for x in sorted(rules, key=floor_key)]
 
     (*shown, summary) = cli("context", "--project", "A", "--json").records
@@ -78,12 +81,12 @@ def test_real_process_byte_identical_and_counted(hippo_proc, rules_db: Path) -> 
 def test_global_only_all_projects_and_nothing(cli, rules_db: Path) -> None:
     r = cli("context", "-p", "nowhere", "--json", "--budget", "100000")
     *rules, _ = r.records
-    assert {x["project"] for x in rules} == {None} and len(rules) == 20
+    assert {x["project"] for x in rules} == {None} and len(rules) == 15
     *rules, _ = cli("context", "--all-projects", "--json", "--budget", "100000").records
-    assert {x["project"] for x in rules} == {"A", "B", "C", None} and len(rules) == 220
+    assert {x["project"] for x in rules} == {"A", "B", "C", None} and len(rules) == 170
     r = cli("context", "-p", "A", "--budget", "0")
     assert r.exit_code == 0 and r.stdout == ""
-    assert r.stderr.startswith("hippo: 0 tokens printed; rules 0 (0/0 tokens, left out 87: #")
+    assert r.stderr.startswith("hippo: 0 tokens printed; rules 0 (0/0 tokens, left out 66: #")
 
 
 def test_superseded_rules_leave_the_floor(cli, db_path: Path) -> None:
@@ -99,7 +102,7 @@ def test_empty_database_prints_nothing(cli) -> None:
     assert r.exit_code == 0 and r.stdout == ""
     *_, summary = cli("context", "--json").records
     assert summary == {"event": "summary", "tokens": 0, "budget": 800, "included": 0,
-                       "omitted": 0, "omitted_ids": []}
+                       "omitted": 0, "omitted_ids": [], "unverified": 0, "unverified_ids": []}
 
 
 def test_non_ascii_rules_are_counted_by_the_tokenizer(cli) -> None:

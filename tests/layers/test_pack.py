@@ -49,5 +49,5 @@ def test_pack_skips_what_does_not_fit_and_keeps_order() -> None:
     assert [r["id"] for r in out.omitted] == [1, 3]
     assert out.text == "## R\n- a b c\n- l\n" and out.tokens == 8
     assert out.summary() == {"tokens": 8, "budget": 9, "included": 2, "omitted": 2,
-                             "omitted_ids": [1, 3]}
+                             "omitted_ids": [1, 3], "unverified": 0, "unverified_ids": []}
     assert pack("g", "R", recs, 2, count=words).text == ""  # a heading alone is not printed
