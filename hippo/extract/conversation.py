@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from hippo.extract.blocks import Message
 from hippo.extract.summary import Statement, parse, statements_of
 
-MAX_WRAPUP_STATEMENTS = 12
+MAX_WRAPUP_STATEMENTS = 20
+EDIT_RESULT_CHARS = 300
 MIN_BULLETS = 2
 _BULLET_LINE = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+\S", re.MULTILINE)
 _COMMIT = re.compile(r"(?:^|[;&|(]\s*|\s)git\b(?:\s+-\S+(?:\s+\S+)?)*\s+commit\b")
@@ -158,15 +159,18 @@ def error_fixes(msgs: Sequence[Message]) -> Iterator[Statement]:
         if c.name not in shell or c.result is None:
             continue
         cmd = command(c.arg)
-        if cmd is None or cmd.split()[0] == "git":
-            continue
+        if cmd is None or re.search(r"(?:^|&& )git\b", cmd) or "git " in c.arg:
+            continue  # a line that also runs git: its failure may be git's, not the check's
         if _FAILED.search(c.result[:200]):
             failed.setdefault(cmd, (i, c))
             continue
         if cmd not in failed:
             continue
         j, bad = failed.pop(cmd)
-        edits = [e for e in seq[j + 1:i] if e.name not in shell and _is_path(e.arg)]
+        # An edit answers with a short confirmation; a read returns the file itself.
+        edits = [e for e in seq[j + 1:i] if e.name not in shell and _is_file(e.arg)
+                 and e.result is not None and len(e.result) < EDIT_RESULT_CHARS
+                 and not _FAILED.search(e.result[:200])]
         error = _error_line(bad.result or "")
         if not edits or not error or (cmd, error) in seen:
             continue
@@ -185,6 +189,13 @@ def _short(path: str) -> str:
     return "/".join(re.split(r"[/\\]", path)[-3:])
 
 
+def _is_file(arg: str) -> bool:
+    """A path to a file of the work tree: it has an extension, and no hidden directory."""
+    first = arg.split(" ", 1)[0]
+    return (_is_path(first) and bool(re.search(r"\.[A-Za-z0-9]{1,8}$", first))
+            and not re.search(r"[/\\]\.[^/\\.]", first))
+
+
 def _is_path(arg: str) -> bool:
     first = arg.split(" ", 1)[0]
     return bool(re.match(r"^(?:~|\.{1,2})?/[\w.@~+/-]+$|^[\w.-]+/[\w.@+/-]+$", first))
@@ -194,7 +205,7 @@ def wrapups(msgs: Sequence[Message]) -> Iterator[tuple[Message, Statement]]:
     """Bullets of the assistant's last message of a turn in which it committed work (a turn
     ends where the person speaks again): what was done, not what is proposed."""
     last: Message | None = None
-    committed = False
+    committed = committing = False
     for msg in [*msgs, None]:
         if msg is None or (msg.is_prose and msg.role == "user"):
             if (last is not None and committed
@@ -204,6 +215,9 @@ def wrapups(msgs: Sequence[Message]) -> Iterator[tuple[Message, Statement]]:
                     yield last, stmt
             last, committed = None, False
         elif msg.tool_call and _COMMIT.search(msg.text):
-            committed = True
+            committing = True
+        elif msg.role == "tool" and committing:  # the commit's result: did it go through?
+            committed = committed or not _FAILED.search(msg.text[:200])
+            committing = False
         elif msg.is_prose and msg.role == "assistant":
             last = msg

@@ -71,8 +71,8 @@ _ENV = re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]{2,}\b")
 # Progress reports, not knowledge.
 _CHATTER = re.compile(
     r"^(?:claimed|closed|committed|pushed|merged|read|opened|ran|started|finished|completed"
-    r"|marked|verified|checked|confirmed|reviewed)\b|\b(?:all )?\d+ (?:new )?(?:tests?|doctests?"
-    r"|specs?|failures?)\b(?: (?:pass|passed|passing|green|covering))?|\b(?:credo|lint|tests?)"
+    r"|marked|verified|checked|confirmed|reviewed|all done)\b|\b(?:all )?\d+ (?:new )?(?:tests?"
+    r"|doctests?|specs?|failures?|subtasks?|tasks?)\b(?: (?:pass|passed|passing|green|covering))?|\b(?:credo|lint|tests?)"
     r" (?:is |are )?(?:clean|green|passing)\b|\b(?:unchanged|not yet modified|no changes)\b"
     r"|^(?:current (?:full )?content|key (?:code|snippet)|important code|still needs?|currently"
     r"|major changes|successfully)\b", _I)
@@ -97,6 +97,7 @@ class Item:
     text: str
     indent: int
     children: list[Item] = field(default_factory=list)
+    bullet: bool = True
 
 
 @dataclass(slots=True)
@@ -140,7 +141,7 @@ def parse(text: str, *, analysis: bool = True) -> list[Section]:
         if not raw.strip() or _TAG.match(raw):
             continue
         t = _TITLE.match(raw)
-        if t and not raw.lstrip().startswith(("-", "*", "+", "•")):
+        if t and not re.match(r"^\s*[-*+•]\s", raw):  # "**Title**" is one, "- x:" is not
             title = (t.group("h") or t.group("b") or t.group("t") or "").strip()
             sections.append(Section(title, section_kind(title)))
             stack = []
@@ -151,7 +152,7 @@ def parse(text: str, *, analysis: bool = True) -> list[Section]:
             if stack and indent >= stack[-1].indent:  # a continuation of the item above
                 stack[-1].text += " " + raw.strip()
                 continue
-            item = Item(raw.strip(), indent)
+            item = Item(raw.strip(), indent, bullet=False)
         else:
             item = Item(b.group(2).strip(), len(b.group(1)))
         while stack and stack[-1].indent >= item.indent:
@@ -209,10 +210,13 @@ def statements_of(sections: list[Section], *, subjects: bool = False) -> Iterato
         if kind == "skip":
             continue
         mtype, importance = TYPES[kind], IMPORTANCE[kind]
+        if subjects:  # a message's own bullets: paragraphs around them are its narration
+            section = Section(section.title, kind, [i for i in section.items if i.bullet])
         if subjects and kind == "other" and 0 < len(section.title) <= 60:
             for stmt in _items(section, kind, mtype, importance):
                 title = clean(section.title)
-                text = _fit(f"{title}: {stmt.text}") if len(title.split()) > 1 else stmt.text
+                text = (_fit(f"{title}: {stmt.text}")
+                        if len(title.split()) > 1 and not _chatter(title) else stmt.text)
                 if text:
                     yield Statement(stmt.type, text, stmt.importance, stmt.probes)
             continue
