@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from hippo.db import Database
@@ -31,9 +30,10 @@ RECORD = (
 RECORDED_AMONG = "SELECT path, project FROM project_dirs WHERE path IN ({marks})"
 
 
-@dataclass(frozen=True, slots=True)
-class Location:
-    """Where a directory is: its project, the top of its working tree, its repository."""
+class Location(NamedTuple):
+    """Where a directory is: its project, the top of its working tree, its repository.
+
+    A NamedTuple: a frozen dataclass costs 1.5 ms at import, on every CLI start."""
 
     project: str | None
     root: str | None = None  # top of the working tree holding the path (None: not in git)
