@@ -5,7 +5,8 @@
 
 _hippo_subcommands() {  # $1: command path -> its subcommands
     case "$1" in
-        "") echo "add config consolidate context cron doctor done echo edit export extract forget guidance hook import ingest list pin reindex retire search show stats supersede undo unpin verify" ;;
+        "") echo "add config consolidate context cron doctor done echo edit export extract forget guidance hook import ingest list pin project reindex retire search show stats supersede undo unpin verify" ;;
+        "project") echo "list merge rename" ;;
     esac
 }
 
@@ -30,6 +31,10 @@ _hippo_options() {  # $1: command path -> its options
         "ingest") echo "--idle-minutes --backstop --format --db --embedder --help -h" ;;
         "list") echo "--type -t --tier --status --tag --since --all-projects --limit --unverified --project -p --db --json --help -h" ;;
         "pin") echo "--db --json --help -h" ;;
+        "project") echo "--help -h" ;;
+        "project list") echo "--db --json --help -h" ;;
+        "project merge") echo "--dry-run --db --help -h" ;;
+        "project rename") echo "--dry-run --db --help -h" ;;
         "reindex") echo "--embedder --store --batch --force --dry-run --db --help -h" ;;
         "retire") echo "--now --dry-run --db --help -h" ;;
         "search") echo "--limit -n --type -t --tier --tag --since --until --all-projects --include-superseded --explain --rerank --no-rerank --format -f --budget -b --min-score --project -p --db --embedder --json --help -h" ;;
@@ -63,6 +68,9 @@ _hippo_takes_value() {  # $1: command path, $2: option -> true when it takes a v
         "ingest --idle-minutes"|"ingest --format"|"ingest --db"|"ingest --embedder") return 0 ;;
         "list --type"|"list -t"|"list --tier"|"list --status"|"list --tag"|"list --since"|"list --limit"|"list --project"|"list -p"|"list --db") return 0 ;;
         "pin --db") return 0 ;;
+        "project list --db") return 0 ;;
+        "project merge --db") return 0 ;;
+        "project rename --db") return 0 ;;
         "reindex --embedder"|"reindex --store"|"reindex --batch"|"reindex --db") return 0 ;;
         "retire --now"|"retire --db") return 0 ;;
         "search --limit"|"search -n"|"search --type"|"search -t"|"search --tier"|"search --tag"|"search --since"|"search --until"|"search --format"|"search -f"|"search --budget"|"search -b"|"search --min-score"|"search --project"|"search -p"|"search --db"|"search --embedder") return 0 ;;
@@ -115,6 +123,9 @@ _hippo_option_values() {  # $1: command path, $2: option -> words:... | file | d
         "list --status") echo "words:active done consolidated retired deleted all" ;;
         "list --db") echo "file" ;;
         "pin --db") echo "file" ;;
+        "project list --db") echo "file" ;;
+        "project merge --db") echo "file" ;;
+        "project rename --db") echo "file" ;;
         "reindex --embedder") echo "words:hash local openai" ;;
         "reindex --store") echo "words:brain echo" ;;
         "reindex --db") echo "file" ;;

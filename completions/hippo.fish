@@ -22,6 +22,7 @@ complete -c hippo -n '__fish_use_subcommand' -a import -d 'Import an export exac
 complete -c hippo -n '__fish_use_subcommand' -a ingest -d 'Archive transcripts into Echo; prints one JSON line per fil…'
 complete -c hippo -n '__fish_use_subcommand' -a list -d 'List memories, newest first (current project and global one…'
 complete -c hippo -n '__fish_use_subcommand' -a pin -d 'Pin memories: never retired or merged automatically.'
+complete -c hippo -n '__fish_use_subcommand' -a project -d 'List projects, rename one, or merge one into another (audit…'
 complete -c hippo -n '__fish_use_subcommand' -a reindex -d 'Re-embed a store; old vectors serve searches until the new…'
 complete -c hippo -n '__fish_use_subcommand' -a retire -d 'Retire done memories and episodic ones past their window, u…'
 complete -c hippo -n '__fish_use_subcommand' -a search -d 'Search memories: keywords and meaning together, best first.'
@@ -32,7 +33,7 @@ complete -c hippo -n '__fish_use_subcommand' -a undo -d 'Undo a run: text, statu
 complete -c hippo -n '__fish_use_subcommand' -a unpin -d 'Unpin memories.'
 complete -c hippo -n '__fish_use_subcommand' -a verify -d 'Confirm memories are still true: confirmed_at = now, so the…'
 complete -c hippo -n '__fish_use_subcommand' -l db -r -F -d 'Database file (env HIPPO_DB).'
-complete -c hippo -n '__fish_use_subcommand' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: git root or direc…'
+complete -c hippo -n '__fish_use_subcommand' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: the git repositor…'
 complete -c hippo -n '__fish_use_subcommand' -l embedder -r -f -a 'hash local openai' -d 'Embedding provider: local, openai, hash (env HIPPO_EMBEDDER…'
 complete -c hippo -n '__fish_use_subcommand' -l debug -d 'Show tracebacks on errors.'
 complete -c hippo -n '__fish_use_subcommand' -l version -d 'Print the version and exit.'
@@ -47,7 +48,7 @@ complete -c hippo -n '__fish_seen_subcommand_from add' -l author -r -f -a 'human
 complete -c hippo -n '__fish_seen_subcommand_from add' -l pin -d 'Pin it (never retired).'
 complete -c hippo -n '__fish_seen_subcommand_from add' -l global -d 'Store it for every project.'
 complete -c hippo -n '__fish_seen_subcommand_from add' -l atomic -l no-atomic -d 'With -: store nothing if any line is bad.'
-complete -c hippo -n '__fish_seen_subcommand_from add' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: git root or direc…'
+complete -c hippo -n '__fish_seen_subcommand_from add' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: the git repositor…'
 complete -c hippo -n '__fish_seen_subcommand_from add' -l db -r -F -d 'Database file (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from add' -l embedder -r -f -a 'hash local openai' -d 'Embedding provider: local, openai, hash (env HIPPO_EMBEDDER…'
 complete -c hippo -n '__fish_seen_subcommand_from add' -l json -d 'JSON lines on stdout even at a terminal.'
@@ -72,7 +73,7 @@ complete -c hippo -n '__fish_seen_subcommand_from context' -l route -d 'Append t
 complete -c hippo -n '__fish_seen_subcommand_from context' -l topic -r -f -d 'A route topic (a tag); repeatable; any one matches.'
 complete -c hippo -n '__fish_seen_subcommand_from context' -l guidance-budget -r -f -d 'Separate token budget for the guidance of --route.'
 complete -c hippo -n '__fish_seen_subcommand_from context' -l all-projects -d 'Every project, not just the current one.'
-complete -c hippo -n '__fish_seen_subcommand_from context' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: git root or direc…'
+complete -c hippo -n '__fish_seen_subcommand_from context' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: the git repositor…'
 complete -c hippo -n '__fish_seen_subcommand_from context' -l db -r -F -d 'Database file (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from context' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from context' -l help -s h -d 'Show the help and exit.'
@@ -104,7 +105,7 @@ complete -c hippo -n '__fish_seen_subcommand_from echo' -l since -r -f -d 'ISO d
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l until -r -f -d 'ISO date or 7d, 12h.'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l all-projects -d 'Search every project (default).'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l forget-session -r -f -d 'Purge this session\'s chunks, vectors and index rows.'
-complete -c hippo -n '__fish_seen_subcommand_from echo' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: git root or direc…'
+complete -c hippo -n '__fish_seen_subcommand_from echo' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: the git repositor…'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l db -r -F -d 'Database file (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l embedder -r -f -a 'hash local openai' -d 'Embedding provider: local, openai, hash (env HIPPO_EMBEDDER…'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l json -d 'JSON lines on stdout even at a terminal.'
@@ -148,7 +149,7 @@ complete -c hippo -n '__fish_seen_subcommand_from forget' -l help -s h -d 'Show 
 complete -c hippo -n '__fish_seen_subcommand_from guidance' -l topic -r -f -d 'A route topic (a tag); repeatable; any one matches.'
 complete -c hippo -n '__fish_seen_subcommand_from guidance' -l budget -s b -r -f -d 'Token budget (shipped tokenizer).'
 complete -c hippo -n '__fish_seen_subcommand_from guidance' -l all-projects -d 'Every project, not just the current one.'
-complete -c hippo -n '__fish_seen_subcommand_from guidance' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: git root or direc…'
+complete -c hippo -n '__fish_seen_subcommand_from guidance' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: the git repositor…'
 complete -c hippo -n '__fish_seen_subcommand_from guidance' -l db -r -F -d 'Database file (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from guidance' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from guidance' -l help -s h -d 'Show the help and exit.'
@@ -160,7 +161,7 @@ complete -c hippo -n '__fish_seen_subcommand_from hook' -l topic -r -f -d 'A rou
 complete -c hippo -n '__fish_seen_subcommand_from hook' -l limit -s n -r -f -d 'prompt: at most this many memories.'
 complete -c hippo -n '__fish_seen_subcommand_from hook' -l min-score -r -f -d 'prompt: leave out memories whose search score is below this…'
 complete -c hippo -n '__fish_seen_subcommand_from hook' -l plain -d 'Print the context as plain text instead of the agent\'s JSON.'
-complete -c hippo -n '__fish_seen_subcommand_from hook' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: git root or direc…'
+complete -c hippo -n '__fish_seen_subcommand_from hook' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: the git repositor…'
 complete -c hippo -n '__fish_seen_subcommand_from hook' -l db -r -F -d 'Database file (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from hook' -l help -s h -d 'Show the help and exit.'
 complete -c hippo -n '__fish_seen_subcommand_from hook' -a 'claude-code' -d 'The agent calling: claude-code.'
@@ -189,7 +190,7 @@ complete -c hippo -n '__fish_seen_subcommand_from list' -l since -r -f -d 'Creat
 complete -c hippo -n '__fish_seen_subcommand_from list' -l all-projects -d 'Every project.'
 complete -c hippo -n '__fish_seen_subcommand_from list' -l limit -r -f -d 'At most this many (0: no limit).'
 complete -c hippo -n '__fish_seen_subcommand_from list' -l unverified -d 'Only machine-written rules and preferences no person has ve…'
-complete -c hippo -n '__fish_seen_subcommand_from list' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: git root or direc…'
+complete -c hippo -n '__fish_seen_subcommand_from list' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: the git repositor…'
 complete -c hippo -n '__fish_seen_subcommand_from list' -l db -r -F -d 'Database file (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from list' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from list' -l help -s h -d 'Show the help and exit.'
@@ -198,6 +199,27 @@ complete -c hippo -n '__fish_seen_subcommand_from list' -l help -s h -d 'Show th
 complete -c hippo -n '__fish_seen_subcommand_from pin' -l db -r -F -d 'Database file (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from pin' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from pin' -l help -s h -d 'Show the help and exit.'
+
+# hippo project
+complete -c hippo -n '__fish_seen_subcommand_from project && not __fish_seen_subcommand_from list merge rename' -a list -d 'List every project with its memories (active and all), sess…'
+complete -c hippo -n '__fish_seen_subcommand_from project && not __fish_seen_subcommand_from list merge rename' -a merge -d 'Merge project FROM into INTO; a memory INTO already holds i…'
+complete -c hippo -n '__fish_seen_subcommand_from project && not __fish_seen_subcommand_from list merge rename' -a rename -d 'Rename project OLD to NEW: its memories, Echo sessions and…'
+complete -c hippo -n '__fish_seen_subcommand_from project && not __fish_seen_subcommand_from list merge rename' -l help -s h -d 'Show the help and exit.'
+
+# hippo project list
+complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from list' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from list' -l json -d 'JSON lines on stdout even at a terminal.'
+complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from list' -l help -s h -d 'Show the help and exit.'
+
+# hippo project merge
+complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from merge' -l dry-run -d 'Print what would change (JSON lines) and write nothing.'
+complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from merge' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from merge' -l help -s h -d 'Show the help and exit.'
+
+# hippo project rename
+complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from rename' -l dry-run -d 'Print what would change (JSON lines) and write nothing.'
+complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from rename' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from rename' -l help -s h -d 'Show the help and exit.'
 
 # hippo reindex
 complete -c hippo -n '__fish_seen_subcommand_from reindex' -l embedder -r -f -a 'hash local openai' -d 'The model to move to: local, openai, hash.'
@@ -228,7 +250,7 @@ complete -c hippo -n '__fish_seen_subcommand_from search' -l rerank -l no-rerank
 complete -c hippo -n '__fish_seen_subcommand_from search' -l format -s f -r -f -d 'table, json or markdown (default: table at a terminal, else…'
 complete -c hippo -n '__fish_seen_subcommand_from search' -l budget -s b -r -f -d 'Token budget of --format markdown.'
 complete -c hippo -n '__fish_seen_subcommand_from search' -l min-score -r -f -d 'Leave out results scoring below this (scores compare across…'
-complete -c hippo -n '__fish_seen_subcommand_from search' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: git root or direc…'
+complete -c hippo -n '__fish_seen_subcommand_from search' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: the git repositor…'
 complete -c hippo -n '__fish_seen_subcommand_from search' -l db -r -F -d 'Database file (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from search' -l embedder -r -f -a 'hash local openai' -d 'Embedding provider: local, openai, hash (env HIPPO_EMBEDDER…'
 complete -c hippo -n '__fish_seen_subcommand_from search' -l json -d 'JSON lines on stdout even at a terminal.'
@@ -242,7 +264,7 @@ complete -c hippo -n '__fish_seen_subcommand_from show' -l help -s h -d 'Show th
 
 # hippo stats
 complete -c hippo -n '__fish_seen_subcommand_from stats' -l layers -l no-layers -d 'Token size of each layer (rule floor, guidance, curated, ec…'
-complete -c hippo -n '__fish_seen_subcommand_from stats' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: git root or direc…'
+complete -c hippo -n '__fish_seen_subcommand_from stats' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: the git repositor…'
 complete -c hippo -n '__fish_seen_subcommand_from stats' -l db -r -F -d 'Database file (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from stats' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from stats' -l help -s h -d 'Show the help and exit.'

@@ -30,7 +30,9 @@ class Option:
 OPTIONS: tuple[Option, ...] = (
     Option("db", "HIPPO_DB", None, "database file (default: <home>/hippo.db)"),
     Option("embedder", "HIPPO_EMBEDDER", "local", "embedding provider for new databases"),
-    Option("project", "HIPPO_PROJECT", None, "current project (default: git root or cwd name)"),
+    Option("project", "HIPPO_PROJECT", None,
+           "current project (default: the git repository's main working tree name, or the "
+           "cwd name)"),
     Option("busy_timeout_ms", "HIPPO_BUSY_TIMEOUT_MS", 5000, "wait this long for a busy database"),
     Option("openai_embed_model", "HIPPO_OPENAI_EMBED_MODEL", "text-embedding-3-small",
            "model for the openai embedder"),

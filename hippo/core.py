@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hippo import brain, config
@@ -16,36 +15,33 @@ from hippo.vectors import check_model, embed_texts, ensure_store
 if TYPE_CHECKING:
     from hippo.db import Database
     from hippo.embed import Embedder
+    from hippo.project import Location
 
 
 def detect_project(cwd: str | os.PathLike[str] | None = None) -> str | None:
-    """Basename of the enclosing git root, else of the directory itself.
+    """The project of a directory (default: the cwd): the name of its git repository's main
+    working tree, so every worktree of one repository is one project; else its basename."""
+    from hippo.project import locate
 
-    A recorded cwd from another machine may not exist here, or be a Windows path: then its
-    last component is the project.
-    """
-    from pathlib import PureWindowsPath
+    return locate(cwd if cwd is not None else _cwd()).project
 
-    raw = str(cwd) if cwd is not None else os.getcwd()
-    if "\\" in raw and "/" not in raw:
-        return PureWindowsPath(raw).name or None
-    start = Path(raw).expanduser()
-    if start.is_dir():
-        try:
-            start = start.resolve()
-        except OSError:
-            pass
-        for candidate in (start, *start.parents):
-            if (candidate / ".git").exists():
-                return candidate.name or None
-    return start.name or None
+
+def _cwd() -> str:
+    """The working directory; a deleted one (a removed worktree) by the shell's $PWD."""
+    try:
+        return os.getcwd()
+    except OSError:
+        return os.environ.get("PWD") or "."
 
 
 class Hippo:
     """One invocation's view of hippo: resolve settings once, open things on first use."""
 
-    def __init__(self, settings: config.Settings | None = None, **flags: Any) -> None:
+    def __init__(self, settings: config.Settings | None = None, *,
+                 location: Location | None = None, **flags: Any) -> None:
         self.settings = settings or config.load(flags)
+        if location is not None:  # where the caller works (a hook: its agent's cwd)
+            self.__dict__["location"] = location
 
     @classmethod
     def open(cls, db: str | os.PathLike[str] | None = None, **flags: Any) -> Hippo:
@@ -58,7 +54,19 @@ class Hippo:
         path = self.settings.db_path
         if self.settings.origins.get("db") == "default":
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        return connect(path, busy_timeout_ms=int(self.settings["busy_timeout_ms"]))
+        db = connect(path, busy_timeout_ms=int(self.settings["busy_timeout_ms"]))
+        if self.location.linked:  # a worktree is usually gone when its sessions are ingested
+            from hippo.project import remember
+
+            remember(db, self.location)
+        return db
+
+    @cached_property
+    def location(self) -> Location:
+        """Where this call runs: the cwd's repository and project (`hippo.project`)."""
+        from hippo.project import locate
+
+        return locate(_cwd())
 
     @cached_property
     def types(self) -> dict[str, MemType]:
@@ -66,7 +74,7 @@ class Hippo:
 
     @cached_property
     def project(self) -> str | None:
-        return self.settings["project"] or detect_project()
+        return self.settings["project"] or self.location.project
 
     def embedder(self, store: str = "brain") -> Embedder:
         """The store's embedder: the one it was built with, unless one was chosen explicitly."""

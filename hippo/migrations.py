@@ -226,11 +226,37 @@ UPDATE memories SET verified_at = (
 );
 """
 
+# Every git worktree of a repository is one project (`hippo.project`). A worktree is
+# usually gone when its sessions are ingested, so each one a command or hook runs in is
+# recorded here; ingest reads the longest recorded directory holding a session's cwd.
+# `project_moves` keeps what `hippo project rename/merge` changed outside the memories
+# (which the audit log covers), so `hippo undo` can put it back.
+M0005_PROJECT_DIRS = """
+CREATE TABLE project_dirs (
+  path       TEXT PRIMARY KEY,
+  project    TEXT NOT NULL,
+  common_dir TEXT,
+  seen_at    TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX project_dirs_project ON project_dirs(project);
+
+CREATE TABLE project_moves (
+  run_id  TEXT NOT NULL,
+  tbl     TEXT NOT NULL CHECK (tbl IN ('echo_sessions', 'echo_chunks', 'project_dirs',
+                                       'memories')),
+  row_key TEXT NOT NULL,
+  before  TEXT,
+  after   TEXT,
+  PRIMARY KEY (run_id, tbl, row_key)
+) WITHOUT ROWID;
+"""
+
 MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("0001_core", M0001_CORE),
     ("0002_maintain", M0002_MAINTAIN),
     ("0003_ternary_tokens", M0003_TERNARY_TOKENS),
     ("0004_verified_at", M0004_VERIFIED_AT),
+    ("0005_project_dirs", M0005_PROJECT_DIRS),
 )
 
 

@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "unpin": ("hippo.cli.forget", "unpin"),
     "forget": ("hippo.cli.forget", "forget"),
     "undo": ("hippo.cli.undo", "undo"),
+    "project": ("hippo.cli.project", "project"),
     "export": ("hippo.cli.export", "export"),
     "import": ("hippo.cli.export", "import_"),
     "reindex": ("hippo.cli.reindex", "reindex"),
@@ -64,6 +65,7 @@ SUMMARIES: dict[str, str] = {
     "unpin": "Unpin memories.",
     "forget": "Forget memories: soft delete (audited, restorable), or --hard purge.",
     "undo": "Undo a run: text, status, links, vectors and FTS back as they were; itself audited.",
+    "project": "List projects, rename one, or merge one into another (audited; `hippo undo` reverts).",
     "export": "Export every memory (all statuses) or every Echo chunk as JSON lines, in id order.",
     "import": "Import an export exactly (ids, timestamps, authorship, status, provenance).",
     "reindex": "Re-embed a store; old vectors serve searches until the new set is complete.",
@@ -89,9 +91,14 @@ class LazyGroup(TyperGroup):
             from hippo.cli.common import handled
 
             module, attr = COMMANDS[cmd_name]
-            info = CommandInfo(name=cmd_name, callback=handled(getattr(import_module(module), attr)))
-            self.commands[cmd_name] = typer.main.get_command_from_info(
-                info, pretty_exceptions_short=True, rich_markup_mode=None)
+            mod = import_module(module)
+            group = getattr(mod, "GROUP", None)  # a command with subcommands (`project`)
+            if group is not None:
+                self.commands[cmd_name] = typer.main.get_group(group)
+            else:
+                info = CommandInfo(name=cmd_name, callback=handled(getattr(mod, attr)))
+                self.commands[cmd_name] = typer.main.get_command_from_info(
+                    info, pretty_exceptions_short=True, rich_markup_mode=None)
         return self.commands.get(cmd_name)
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:

@@ -20,8 +20,9 @@ DbOpt = Annotated[
 ]
 ProjectOpt = Annotated[
     str | None,
-    typer.Option("--project", "-p", help="Project name (env HIPPO_PROJECT; default: git root "
-                 "or directory name).", show_default=False),
+    typer.Option("--project", "-p", help="Project name (env HIPPO_PROJECT; default: the git "
+                 "repository's main working tree name, for every worktree, or the directory "
+                 "name).", show_default=False),
 ]
 EmbedderOpt = Annotated[
     str | None,
@@ -36,10 +37,10 @@ def root_flags(ctx: typer.Context) -> dict[str, Any]:
 
 
 def open_hippo(ctx: typer.Context, *, db: Path | None = None, project: str | None = None,
-               embedder: str | None = None) -> Any:
+               embedder: str | None = None, location: Any = None) -> Any:
     """Build the Hippo for this call: command flags win over the root's, then env/config."""
     return hippo_for(root_flags(ctx), db=str(db) if db else None, project=project,
-                     embedder=embedder)
+                     embedder=embedder, location=location)
 
 
 def parse_ids(values: list[str]) -> list[int]:

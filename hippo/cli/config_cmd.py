@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
 from hippo.cli.common import DbOpt, JsonOpt, open_hippo
+
+if TYPE_CHECKING:
+    from hippo.project import Location
 
 
 def config(ctx: typer.Context, db: DbOpt = None, json: JsonOpt = False) -> None:
@@ -25,12 +30,19 @@ def config(ctx: typer.Context, db: DbOpt = None, json: JsonOpt = False) -> None:
         {"name": "path.db", "value": str(s.db_path), "origin": s.origins["db"],
          "help": "database file"},
         {"name": "project.current", "value": h.project, "origin": s.origins["project"]
-            if s["project"] else "git root or cwd", "help": "current project"},
+            if s["project"] else _detected(h.location), "help": "current project"},
     ]
     for table, values in sorted(s.tables.items()):
         rows.append({"name": f"[{table}]", "value": _masked(values), "origin": "file",
                      "help": ""})
     emit(rows, json_flag=json, columns=("name", "value", "origin"))
+
+
+def _detected(loc: Location) -> str:
+    """How the cwd gave the project: a worktree's repository, a git root, or its name."""
+    if loc.linked:
+        return f"git worktree of {loc.repo}"
+    return f"git root {loc.root}" if loc.root else "cwd name"
 
 
 SECRET_NAMES = ("api_key", "apikey", "token", "secret", "password")

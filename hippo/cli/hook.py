@@ -111,11 +111,13 @@ def _answer(ctx: typer.Context, agent: str, event: str | None, *, budget: int, r
     name = resolve_event(event, payload)
     answer_as = str(payload.get("hook_event_name") or EVENTS[name])
     chosen = project or root_flags(ctx).get("project")
-    if not chosen and isinstance(payload.get("cwd"), str) and payload["cwd"]:
-        from hippo.core import detect_project
+    location = None
+    if isinstance(payload.get("cwd"), str) and payload["cwd"]:
+        from hippo.project import locate
 
-        chosen = detect_project(payload["cwd"])
-    h = open_hippo(ctx, db=db, project=chosen)
+        location = locate(payload["cwd"])  # recorded on open when it is a worktree
+        chosen = chosen or location.project
+    h = open_hippo(ctx, db=db, project=chosen, location=location)
     from hippo.layers import Route
 
     where = Route(h.project, topics)

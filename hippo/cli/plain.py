@@ -7,15 +7,17 @@ from typing import Any
 
 
 def hippo_for(root: dict[str, Any], *, db: str | None = None, project: str | None = None,
-              embedder: str | None = None) -> Any:
-    """Build the Hippo for this call: command flags win over the root's, then env/config."""
+              embedder: str | None = None, location: Any = None) -> Any:
+    """Build the Hippo for this call: command flags win over the root's, then env/config.
+
+    `location`: where the call works when that is not the cwd (a hook's `cwd`)."""
     from hippo.core import Hippo
 
     flags = dict(root)
     for key, value in (("db", db), ("project", project), ("embedder", embedder)):
         if value is not None:
             flags[key] = value
-    return Hippo(None, **flags)
+    return Hippo(None, location=location, **flags)
 
 
 def read_text_arg(value: str) -> str:

@@ -182,15 +182,16 @@ class Ingestor:
     def _store(self, path: Path, st: os.stat_result, res: ReadResult, out: FileResult,
                reread: bool) -> None:
         from hippo import echo
-        from hippo.core import detect_project
         from hippo.ingest.chunk import chunk_messages
         from hippo.ingest.redact import redact
+        from hippo.project import of_session
         from hippo.tokens import count
 
         db = self.h.db
         skey, parent = _session_key(res, path)
         out.session = skey
-        project = detect_project(res.session.cwd) if res.session.cwd else None
+        # A worktree is usually gone by now: what hippo recorded of it, then its layout.
+        project = of_session(db, res.session.cwd) if res.session.cwd else None
         # One file can hold several sessions (aider appends every session to one history).
         groups: dict[str, list[Message]] = {skey: []}
         for msg in res.messages:

@@ -4,8 +4,9 @@ The audit log holds each change's record before and after. Undo restores, per me
 record from before the run's first change (text, tags, status, consolidated_into,
 timestamps...), its vector (from the embed cache, or re-embedded), its FTS entry (through
 the triggers) and its provenance links; a memory the run created is removed. Memories
-changed again after the run are refused unless --force. The undo is itself a run, audited,
-so it can be undone in turn.
+changed again after the run are refused unless --force. Echo sessions, chunks and recorded
+worktrees a `hippo project` run moved go back too (`project_moves`). The undo is itself a
+run, audited, so it can be undone in turn.
 """
 
 from __future__ import annotations
@@ -127,17 +128,29 @@ def _event(step: Step) -> dict[str, Any]:
 
 def run(h: Hippo, run_id: str, *, force: bool = False, dry_run: bool = False,
         on_event: OnEvent) -> dict[str, Any]:
+    from hippo.maintain import projects
+
     db = h.db
     p = plan(db, run_id)
+    moves = projects.moved(db, run_id)  # sessions, chunks, dirs a project rename/merge moved
     if p.conflicts and not force:
         ids = ", ".join(map(str, p.conflicts[:10]))
         raise HippoError(f"{len(p.conflicts)} memories changed after run {run_id} (ids {ids}); "
                          "undo the later runs first, or --force to overwrite those changes")
+    moved_since = projects.conflicts(db, moves)
+    if moved_since and not force:
+        raise HippoError(f"{moved_since} sessions, chunks or directories changed project after "
+                         f"run {run_id}; undo the later runs first, or --force to overwrite "
+                         "those changes")
     live = [s for s in p.steps if s.target is not None and s.target["status"] == "active"]
     vectors: dict[int, Any] = {}
     if live and not dry_run:  # outside the write lock; cached texts cost nothing
         vectors = dict(zip((s.memory_id for s in live),
                            h.embed([s.target["text"] for s in live if s.target])))
+    moved_back = 0
+    # A project merge folds copies of one statement: undone, the two are in different
+    # projects again, which consolidation never joins; nothing to keep apart.
+    apart = [] if p.job == projects.JOB else p.apart
     with job(db, "undo", dry_run=dry_run) as current:
         if not dry_run:
             with db.transaction():
@@ -151,11 +164,12 @@ def run(h: Hippo, run_id: str, *, force: bool = False, dry_run: bool = False,
                                    add=not added)
                 for step in reversed(p.steps):
                     _apply(db, step, vectors.get(step.memory_id), current.id)
+                moved_back = projects.put_back(db, moves, current.id)
                 # Undoing an undo lets those memories merge again; undoing a merge keeps
                 # them apart, or the next nightly consolidate would merge them right back.
                 db.execute(KEEP_APART_DROP, (run_id,))
                 stamp = now_iso()
-                for a, b in p.apart:
+                for a, b in apart:
                     db.execute(KEEP_APART_ADD, (a, b, current.id, stamp))
                 failpoint("undo.txn")
         for step in p.steps:
@@ -163,8 +177,10 @@ def run(h: Hippo, run_id: str, *, force: bool = False, dry_run: bool = False,
         for mid in p.purged:
             on_event({"event": "skip", "id": mid, "reason": "purged; nothing to restore"})
         current.summary = {"undid": run_id, "undid_job": p.job, "restored": len(p.steps),
-                           "links": len(p.links), "kept_apart": len(p.apart),
-                           "forced": bool(p.conflicts)}
+                           "links": len(p.links), "kept_apart": len(apart),
+                           "forced": bool(p.conflicts or moved_since)}
+        if moves:
+            current.summary["moved_back"] = len(moves) if dry_run else moved_back
     summary = {"event": "summary", "job": "undo", "run_id": None if dry_run else current.id,
                "dry_run": dry_run, **current.summary}
     on_event(summary)
