@@ -63,6 +63,11 @@ class Candidate:
     confidence: float = 0.5
 
 
+#: Tag of a task a compaction summary lists as pending. When a session's newest summary no
+#: longer lists one, the run marks it done (`hippo.extract.run`).
+PENDING_TAG = "pending"
+
+
 class SkipSession(HippoError):
     """This session cannot be extracted (e.g. the model's answer stayed invalid): skip it."""
 

@@ -28,6 +28,7 @@ EDIT_RESULT_CHARS = 300
 MIN_BULLETS = 2
 _BULLET_LINE = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+\S", re.MULTILINE)
 _COMMIT = re.compile(r"(?:^|[;&|(]\s*|\s)git\b(?:\s+-\S+(?:\s+\S+)?)*\s+commit\b")
+_GIT = re.compile(r"\bgit\s")
 _SEGMENTS = re.compile(r"\s*(?:&&|\|\||;|\n)\s*")
 _ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PATHISH = re.compile(r"[/\\]|^\.|\.[A-Za-z0-9]{1,5}$|^[\"'$<>{(]|^\d|[=*?]")
@@ -96,9 +97,9 @@ def command(arg: str) -> str | None:
     return " && ".join(parts) if parts else None
 
 
-def gate(msgs: Sequence[Message]) -> Statement | None:
-    """The checks run before two or more separate commits, as one procedure statement."""
-    seq = calls(msgs)
+def gate(seq: Sequence[Call]) -> Statement | None:
+    """The checks run before two or more separate commits (`calls` of a session), as one
+    procedure statement."""
     commits = [i for i, c in enumerate(seq) if is_commit(c)]
     if len(commits) < 2:
         return None
@@ -148,9 +149,9 @@ def _error_line(result: str) -> str | None:
     return line if len(line) <= 160 else line[:157].rsplit(" ", 1)[0] + " …"
 
 
-def error_fixes(msgs: Sequence[Message]) -> Iterator[Statement]:
-    """A shell command that failed, then passed after a file was edited."""
-    seq = calls(msgs)
+def error_fixes(seq: Sequence[Call]) -> Iterator[Statement]:
+    """A shell command that failed, then passed after a file was edited (`calls` of a
+    session)."""
     shell = {c.name for c in seq if is_commit(c)} or {
         c.name for c in seq if command(c.arg) and not _PATHISH.search(c.arg.split(" ", 1)[0])}
     failed: dict[str, tuple[int, Call]] = {}
@@ -159,7 +160,7 @@ def error_fixes(msgs: Sequence[Message]) -> Iterator[Statement]:
         if c.name not in shell or c.result is None:
             continue
         cmd = command(c.arg)
-        if cmd is None or re.search(r"(?:^|&& )git\b", cmd) or "git " in c.arg:
+        if cmd is None or _GIT.search(c.arg):
             continue  # a line that also runs git: its failure may be git's, not the check's
         if _FAILED.search(c.result[:200]):
             failed.setdefault(cmd, (i, c))

@@ -16,16 +16,15 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from hippo.extract import Candidate, Extractor, SessionChunks
+from hippo.extract import PENDING_TAG, Candidate, Extractor, SessionChunks
 from hippo.extract.blocks import messages, prose_lines, sentences
-from hippo.extract.conversation import error_fixes, gate, wrapups
+from hippo.extract.conversation import calls, error_fixes, gate, wrapups
 from hippo.extract.summary import statements
 from hippo.records import normalise_text
 
-# Tags of what a compaction summary said; a pending task of an older summary that the
-# newest one no longer lists is marked done by the run (`hippo.extract.run`).
+# Tags of what a compaction summary said (a pending task also carries PENDING_TAG).
 SUMMARY_TAGS = ("summary",)
-PENDING_TAGS = ("summary", "pending")
+PENDING_TAGS = ("summary", PENDING_TAG)
 USER = frozenset({"user"})
 BOTH = frozenset({"user", "assistant"})
 MIN_WORDS = 3
@@ -311,10 +310,11 @@ class RulesExtractor(Extractor):
                         0.5 if cue.importance >= 0.7 else 0.4)
         for msg, stmt in wrapups(msgs):
             add(stmt.type, stmt.text, stmt.importance - 0.05, msg.chunk_ids)
-        procedure = gate(msgs)
+        seq = calls(msgs)
+        procedure = gate(seq)
         if procedure is not None:
             add(procedure.type, procedure.text, procedure.importance, procedure.evidence,
                 ("gate",), 0.5)
-        for stmt in error_fixes(msgs):
+        for stmt in error_fixes(seq):
             add(stmt.type, stmt.text, stmt.importance, stmt.evidence)
         return list(found.values())

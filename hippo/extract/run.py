@@ -23,8 +23,8 @@ import orjson
 
 from hippo import brain
 from hippo.errors import HippoError, NotFoundError, UsageError
-from hippo.extract import Candidate, EchoChunk, Extractor, SessionChunks, SkipSession
-from hippo.extract.write import Outcome, write
+from hippo.extract import PENDING_TAG, Candidate, EchoChunk, Extractor, SessionChunks, SkipSession
+from hippo.extract.write import ACTOR, Outcome, write
 from hippo.maintain.common import failpoint
 
 if TYPE_CHECKING:
@@ -42,12 +42,10 @@ SESSION_BY_KEY = "SELECT id FROM echo_sessions WHERE session_key = ?"
 SEGMENT = ("SELECT id, seq, source_path, roles, line_start, line_end, message_ids, started_at, "
            "text FROM echo_chunks WHERE session_id = ? AND id BETWEEN ? AND ? ORDER BY seq, id")
 SESSION_RANGE = "SELECT min(id) AS first, max(id) AS last FROM echo_chunks WHERE session_id = ?"
-# Tasks a compaction summary listed as pending (tag `pending`, see hippo.extract.rules).
-PENDING_TAG = "pending"
+# Tasks a compaction summary listed as pending (PENDING_TAG).
 PENDING_TASKS = ("SELECT id, source FROM memories WHERE status = 'active' AND type = 'task' "
-                 "AND author = 'machine' AND (project = ? OR (project IS NULL AND ? IS NULL)) "
-                 "AND EXISTS (SELECT 1 FROM json_each(memories.tags) t WHERE t.value = 'pending')")
-ACTOR = "extract"
+                 "AND author = 'machine' AND project IS ? AND EXISTS "
+                 "(SELECT 1 FROM json_each(memories.tags) t WHERE t.value = ?)")
 
 Emit = Callable[[dict[str, Any]], None]
 
@@ -230,7 +228,7 @@ class Extraction:
         extractor) that its newest summary, whose tasks are `kept`, no longer lists: done,
         or dropped by the agent."""
         out = []
-        for row in self.h.db.rows(PENDING_TASKS, (session.project, session.project)):
+        for row in self.h.db.rows(PENDING_TASKS, (session.project, PENDING_TAG)):
             source = orjson.loads(row["source"]) if row["source"] else {}
             sessions = source.get("session")
             keys = sessions if isinstance(sessions, list) else [sessions]
@@ -254,12 +252,13 @@ class Extraction:
             with db.transaction():
                 if vectors is None and mems:
                     vectors = self.h.embed([m.text for m in mems])
-                outcomes: list[int | None] = []
+                kept: set[int] = set()  # the newest summary's pending tasks, as stored
                 for mem, vec, cand in zip(mems, vectors if vectors is not None else [], found):
                     out = write(db, mem, vec, list(mem.source["chunks"]) if mem.source else [],
                                 threshold=self.conf.similarity, run_id=self.run_id)
-                    if PENDING_TAG in cand.tags:
-                        outcomes.append(out.memory_id or out.match)
+                    stored = out.memory_id or out.match
+                    if PENDING_TAG in cand.tags and stored is not None:
+                        kept.add(stored)
                     counts[plural[out.action]] += 1
                     ev = {"event": "memory", **out.fields(), "type": mem.type, "text": mem.text,
                           "project": mem.project, "session": session.key,
@@ -268,7 +267,6 @@ class Extraction:
                         self._hide_rolled_back(out, ev)
                     events.append(ev)
                 if any("summary" in c.roles for c in session.chunks):
-                    kept = {o for o in outcomes if o is not None}
                     for mid in self._listed_no_more(session, kept):
                         brain.update(db, mid, {"status": "done"}, actor=ACTOR, action="done",
                                      run_id=self.run_id)

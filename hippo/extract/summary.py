@@ -72,8 +72,8 @@ _ENV = re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]{2,}\b")
 _CHATTER = re.compile(
     r"^(?:claimed|closed|committed|pushed|merged|read|opened|ran|started|finished|completed"
     r"|marked|verified|checked|confirmed|reviewed|all done)\b|\b(?:all )?\d+ (?:new )?(?:tests?"
-    r"|doctests?|specs?|failures?|subtasks?|tasks?)\b(?: (?:pass|passed|passing|green|covering))?|\b(?:credo|lint|tests?)"
-    r" (?:is |are )?(?:clean|green|passing)\b|\b(?:unchanged|not yet modified|no changes)\b"
+    r"|doctests?|specs?|failures?|subtasks?|tasks?)\b(?: (?:pass|passed|passing|green|covering))?"
+    r"|\b(?:credo|lint|tests?) (?:is |are )?(?:clean|green|passing)\b|\b(?:unchanged|not yet modified|no changes)\b"
     r"|^(?:current (?:full )?content|key (?:code|snippet)|important code|still needs?|currently"
     r"|major changes|successfully)\b", _I)
 
@@ -213,20 +213,21 @@ def statements_of(sections: list[Section], *, subjects: bool = False) -> Iterato
         if subjects:  # a message's own bullets: paragraphs around them are its narration
             section = Section(section.title, kind, [i for i in section.items if i.bullet])
         if subjects and kind == "other" and 0 < len(section.title) <= 60:
+            title = clean(section.title)
+            named = len(title.split()) > 1 and not _chatter(title)
             for stmt in _items(section, kind, mtype, importance):
-                title = clean(section.title)
-                text = (_fit(f"{title}: {stmt.text}")
-                        if len(title.split()) > 1 and not _chatter(title) else stmt.text)
+                text = _fit(f"{title}: {stmt.text}") if named else stmt.text
                 if text:
                     yield Statement(stmt.type, text, stmt.importance, stmt.probes)
             continue
         if kind == "next":  # one next step: the section's first item, no quotes
             first = next((i for i in section.items if not i.text.startswith(('"', "'", ">"))),
                          None)
-            kids = [clean(c.text) for c in first.children] if first is not None else []
-            said = _fit(f"{first.text}: {'; '.join(kids)}" if kids else first.text) \
-                if first is not None else None
-            if first is not None and said:
+            if first is None:
+                continue
+            kids = [clean(c.text) for c in first.children]
+            said = _fit(f"{first.text}: {'; '.join(kids)}" if kids else first.text)
+            if said:
                 yield Statement(mtype, said, importance, _probe(first), pending=True)
             continue
         yield from _items(section, kind, mtype, importance)
@@ -245,8 +246,9 @@ def _item(item: Item, kind: str, mtype: str, importance: float) -> Iterator[Stat
     text = clean(item.text)
     if not text or _chatter(text):
         return
-    kids = [clean(c.text) for c in item.children if not _chatter(c.text)]
-    kids = [k for k in kids if k]
+    pairs = [(c, clean(c.text)) for c in item.children if not _chatter(c.text)]
+    pairs = [(c, k) for c, k in pairs if k]
+    kids = [k for _, k in pairs]
     if kind in ("errors", "pending") or not kids:
         # A problem and its fix (or a task and its parts) are one statement.
         whole = text if not kids else f"{text}: {'; '.join(kids)}"
@@ -265,7 +267,7 @@ def _item(item: Item, kind: str, mtype: str, importance: float) -> Iterator[Stat
         stmt = _fit(text)
         if stmt:
             yield Statement(_typed(mtype, stmt), stmt, importance, _probe(item))
-    for child, kid in zip((c for c in item.children if not _chatter(c.text)), kids, strict=False):
+    for child, kid in pairs:
         grand = [clean(g.text) for g in child.children if not _chatter(g.text)]
         detail = kid if not grand else f"{kid}: {'; '.join(g for g in grand if g)}"
         if kind == "other" and not _ANCHOR.search(detail):
