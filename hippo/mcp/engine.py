@@ -128,10 +128,14 @@ class Engine:
         with self._lock:
             emb = self.h.embedder("brain")
             self.h.embedder("echo")  # shares the loaded model when it is the same one
+        import hippo.retrieve.echo
+        import hippo.retrieve.pipeline  # noqa: F401 - imported now, not by the first search
+
         # The local model's session loads on first touch (a cached property): with full
-        # graph optimisation, the right choice for a long-lived process. Other embedders
-        # have nothing to load.
-        getattr(emb, "_session", None)
+        # graph optimisation, the right choice for a long-lived process; one pass makes
+        # onnxruntime allocate its buffers now. Other embedders have nothing to load.
+        if getattr(emb, "_session", None) is not None:
+            emb.embed_batch(["warm up"])
 
     def ready(self) -> None:
         """Wait for the warm-up (a failure there is met again, and reported, by the call)."""
@@ -192,7 +196,7 @@ class Engine:
                                                if r["score"] >= min_score]}
             if found.degraded:
                 out["degraded"] = found.degraded
-            if not found.results and not all_projects:
+            if not found.results and found.query and not all_projects:
                 elsewhere = int(self.h.db.scalar(
                     "SELECT count(*) FROM memories WHERE status = 'active' AND project IS NOT "
                     "NULL AND project IS NOT ?", (project or self.h.project,)) or 0)

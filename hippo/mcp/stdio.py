@@ -34,13 +34,18 @@ def claim_stdio() -> tuple[BinaryIO, BinaryIO]:
 
 def serve(h: Hippo, **params: Any) -> None:
     """Serve `h` until EOF or a termination signal."""
+    if sys.stdin.isatty():  # a person ran it by hand: say what it is waiting for
+        sys.stderr.write("hippo: serving MCP on stdin/stdout for an agent's client "
+                         "(docs/agents.md, MCP); Ctrl-D ends it\n")
+    from hippo.mcp.engine import Engine, McpParams
+
+    settings = McpParams.from_table(h.settings.table("mcp"), **params)  # 78 before serving
     wire_in, wire_out = claim_stdio()
     import anyio
 
-    from hippo.mcp.engine import Engine, McpParams
     from hippo.mcp.server import build
 
-    engine = Engine(h, McpParams.from_table(h.settings.table("mcp"), **params))
+    engine = Engine(h, settings)
     server = build(engine)
     engine.warm()
     stdin = anyio.wrap_file(TextIOWrapper(wire_in, encoding="utf-8", errors="replace"))

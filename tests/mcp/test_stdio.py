@@ -107,9 +107,9 @@ NOISE = """
 import os, subprocess, sys, threading, time
 
 def noise():
-    # Once the server is serving (the engine is imported after stdio is claimed), print
+    # Once the server is serving (its SDK side is imported after stdio is claimed), print
     # the way a chatty dependency or a child process would.
-    while "hippo.mcp.engine" not in sys.modules:
+    while "hippo.mcp.server" not in sys.modules:
         time.sleep(0.001)
     for _ in range(20):
         print("noise from print")
