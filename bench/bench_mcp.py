@@ -177,7 +177,11 @@ def main() -> None:
         "in_process": in_process(db, args.workdir, [f"{q} (lib {stamp})" for q in qs]),
         "cold": cold(db, args.workdir, [f"{q} (cold {stamp})" for q in qs[:args.cold]]),
     }
+    result["load_average"] = [round(x, 2) for x in os.getloadavg()]  # a shared machine shows
+    result["cpus"] = os.cpu_count()
     s, p, c = result["server"], result["in_process"], result["cold"]
+    print(f"{args.memories} memories; load average {result['load_average'][0]} on "
+          f"{result['cpus']} cores")
     print(f"{'case':<34}{'new p50':>9}{'p95':>8}{'repeat p50':>12}{'p95':>8}")
     for name, part in (("search tool call (stdio client)", s), ("in-process search", p),
                        ("hippo search --json (cold)", c)):
