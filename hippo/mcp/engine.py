@@ -143,7 +143,23 @@ class Engine:
             with contextlib.suppress(Exception):  # the tool's own call meets it and reports it
                 self._warm.result()
 
+    @property
+    def warming(self) -> bool:
+        """Whether the background warm-up is still running."""
+        if self._warm is None:
+            return False
+        try:
+            self._warm.result(timeout=0)
+        except TimeoutError:
+            return True
+        except Exception:  # noqa: BLE001 - finished, with an error the next call reports
+            return False
+        return False
+
     def close(self) -> None:
+        """Close the database, after the warm-up: a process that exits while onnxruntime
+        is still building its session aborts (SIGABRT) instead of exiting 0."""
+        self.ready()
         with self._lock:
             self.h.close()
 

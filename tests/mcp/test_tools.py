@@ -270,3 +270,16 @@ def test_a_bad_mcp_setting_is_exit_78_before_serving(cli, isolated_home, table,
     (isolated_home / "config.toml").write_text(f"[mcp]\n{table}\n")
     r = cli("mcp")
     assert (r.exit_code, r.stdout, r.stderr) == (78, "", message + "\n")
+
+
+def test_close_waits_for_the_model_warm_up(db_path) -> None:
+    """EOF right after `initialize` closed the engine while the local model was still
+    loading in its thread, and the process aborted at exit (SIGABRT, exit -6)."""
+    from hippo.core import Hippo
+    from hippo.mcp.engine import Engine
+
+    engine = Engine(Hippo(None, db=str(db_path), embedder="local"))
+    engine.warm()
+    assert engine.warming
+    engine.close()
+    assert not engine.warming
