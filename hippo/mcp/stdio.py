@@ -47,6 +47,9 @@ def serve(h: Hippo, **params: Any) -> None:
 
     engine = Engine(h, settings)
     server = build(engine)
+    # Warm up only now: started before the SDK's import, the model's load slowed
+    # `initialize` from 1.7 s to 2.7 s here (GIL and import lock shared), for the same
+    # time to the first search answer.
     engine.warm()
     stdin = anyio.wrap_file(TextIOWrapper(wire_in, encoding="utf-8", errors="replace"))
     stdout = anyio.wrap_file(TextIOWrapper(wire_out, encoding="utf-8", write_through=True))
