@@ -2,7 +2,7 @@
 stdio client, the same search in-process, and `hippo search --json` as a cold process.
 
 Usage: python bench/bench_mcp.py [--memories 10000] [--queries 30] [--cold 10]
-                                 [--workdir DIR]
+                                 [--workdir DIR] [--base DIR [--runs 25]]
 
 The store is bench/bench_search.py's (generated engineering notes, local embedder); with
 `--workdir` it is kept for the next run. In one run:
@@ -15,6 +15,11 @@ The store is bench/bench_search.py's (generated engineering notes, local embedde
    other new questions, then the same again; the model's load time is measured first.
 3. Cold: `python -m hippo search --json` per question, new then repeated (`--cold` of them).
 
+4. With `--base DIR` (another checkout, e.g. `git archive main | tar -x -C DIR`): cold
+   `hippo --help` and a cached `hippo search --json` of this tree and that one, in
+   alternating runs, CPU time (user+sys, steadier than wall time on a shared machine):
+   the MCP SDK must cost the other commands nothing.
+
 Targets (issue 18): a tool call's p50 within 1.5x in-process and under 50 ms; the first
 search after start within the model's load time plus one in-process search.
 """
@@ -24,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -152,6 +158,29 @@ def cold(db: Path, workdir: Path, new: list[str]) -> dict[str, Any]:
     return out
 
 
+def base_compare(db: Path, workdir: Path, base: Path, runs: int) -> dict[str, Any]:
+    """CPU ms of cold commands, this tree against `base`, alternating run by run."""
+    env = env_for(workdir)
+    trees = {"this": Path(__file__).resolve().parent.parent, "base": base.resolve()}
+    cases = {"help": ["--help"],
+             "search_cached": ["--db", str(db), "search", "--json", "--", "who owns the VPN?"]}
+    cpu: dict[str, list[float]] = {f"{t}.{c}": [] for t in trees for c in cases}
+    for i in range(runs + 1):  # the first round compiles bytecode and caches the query
+        for tree, path in trees.items():
+            for case, argv in cases.items():
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                # -m hippo from the tree's directory imports that tree's hippo.
+                subprocess.run([sys.executable, "-m", "hippo", *argv], cwd=path, env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               check=True)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                if i:
+                    cpu[f"{tree}.{case}"].append(
+                        (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+                        * 1000)
+    return {k: round(statistics.median(v), 1) for k, v in cpu.items()}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -159,6 +188,8 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=30)
     ap.add_argument("--cold", type=int, default=10)
     ap.add_argument("--workdir", type=Path, help="keep the database here between runs")
+    ap.add_argument("--base", type=Path, help="compare cold CLI calls with this checkout")
+    ap.add_argument("--runs", type=int, default=25, help="rounds of the --base comparison")
     args = ap.parse_args()
     if args.workdir is None:
         tmp = tempfile.TemporaryDirectory(prefix="hippo-bench-mcp-")
@@ -195,6 +226,11 @@ def main() -> None:
           f"{s['first_search_ms']} ms (a new process: model load {p['model_load_ms']} ms, "
           f"then its first search {p['first_search_ms']} ms; sum "
           f"{p['model_load_ms'] + p['first_search_ms']:.1f} ms)")
+    if args.base:
+        b = result["base"] = base_compare(db, args.workdir, args.base, args.runs)
+        print(f"cold CPU ms (median of {args.runs}), this tree vs base: --help "
+              f"{b['this.help']} vs {b['base.help']}; cached search {b['this.search_cached']}"
+              f" vs {b['base.search_cached']}")
     print(json.dumps(result))
 
 
