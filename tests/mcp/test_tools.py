@@ -283,3 +283,20 @@ def test_close_waits_for_the_model_warm_up(db_path) -> None:
     assert engine.warming
     engine.close()
     assert not engine.warming
+
+
+def test_the_project_is_the_one_the_server_starts_in(db_path, tmp_path, monkeypatch) -> None:
+    from hippo.core import Hippo
+    from hippo.mcp.engine import Engine
+    from hippo.mcp.server import build
+
+    repo = tmp_path / "payments-api"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src").mkdir()
+    monkeypatch.chdir(repo / "src")
+    monkeypatch.delenv("HIPPO_PROJECT")
+    engine = Engine(Hippo(None, db=str(db_path), embedder="hash"))
+    (res,) = calls(build(engine), ("remember", {"text": "Refunds go through the ledger",
+                                                "type": "fact"}))
+    engine.close()
+    assert data(res)["project"] == "payments-api"
