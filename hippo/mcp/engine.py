@@ -115,6 +115,8 @@ class Engine:
         self.writes = 0
         self._lock = threading.Lock()
         self._warm: Any = None
+        self._runs = contextlib.ExitStack()
+        self._run: Any = None
 
     # -- life cycle ----------------------------------------------------------------
     def warm(self) -> None:
@@ -161,6 +163,10 @@ class Engine:
         is still building its session aborts (SIGABRT) instead of exiting 0."""
         self.ready()
         with self._lock:
+            if self._run is not None:
+                self._run.summary["writes"] = self.writes
+                self._runs.close()  # records the run's end and outcome
+                self._run = None
             self.h.close()
 
     def call(self, fn: Callable[[], T], *, embeds: bool = False, write: bool = False) -> T:
@@ -186,6 +192,16 @@ class Engine:
                                     f"{self.params.busy_retry_seconds:g} s)") from None
                 time.sleep(pause)
                 pause = min(pause * 2, 1.0)
+
+    def run_id(self) -> str:
+        """The run this session's writes belong to, recorded on the first write (job
+        `mcp`, no lock: several sessions may write at once): `hippo undo RUN` reverts
+        everything the agent changed in the session."""
+        if self._run is None:
+            from hippo.jobs import job
+
+            self._run = self._runs.enter_context(job(self.h.db, "mcp", lock=False))
+        return str(self._run.id)
 
     def _budget(self) -> None:
         """Refuse a write past the session's budget (a write counts once it succeeded)."""
@@ -247,10 +263,12 @@ class Engine:
         def run() -> dict[str, Any]:
             mem = from_input(fields, self.h.types, default_project=self.h.project,
                              default_author="machine")
-            (change,) = self.h.add([mem], actor=ACTOR)
+            run = self.run_id()
+            (change,) = self.h.add([mem], actor=ACTOR, run_id=run)
             rec = change.record
             out: dict[str, Any] = {"action": change.action, "id": rec["id"],
-                                   "type": rec["type"], "project": rec["project"] or "global"}
+                                   "type": rec["type"], "project": rec["project"] or "global",
+                                   "run": run}
             if masked:
                 out["redacted"] = masked
             if rec["type"] in FLOOR_TYPES and rec["author"] == "machine" \
@@ -325,20 +343,24 @@ class Engine:
         from hippo import brain
 
         def run() -> dict[str, Any]:
+            brain.get(self.h.db, memory_id)  # a missing id opens no run
+            run = self.run_id()
             with self.h.db.transaction():
                 rec = brain.update(self.h.db, memory_id, {"status": "deleted"}, actor=ACTOR,
-                                   action="forget")
-            return {"id": rec["id"], "status": rec["status"],
-                    "undo": f"a person can restore it: hippo show {memory_id}, hippo undo"}
+                                   action="forget", run_id=run)
+            return {"id": rec["id"], "status": rec["status"], "run": run}
 
         return self.call(run, write=True)
 
     def done(self, memory_id: int) -> dict[str, Any]:
+        from hippo import brain
         from hippo.maintain import lifecycle
 
         def run() -> dict[str, Any]:
-            (rec,) = lifecycle.done(self.h, [memory_id], actor=ACTOR)
-            return {"id": rec["id"], "status": rec["status"]}
+            brain.get(self.h.db, memory_id)
+            run = self.run_id()
+            (rec,) = lifecycle.done(self.h, [memory_id], actor=ACTOR, run_id=run)
+            return {"id": rec["id"], "status": rec["status"], "run": run}
 
         return self.call(run, write=True)
 
@@ -361,13 +383,15 @@ class Engine:
                               "source": {"via": "mcp", "supersedes": old_id}},
                              self.h.types, default_project=self.h.project)
             self.h.embed([mem.text])  # outside the transaction: the write lock is held briefly
+            run = self.run_id()
             with self.h.db.transaction():
-                (change,) = self.h.add([mem], actor=ACTOR)
+                (change,) = self.h.add([mem], actor=ACTOR, run_id=run)
                 new_id = change.record["id"]
                 if new_id == old_id:
                     raise UsageError("the new text says the same as the old one")
-                lifecycle.supersede(self.h.db, old_id, new_id, actor=ACTOR)
-            out: dict[str, Any] = {"old": old_id, "new": new_id, "action": change.action}
+                lifecycle.supersede(self.h.db, old_id, new_id, actor=ACTOR, run_id=run)
+            out: dict[str, Any] = {"old": old_id, "new": new_id, "action": change.action,
+                                   "run": run}
             if masked:
                 out["redacted"] = masked
             return out
@@ -375,6 +399,7 @@ class Engine:
         return self.call(run, embeds=True, write=True)
 
     def verify(self, memory_id: int) -> dict[str, Any]:
+        from hippo import brain
         from hippo.maintain import lifecycle
 
         if not self.params.allow_verify:
@@ -385,8 +410,10 @@ class Engine:
                 "the config file)")
 
         def run() -> dict[str, Any]:
-            (rec,) = lifecycle.verify(self.h.db, [memory_id], actor=ACTOR)
-            return {"id": rec["id"], "verified_at": rec["verified_at"]}
+            brain.get(self.h.db, memory_id)
+            run = self.run_id()
+            (rec,) = lifecycle.verify(self.h.db, [memory_id], actor=ACTOR, run_id=run)
+            return {"id": rec["id"], "verified_at": rec["verified_at"], "run": run}
 
         return self.call(run, write=True)
 

@@ -43,9 +43,12 @@ def test_remember_then_search_finds_it_and_a_repeat_reinforces(make_server, db_p
                       "tags": ["CI", "docker"], "importance": 0.7}),
         ("remember", {"text": "the CI runners need docker 25 or newer.", "type": "config"}),
         ("search", {"query": "which docker version do the CI runners need"}))
-    assert data(first) == {"action": "added", "id": 1, "type": "config", "project": "alpha"}
+    run = data(first)["run"]
+    assert run.startswith("mcp-")
+    assert data(first) == {"action": "added", "id": 1, "type": "config", "project": "alpha",
+                           "run": run}
     assert data(again) == {"action": "reinforced", "id": 1, "type": "config",
-                           "project": "alpha"}
+                           "project": "alpha", "run": run}  # one session, one run
     (hit,) = data(found)["results"]
     assert hit["id"] == 1 and hit["tags"] == ["ci", "docker"] and hit["importance"] == 0.7
     assert 0 < hit["score"] <= 1 and hit["provenance"].startswith("machine-written ")
@@ -168,7 +171,7 @@ def test_supersede_stores_the_new_statement_and_search_returns_it(make_server, s
         ("supersede", {"old_id": 1, "text": "We moved the event store to ClickHouse."}),
         ("search", {"query": "which database does the event store use"}),
         ("supersede", {"old_id": 2, "text": "We moved the event store to ClickHouse"}))
-    assert data(sup) == {"old": 1, "new": 2, "action": "added"}
+    assert data(sup) == {"old": 1, "new": 2, "action": "added", "run": data(sup)["run"]}
     ids = [r["id"] for r in data(found)["results"]]
     assert 2 in ids and 1 not in ids
     assert same.is_error and text_of(same) == "hippo: the new text says the same as the old one"
@@ -300,3 +303,29 @@ def test_the_project_is_the_one_the_server_starts_in(db_path, tmp_path, monkeypa
                                                 "type": "fact"}))
     engine.close()
     assert data(res)["project"] == "payments-api"
+
+
+def test_hippo_undo_reverts_everything_a_session_wrote(make_server, seeded, cli,
+                                                      db_path) -> None:
+    before = cli("export").records
+    server = make_server()
+    results = calls(server,
+                    ("remember", {"text": "The ledger is append-only", "type": "rule"}),
+                    ("remember", {"text": DECISION, "type": "decision"}),  # reinforces #1
+                    ("supersede", {"old_id": 1, "text": "We moved to ClickHouse."}),
+                    ("remember", {"text": "Ship the release notes", "type": "task"}),
+                    ("done", {"id": 4}),
+                    ("forget", {"id": 2}))
+    runs = {data(r)["run"] for r in results}
+    assert len(runs) == 1
+    (run,) = runs
+    server.engine.close()
+    db = connect(db_path)
+    row = db.row("SELECT job, outcome, summary FROM runs WHERE id = ?", (run,))
+    db.close()
+    assert (row["job"], row["outcome"]) == ("mcp", "ok") and '"writes":6' in row["summary"]
+    r = cli("undo", run)
+    assert r.exit_code == 0, r.stderr
+    after = cli("export").records
+    assert [(m["id"], m["text"], m["status"], m["superseded_by"]) for m in after] == [
+        (m["id"], m["text"], m["status"], m["superseded_by"]) for m in before]
