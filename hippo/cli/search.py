@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from hippo.cli.common import DbOpt, EmbedderOpt, JsonOpt, ProjectOpt, root_flags
+from hippo.cli.common import DbOpt, EmbedderOpt, JsonOpt, ProjectOpt, WideOpt, root_flags
 
 
 def search(
@@ -42,14 +42,16 @@ def search(
         help="table, json or markdown (default: table at a terminal, else json).")] = None,
     budget: Annotated[int, typer.Option("--budget", "-b", min=1,
                                         help="Token budget of --format markdown.")] = 800,
-    min_score: Annotated[float, typer.Option(
-        "--min-score", min=0.0, max=1.0,
+    min_score: Annotated[float | None, typer.Option(
+        "--min-score", min=0.0, max=1.0, show_default=False,
         help="Leave out results scoring below this (scores compare across queries; "
-             "0.3 keeps what has some relevance).")] = 0.0,
+             "0.3 keeps what has some relevance). Default 0, but 0.3 for --format "
+             "markdown, as the prompt hook.")] = None,
     project: ProjectOpt = None,
     db: DbOpt = None,
     embedder: EmbedderOpt = None,
     json: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """Search memories: keywords and meaning together, best first.
 
@@ -63,4 +65,4 @@ def search(
         until=until, all_projects=all_projects, include_superseded=include_superseded,
         explain=explain, rerank=rerank, format_=format_, budget=budget,
         min_score=min_score, project=project, db=str(db) if db else None,
-        embedder=embedder, json=json)
+        embedder=embedder, json=json, wide=wide)
