@@ -45,23 +45,34 @@ def interactive() -> bool:
 
 
 @contextlib.contextmanager
-def progress(description: str, total: int | None = None) -> Iterator[Progress]:
-    """A rich progress bar on stderr when a person watches, else a no-op."""
+def progress(description: str, total: int | None = None, *,
+             unit: str = "items") -> Iterator[Progress]:
+    """A rich progress bar on stderr when a person watches, else a no-op.
+
+    `unit` "bytes" counts bytes (ingest: how much of the transcripts is read and embedded)
+    and shows the rate and the time left; "items" counts items (sessions, memories). While
+    the bar runs, what the command writes to `sys.stdout` is printed above it."""
     if not interactive():
         yield _Quiet()
         return
     from rich.console import Console
     from rich.progress import (
         BarColumn,
+        DownloadColumn,
         MofNCompleteColumn,
         SpinnerColumn,
         TextColumn,
         TimeElapsedColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
     )
     from rich.progress import Progress as RichProgress
 
+    counts: tuple[Any, ...] = ((DownloadColumn(), TransferSpeedColumn()) if unit == "bytes"
+                               else (MofNCompleteColumn(),))
     bar = RichProgress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                       MofNCompleteColumn(), TimeElapsedColumn(),
-                       console=Console(stderr=True), transient=True)
+                       *counts, TimeElapsedColumn(), TextColumn("eta"),
+                       TimeRemainingColumn(), console=Console(stderr=True), transient=True,
+                       redirect_stdout=True)
     with bar:
         yield _Rich(bar, bar.add_task(description, total=total))
