@@ -32,6 +32,7 @@ def consolidate(
     At a terminal: a line per merge and a readable summary; JSON lines when piped or with
     --json. Every change is audited with the run id: `hippo undo RUN_ID` reverts it.
 
+    \b
     Examples:
       hippo consolidate --dry-run
       hippo consolidate --json | jq 'select(.event == "merge")'

@@ -42,7 +42,14 @@ def echo(
     json: JsonOpt = False,
     wide: WideOpt = False,
 ) -> None:
-    """Search Echo transcript chunks: where each came from (file, lines, session, time)."""
+    """Search Echo transcript chunks: where each came from (file, lines, session, time).
+
+    \b
+    Examples:
+      hippo echo "why did we drop the redis cache" --context 1
+      hippo echo "migration" --role user --since 7d --wide
+      hippo echo --forget-session 4c2ddfdc-b619-4525-8d03-1950fb1b0257
+    """
     from hippo.cli.plain import read_text_arg
     from hippo.errors import UsageError
     from hippo.output import emit, stderr, write_json_lines

@@ -35,6 +35,7 @@ def extract(
     At a terminal: a line per memory and a readable summary; JSON lines when piped or with
     --json. Ctrl-C keeps the sessions already extracted (exit 130); a re-run goes on.
 
+    \b
     Examples:
       hippo extract --dry-run
       hippo extract --extractor llm --model gpt-4o-mini

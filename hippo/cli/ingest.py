@@ -44,6 +44,7 @@ def ingest(
     Ctrl-C keeps every file already read (exit 130); a re-run resumes at the watermarks.
     Exit 3 when some input was skipped (each one reported).
 
+    \b
     Examples:
       hippo ingest --idle-minutes 0 ~/.claude/projects
       hippo ingest --format codex - < rollout.jsonl

@@ -33,7 +33,14 @@ def list_(
     json: JsonOpt = False,
     wide: WideOpt = False,
 ) -> None:
-    """List memories, newest first (current project and global ones by default)."""
+    """List memories, newest first (current project and global ones by default).
+
+    \b
+    Examples:
+      hippo list --type rule
+      hippo list --status all --since 7d --wide
+      hippo list --all-projects --limit 0 --json > all.jsonl
+    """
     from hippo import brain
     from hippo.output import emit
     from hippo.records import STATUSES

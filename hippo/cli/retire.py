@@ -24,6 +24,7 @@ def retire(
     At a terminal: a line per memory retired and a summary; JSON lines when piped or with
     --json. `hippo undo RUN_ID` puts them back.
 
+    \b
     Examples:
       hippo retire --dry-run --now 2027-01-01
     """

@@ -57,7 +57,15 @@ def search(
 
     Looks at the current project and global memories (--project, --all-projects).
     Degradations (no embedder, no full-text index, reranker down) still give results;
-    each is named on stderr and in every result's "degraded".
+    each is named on stderr and in every result's "degraded". When nothing matches, stderr
+    says where memories are instead (other projects; Echo, when the Brain is empty).
+
+    \b
+    Examples:
+      hippo search "how do we deploy staging"
+      hippo search "release checklist" --type procedure --since 30d --wide
+      hippo search --format markdown --budget 600 "$PROMPT"   # for an agent's prompt
+      hippo search --json "redis cache" | jq -r .text
     """
     from hippo.cli.search_run import run
 

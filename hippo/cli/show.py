@@ -16,7 +16,16 @@ def show(
     db: DbOpt = None,
     json: JsonOpt = False,
 ) -> None:
-    """Show memories: every field, where each came from, and what changed it."""
+    """Show memories: every field, where each came from, and what changed it.
+
+    A memory learnt from a transcript shows the lines of its source chunk it was taken
+    from (the whole chunk is `hippo echo`'s, or in --json's provenance).
+
+    \b
+    Examples:
+      hippo show 7
+      hippo show 7 12 --no-history --json
+    """
     from hippo import audit, brain
     from hippo.output import want_json, write_json_lines
 

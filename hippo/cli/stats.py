@@ -21,7 +21,13 @@ def stats(
     db: DbOpt = None,
     json: JsonOpt = False,
 ) -> None:
-    """Show what is in the database and how healthy it is."""
+    """Show what is in the database and how healthy it is.
+
+    \b
+    Examples:
+      hippo stats --no-layers
+      hippo stats --json | jq .echo
+    """
     from hippo.output import want_json, write_json_lines
     from hippo.stats import collect
 

@@ -22,6 +22,7 @@ def undo(
 ) -> None:
     """Undo a run: text, status, links, vectors and FTS back as they were; itself audited.
 
+    \b
     Examples:
       hippo undo consolidate-20261130T020000-1a2b3c --dry-run
       hippo undo undo-20261201T101500-4d5e6f     # undo the undo

@@ -151,7 +151,7 @@ class Ingestor:
             totals["redactions"] += res.redactions
             totals["duplicates"] += res.duplicates
             skipped.update(res.skipped)
-            if res.reason:
+            if res.reason and res.status == "skipped":  # a deferred file is not skipped
                 skipped[res.reason] += 1
             if res.status != "unchanged":
                 emit(res)
