@@ -11,9 +11,12 @@ from hippo.cli.common import DbOpt, JsonOpt, open_hippo, parse_ids
 
 _WORD = re.compile(r"\w{2,}")
 # Words too common to tell one line from another.
-_COMMON = frozenset("""the and for with that this from are was were is be to of in on at by
-it its as or an not but you your we our they their has have had will would can could should
-all any some into then than also just so do does did""".split())
+_COMMON = frozenset((
+    "the", "and", "for", "with", "that", "this", "from", "are", "was", "were", "is", "be",
+    "to", "of", "in", "on", "at", "by", "it", "its", "as", "or", "an", "not", "but", "you",
+    "your", "we", "our", "they", "their", "has", "have", "had", "will", "would", "can",
+    "could", "should", "all", "any", "some", "into", "then", "than", "also", "just", "so",
+    "do", "does", "did"))
 EXTRA_LINE_COST = 1.5  # a further line must bring two more of the memory's words
 # A transcript line can be a whole paragraph: past this length it is cut into sentences.
 LONG_LINE = 240
