@@ -80,19 +80,57 @@ def table(records: Sequence[dict[str, Any]], columns: Sequence[str], *,
     from rich.console import Console
     from rich.table import Table
 
+    console = Console()
+    rows = [[flat(_cell(rec.get(c))) if c in PROSE else _cell(rec.get(c)) for c in columns]
+            for rec in records]
+    if _short_width(rows, columns, wide) + MIN_PROSE > console.width:
+        _expanded(console, rows, columns, title)
+        return
     # No borders (gh, ripgrep): one space each side of a column is all the frame costs.
     t = Table(title=title, box=None, padding=(0, 1), pad_edge=False, header_style="bold",
               show_edge=False)
     for col in columns:
         if col in PROSE:
-            t.add_column(col, overflow="fold", min_width=16)
+            t.add_column(col, overflow="fold", min_width=MIN_PROSE)
         else:
             limit = PROJECT_WIDTH if col == "project" and not wide else None
             t.add_column(col, no_wrap=True, overflow="ellipsis", max_width=limit)
-    for rec in records:
-        t.add_row(*(flat(_cell(rec.get(c))) if c in PROSE else _cell(rec.get(c))
-                    for c in columns))
-    Console().print(t)
+    for row in rows:
+        t.add_row(*row)
+    console.print(t)
+
+
+MIN_PROSE = 24  # narrower than this, the text would read a few words a line
+
+
+def _short_width(rows: list[list[str]], columns: Sequence[str], wide: bool) -> int:
+    """What the one-line columns take, with the space between columns."""
+    total = 0
+    for i, col in enumerate(columns):
+        if col in PROSE:
+            continue
+        width = max([len(col), *(len(r[i]) for r in rows)])
+        total += min(width, PROJECT_WIDTH) if col == "project" and not wide else width
+    return total + 2 * (len(columns) - 1)
+
+
+def _expanded(console: Any, rows: list[list[str]], columns: Sequence[str],
+              title: str | None) -> None:
+    """Too many fields for the width (--wide at 80 columns): one block per record, a field
+    a line, as psql's expanded display; the values wrap, nothing is cut."""
+    from rich.table import Table
+
+    if title:
+        console.print(title, markup=False, highlight=False)
+    for n, row in enumerate(rows):
+        if n:
+            console.print()
+        t = Table(box=None, show_header=False, padding=(0, 1), pad_edge=False)
+        t.add_column("field", style="bold", no_wrap=True)
+        t.add_column("value", overflow="fold")
+        for col, value in zip(columns, row):
+            t.add_row(col, value)
+        console.print(t)
 
 
 def emit(records: Iterable[dict[str, Any]], *, json_flag: bool | None,

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hippo.ingest import watermarks as wmarks
+from hippo.maintain.common import failpoint
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
@@ -271,6 +272,7 @@ class Ingestor:
             wmarks.save(db, str(path), offset=res.end_offset, line=res.end_line, head=head,
                         size=st.st_size, mtime=st.st_mtime, fmt=res.session.format,
                         session_id=sid, complete=complete)
+            failpoint("ingest.txn")  # crash and Ctrl-C tests: before the file's commit
         self.marks[str(path)] = wmarks.Watermark(str(path), res.end_offset, res.end_line, head,
                                                  st.st_size, st.st_mtime, res.session.format,
                                                  sid, complete)
