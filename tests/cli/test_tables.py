@@ -14,12 +14,12 @@ import pytest
 from tests.cli.terminal import at_terminal
 
 TEXTS = [
-    "Staging deploys run from the deploy directory with make stage, never from a laptop "
-    "checkout, because the release script reads credentials from the build host only",
-    "We chose apsw over the standard sqlite3 module because the stdlib cannot load "
-    "extensions on every platform we support, and sqlite-vec is an extension",
-    "Run the linters and the whole test suite before every commit; the pre-commit gate "
-    "rejects a change that leaves a failing test or an unformatted file behind",
+    ("Staging deploys run from the deploy directory with make stage, never from a laptop "
+    "checkout, because the release script reads credentials from the build host only"),
+    ("We chose apsw over the standard sqlite3 module because the stdlib cannot load "
+    "extensions on every platform we support, and sqlite-vec is an extension"),
+    ("Run the linters and the whole test suite before every commit; the pre-commit gate "
+    "rejects a change that leaves a failing test or an unformatted file behind"),
 ]
 DAY = re.compile(r"\b\d{4}-\d\d-\d\d\b")
 STAMP = re.compile(r"\d\d:\d\d:\d\d\.\d{3}|\d{4}-\d\d-\d\dT\d\d")
@@ -114,6 +114,6 @@ def test_stats_at_a_terminal_is_a_table_not_a_dict(seeded: Path, cols: int) -> N
     assert s.rc == 0, s.text
     assert "{'" not in s.text and "':" not in s.text  # no Python repr
     assert max(len(line) for line in s.lines) <= cols
-    assert re.search(r"^\s*memories\s+3\s*$", s.text, re.M)
+    assert re.search(r"^\s*memories\s+3\s*$", s.text, re.MULTILINE)
     for section in ("brain", "echo", "embed_cache"):
-        assert re.search(rf"^{section}\s*$", s.text, re.M), section
+        assert re.search(rf"^{section}\s*$", s.text, re.MULTILINE), section
