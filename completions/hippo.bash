@@ -26,15 +26,15 @@ _hippo_options() {  # $1: command path -> its options
         "extract") echo "--extractor --model --session --dry-run --db --embedder --json --help -h" ;;
         "forget") echo "--hard --db --json --help -h" ;;
         "guidance") echo "--topic --budget -b --all-projects --project -p --db --json --help -h" ;;
-        "hook") echo "--budget -b --route --topic --limit -n --min-score --plain --project -p --db --help -h" ;;
+        "hook") echo "--budget -b --route --topic --limit -n --min-score --plain --project -p --db --json --help -h" ;;
         "import") echo "--db --embedder --json --help -h" ;;
         "ingest") echo "--idle-minutes --backstop --format --db --embedder --json --help -h" ;;
         "list") echo "--type -t --tier --status --tag --since --all-projects --limit --unverified --project -p --db --json --wide -w --help -h" ;;
         "pin") echo "--db --json --help -h" ;;
         "project") echo "--help -h" ;;
         "project list") echo "--db --json --help -h" ;;
-        "project merge") echo "--dry-run --db --help -h" ;;
-        "project rename") echo "--dry-run --db --help -h" ;;
+        "project merge") echo "--dry-run --db --json --help -h" ;;
+        "project rename") echo "--dry-run --db --json --help -h" ;;
         "reindex") echo "--embedder --store --batch --force --dry-run --db --json --help -h" ;;
         "retire") echo "--now --dry-run --db --json --help -h" ;;
         "search") echo "--limit -n --type -t --tier --tag --since --until --all-projects --include-superseded --explain --rerank --no-rerank --format -f --budget -b --min-score --project -p --db --embedder --json --wide -w --help -h" ;;

@@ -168,6 +168,7 @@ complete -c hippo -n '__fish_seen_subcommand_from hook' -l min-score -r -f -d 'p
 complete -c hippo -n '__fish_seen_subcommand_from hook' -l plain -d 'Print the context as plain text instead of the agent\'s JSON.'
 complete -c hippo -n '__fish_seen_subcommand_from hook' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: the git repositor…'
 complete -c hippo -n '__fish_seen_subcommand_from hook' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from hook' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from hook' -l help -s h -d 'Show the help and exit.'
 complete -c hippo -n '__fish_seen_subcommand_from hook' -a 'claude-code' -d 'The agent calling: claude-code.'
 complete -c hippo -n '__fish_seen_subcommand_from hook' -a 'session-start prompt' -d 'session-start or prompt (default: the stdin\'s hook_event_na…'
@@ -222,11 +223,13 @@ complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcomm
 # hippo project merge
 complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from merge' -l dry-run -d 'Print what would change (JSON lines) and write nothing.'
 complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from merge' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from merge' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from merge' -l help -s h -d 'Show the help and exit.'
 
 # hippo project rename
 complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from rename' -l dry-run -d 'Print what would change (JSON lines) and write nothing.'
 complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from rename' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from rename' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from rename' -l help -s h -d 'Show the help and exit.'
 
 # hippo reindex

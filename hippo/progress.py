@@ -40,6 +40,21 @@ class _Rich:
         self._bar.update(self._task, description=text)
 
 
+_LIVE: list[Any] = []  # the console of the bar being drawn, if any
+
+
+def above(text: str, *, soft_wrap: bool = False) -> None:
+    """Print a line at the terminal: above the progress bar while one is drawn (the bar's
+    console erases it first), else on stdout. `soft_wrap` leaves long lines to the
+    terminal (a JSON line stays one line when copied)."""
+    if _LIVE:
+        _LIVE[-1].print(text, markup=False, highlight=False, soft_wrap=soft_wrap,
+                        emoji=False)
+        return
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
 def interactive() -> bool:
     return sys.stderr.isatty() and os.environ.get("HIPPO_NO_PROGRESS") != "1"
 
@@ -75,4 +90,8 @@ def progress(description: str, total: int | None = None, *,
                        TimeRemainingColumn(), console=Console(stderr=True), transient=True,
                        redirect_stdout=True)
     with bar:
-        yield _Rich(bar, bar.add_task(description, total=total))
+        _LIVE.append(bar.console)
+        try:
+            yield _Rich(bar, bar.add_task(description, total=total))
+        finally:
+            _LIVE.pop()

@@ -1,8 +1,8 @@
 """What a job (ingest, extract, consolidate, retire, undo) prints: JSON lines when piped or
 with --json; at a terminal, one readable line per event worth a look and a summary.
 
-At a terminal the lines are written through `sys.stdout`, which a running progress bar
-(hippo.progress) has redirected to print above itself, so no line lands on the bar.
+At a terminal the lines go through `hippo.progress.above`, which prints them above a
+running progress bar (erasing the bar's line first), so no line lands on the bar.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ class JobOutput:
             return
         line = describe(ev)
         if line:
-            sys.stdout.write(line + "\n")
-            sys.stdout.flush()
+            from hippo.progress import above
+
+            above(line)
 
     def any(self, ev: dict[str, Any]) -> None:
         """An event or, for `event: summary`, the summary (jobs that emit both alike)."""
@@ -36,14 +37,16 @@ class JobOutput:
         if self.json:
             _write_json(ev)
             return
-        sys.stdout.write(summarise(ev) + "\n")
-        sys.stdout.flush()
+        from hippo.progress import above
+
+        above(summarise(ev))
 
 
 def _write_json(ev: dict[str, Any]) -> None:
-    if sys.stdout.isatty():  # through the bar's redirect: printed above it
-        sys.stdout.write(dumps(ev).decode())
-        sys.stdout.flush()
+    if sys.stdout.isatty():  # a person reads it: above the bar, if one is drawn
+        from hippo.progress import above
+
+        above(dumps(ev).decode().rstrip("\n"), soft_wrap=True)
         return
     out = getattr(sys.stdout, "buffer", None)
     if out is None:

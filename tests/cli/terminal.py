@@ -26,6 +26,46 @@ class Screen:
     def lines(self) -> list[str]:
         return self.text.splitlines()
 
+    @property
+    def screen(self) -> list[str]:
+        """The rows a terminal shows at the end: carriage returns, erased lines and cursor
+        moves up applied (what a live progress bar uses), colours dropped."""
+        return render(self.raw)
+
+
+_CONTROL = re.compile(r"\x1b\[([0-9;?]*)([A-Za-z])|\x1b\][^\x07]*\x07|\x1b[()][A-Z0-9]|\r|\n")
+
+
+def render(raw: str) -> list[str]:
+    rows: list[list[str]] = [[]]
+    row = col = 0
+    pos = 0
+    for m in _CONTROL.finditer(raw):
+        for ch in raw[pos:m.start()]:
+            line = rows[row]
+            line.extend(" " * (col - len(line)))
+            if col < len(line):
+                line[col] = ch
+            else:
+                line.append(ch)
+            col += 1
+        pos = m.end()
+        token = m.group(0)
+        if token == "\n":
+            row += 1
+            col = 0
+            if row == len(rows):
+                rows.append([])
+        elif token == "\r":
+            col = 0
+        elif m.group(2) == "K":  # erase in line (rich: the whole line)
+            rows[row] = [] if m.group(1) in ("2", "") else rows[row][:col]
+        elif m.group(2) == "A":  # cursor up
+            row = max(0, row - int(m.group(1) or 1))
+    for ch in raw[pos:]:
+        rows[row].append(ch)
+    return ["".join(r).rstrip() for r in rows]
+
 
 def at_terminal(args: list[str], cols: int, env: Mapping[str, str], *, rows: int = 50,
                 stdin: bytes | None = None, timeout: float = 120) -> Screen:
