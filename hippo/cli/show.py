@@ -84,7 +84,7 @@ def show(
 
 def _units(text: str) -> list[str]:
     """The chunk's lines, a long one cut into its sentences."""
-    out = []
+    out: list[str] = []
     for line in text.splitlines():
         line = line.strip()
         if not line:
