@@ -20,7 +20,7 @@ _hippo_options() {  # $1: command path -> its options
         "cron") echo "--print --log --db --json --help -h" ;;
         "doctor") echo "--fix --db --embedder --json --help -h" ;;
         "done") echo "--db --json --help -h" ;;
-        "echo") echo "--limit --context --session --role --since --until --all-projects --forget-session --project -p --db --embedder --json --wide -w --help -h" ;;
+        "echo") echo "--limit -n --context --session --role --since --until --all-projects --forget-session --project -p --db --embedder --json --wide -w --help -h" ;;
         "edit") echo "--text --type -t --tier --importance --tag --untag --project -p --global --db --json --help -h" ;;
         "export") echo "--store --output -o --db --json --help -h" ;;
         "extract") echo "--extractor --model --session --dry-run --db --embedder --json --help -h" ;;
@@ -57,7 +57,7 @@ _hippo_takes_value() {  # $1: command path, $2: option -> true when it takes a v
         "cron --log"|"cron --db") return 0 ;;
         "doctor --db"|"doctor --embedder") return 0 ;;
         "done --db") return 0 ;;
-        "echo --limit"|"echo --context"|"echo --session"|"echo --role"|"echo --since"|"echo --until"|"echo --forget-session"|"echo --project"|"echo -p"|"echo --db"|"echo --embedder") return 0 ;;
+        "echo --limit"|"echo -n"|"echo --context"|"echo --session"|"echo --role"|"echo --since"|"echo --until"|"echo --forget-session"|"echo --project"|"echo -p"|"echo --db"|"echo --embedder") return 0 ;;
         "edit --text"|"edit --type"|"edit -t"|"edit --tier"|"edit --importance"|"edit --tag"|"edit --untag"|"edit --project"|"edit -p"|"edit --db") return 0 ;;
         "export --store"|"export --output"|"export -o"|"export --db") return 0 ;;
         "extract --extractor"|"extract --model"|"extract --session"|"extract --db"|"extract --embedder") return 0 ;;

@@ -99,7 +99,7 @@ complete -c hippo -n '__fish_seen_subcommand_from done' -l json -d 'JSON lines o
 complete -c hippo -n '__fish_seen_subcommand_from done' -l help -s h -d 'Show the help and exit.'
 
 # hippo echo
-complete -c hippo -n '__fish_seen_subcommand_from echo' -l limit -r -f -d 'How many chunks.'
+complete -c hippo -n '__fish_seen_subcommand_from echo' -l limit -s n -r -f -d 'How many chunks.'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l context -r -f -d 'Also show N neighbouring chunks each side.'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l session -r -f -d 'Only this session; repeatable.'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l role -r -f -d 'user, assistant, tool or summary (a compaction summary); re…'

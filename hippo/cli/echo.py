@@ -22,7 +22,7 @@ def echo(
     ctx: typer.Context,
     query: Annotated[str | None, typer.Argument(help="What to look for (- reads stdin).",
                                                 show_default=False)] = None,
-    limit: Annotated[int, typer.Option(min=1, help="How many chunks.")] = 5,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many chunks.")] = 5,
     context: Annotated[int, typer.Option(min=0, help="Also show N neighbouring chunks each "
                                          "side.")] = 0,
     session: Annotated[list[str] | None, typer.Option(help="Only this session; repeatable.")]
