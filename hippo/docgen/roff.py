@@ -11,6 +11,7 @@ EXIT_CODES = (
     (3, "Partial success: some inputs were skipped, each reported on stderr."),
     (75, "Try again later: database busy, a job lock held, a spend cap or an open circuit."),
     (78, "Configuration: newer schema, embedding model mismatch, missing API key."),
+    (130, "Interrupted (Ctrl-C): what a job kept is named on stderr; a re-run resumes."),
 )
 EXTRA_ENV = (
     ("HIPPO_HOME", "User data directory (database, config, caches)."),
