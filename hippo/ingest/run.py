@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 DIR_PATTERNS = ("*.jsonl", "*.json", ".aider.chat.history.md", "*.aider.chat.history.md")
 DEFAULT_LOCATIONS = ("~/.claude/projects", "~/.codex/sessions", "~/.gemini/tmp")
 CHUNK_TOKENS = 256  # MiniLM reads 256 tokens; a longer chunk's tail would not be embedded
-EMBED_STEP = 64  # chunks embedded per call while ingesting a file (the bar moves per step)
+EMBED_STEP = 16  # chunks embedded per call while ingesting a file: the bar moves per step
 
 
 @dataclass(slots=True)
