@@ -83,6 +83,9 @@ def at_terminal(args: list[str], cols: int, env: Mapping[str, str], *, rows: int
     if pid == 0:  # the child: size the terminal, then become hippo
         try:
             fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+            # As at a person's shell: a suite started in the background (`cmd &` in a
+            # script) inherits SIGINT ignored, and Python would then never see a Ctrl-C.
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
             os.execve(sys.executable, [sys.executable, "-m", "hippo", *args], full)
         finally:
             os._exit(127)
