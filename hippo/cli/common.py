@@ -13,6 +13,10 @@ from hippo.errors import UsageError
 JsonOpt = Annotated[
     bool, typer.Option("--json", help="JSON lines on stdout even at a terminal.")
 ]
+WideOpt = Annotated[
+    bool, typer.Option("--wide", "-w", help="Every column in the table, full ids and times "
+                       "(JSON lines always carry every field).")
+]
 DbOpt = Annotated[
     Path | None,
     typer.Option("--db", help="Database file (env HIPPO_DB).", show_default=False,

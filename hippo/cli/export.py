@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from hippo.cli.common import DbOpt, EmbedderOpt, open_hippo
+from hippo.cli.common import DbOpt, EmbedderOpt, JsonOpt, open_hippo
 from hippo.errors import ExitCode, HippoError, UsageError
 
 
@@ -19,6 +19,7 @@ def export(
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file "
                                                 "instead of stdout.")] = None,
     db: DbOpt = None,
+    json: JsonOpt = False,  # accepted everywhere: the export is JSON lines either way
 ) -> None:
     """Export every memory (all statuses) or every Echo chunk as JSON lines, in id order."""
     from hippo import brain, echo_export
@@ -44,8 +45,11 @@ def import_(
     source: Annotated[str, typer.Argument(help="An export file, or - for stdin.")] = "-",
     db: DbOpt = None,
     embedder: EmbedderOpt = None,
+    json: JsonOpt = False,
 ) -> None:
-    """Import an export exactly (ids, timestamps, authorship, status, provenance)."""
+    """Import an export exactly (ids, timestamps, authorship, status, provenance).
+
+    With --json, a summary line on stdout too (`{"event": "summary", "imported": N, ...}`)."""
     import orjson
 
     from hippo import brain
@@ -77,6 +81,11 @@ def import_(
         for m in mems:
             brain.insert(h.db, m, vectors.get(id(m)), actor="import", action="import")
     sys.stderr.write(f"hippo: imported {len(mems)} memories\n")
+    if json:
+        from hippo.output import write_json_lines
+
+        write_json_lines([{"event": "summary", "job": "import", "imported": len(mems),
+                           "errors": len(errors)}])
     for err in errors:
         sys.stderr.write(f"hippo: {err}\n")
     if errors:

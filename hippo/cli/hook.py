@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from hippo.cli.common import DbOpt, ProjectOpt, open_hippo, root_flags
+from hippo.cli.common import DbOpt, JsonOpt, ProjectOpt, open_hippo, root_flags
 from hippo.cli.context import TopicOpt
 from hippo.layers.recall import MIN_SCORE
 
@@ -48,6 +48,7 @@ def hook(
                                         "instead of the agent's JSON.")] = False,
     project: ProjectOpt = None,
     db: DbOpt = None,
+    json: JsonOpt = False,  # the agent's JSON is the default output (--plain: the text)
 ) -> None:
     """Answer an agent hook: read its JSON on stdin, print the context it adds.
 

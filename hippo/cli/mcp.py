@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from hippo.cli.common import DbOpt, EmbedderOpt, ProjectOpt, open_hippo
+from hippo.cli.common import DbOpt, EmbedderOpt, JsonOpt, ProjectOpt, open_hippo
 
 
 def mcp(
@@ -18,6 +18,7 @@ def mcp(
     project: ProjectOpt = None,
     db: DbOpt = None,
     embedder: EmbedderOpt = None,
+    json: JsonOpt = False,  # accepted everywhere: stdout is JSON-RPC either way
 ) -> None:
     """Serve MCP over stdio: search, remember, echo, context, get and more as agent tools.
 
