@@ -295,7 +295,7 @@ TIME_COLUMNS = {
     "echo_chunks": ("started_at", "ended_at"),
     "echo_sessions": ("started_at", "ended_at"),
 }
-CANONICAL_TIME = "[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9].[0-9][0-9][0-9]Z"
+UNPADDED = ("[0-9]-*", "[0-9][0-9]-*", "[0-9][0-9][0-9]-*")
 
 
 def m0007_ids_never_reused(db: Database) -> None:
@@ -337,20 +337,13 @@ def _rebuild_autoincrement(db: Database, table: str) -> None:
 
 
 def _canonical_times(db: Database) -> None:
-    from hippo import timeutil
-    from hippo.errors import UsageError
-
+    """Pad the years strftime wrote unpadded (`100-01-01T...` -> `0100-01-01T...`)."""
     for table, columns in TIME_COLUMNS.items():
         for col in columns:
-            rows = db.execute(f"SELECT id, {col} FROM {table} WHERE {col} IS NOT NULL "
-                              f"AND {col} NOT GLOB ?", (CANONICAL_TIME,)).fetchall()
-            for rid, value in rows:
-                padded = re.sub(r"^(\d{1,3})-", lambda m: m.group(1).zfill(4) + "-", str(value))
-                try:
-                    fixed = timeutil.normalise(padded)
-                except UsageError:
-                    continue  # unreadable: left as it was, for a person to correct
-                db.execute(f"UPDATE {table} SET {col} = ? WHERE id = ?", (fixed, rid))
+            # keys come from TIME_COLUMNS, never from input
+            db.execute(f"UPDATE {table} SET {col} = substr('000' || {col}, "
+                       f"instr({col}, '-') - 1) "
+                       f"WHERE {col} GLOB ? OR {col} GLOB ? OR {col} GLOB ?", UNPADDED)
 
 
 Step = str | Callable[["Database"], None]
