@@ -258,14 +258,21 @@ def test_import_and_add_refuse_supersede_and_consolidate_cycles(cli) -> None:
 
 def _parallel(db_path: Path, argvs: list[list[str]], inputs: list[str | None]
               ) -> list[subprocess.CompletedProcess[str]]:
+    """Start every process at once, each with its whole stdin ready (a file), so they race."""
     env = {**os.environ, "HIPPO_EMBEDDER": "hash", "HIPPO_BUSY_TIMEOUT_MS": "60000"}
+    files = []
+    for i, data in enumerate(inputs):
+        path = db_path.parent / f"stdin-{i}.jsonl"
+        path.write_text(data or "")
+        files.append(path.open())
     procs = [subprocess.Popen([sys.executable, "-m", "hippo", "--db", str(db_path), *argv],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=env)
-             for argv in argvs]
+                              stdin=fh, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=env)
+             for argv, fh in zip(argvs, files)]
     out = []
-    for p, data in zip(procs, inputs):
-        stdout, stderr = p.communicate(data, timeout=300)
+    for p, fh in zip(procs, files):
+        stdout, stderr = p.communicate(timeout=300)
+        fh.close()
         out.append(subprocess.CompletedProcess(p.args, p.returncode, stdout, stderr))
     return out
 
