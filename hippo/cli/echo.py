@@ -26,7 +26,8 @@ def echo(
     all_projects: Annotated[bool, typer.Option("--all-projects",
                                                help="Search every project (default).")] = False,
     forget_session: Annotated[str | None, typer.Option(
-        "--forget-session", help="Purge this session's chunks, vectors and index rows.",
+        "--forget-session", help="Purge this session's chunks, vectors and index rows; "
+        "memories extracted from it stay, marked in source.forgotten.",
         show_default=False)] = None,
     project: ProjectOpt = None,
     db: DbOpt = None,
