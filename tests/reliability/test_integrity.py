@@ -360,3 +360,31 @@ def test_hostile_source_costs_only_its_own_line(cli) -> None:
                                         {"id": 51, "text": "kept"}))
     assert r.exit_code == 3 and "line 1: source is nested" in r.stderr
     assert "kept" in {m["text"] for m in cli("list", "--json").records}
+
+
+# -- the cycle finder doctor and the import screen share ---------------------------------
+
+def test_cycles_finds_exactly_the_nodes_that_lead_back_to_themselves() -> None:
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from hippo.screen import cycles
+
+    @given(st.dictionaries(st.integers(1, 12), st.integers(1, 12), max_size=12))
+    def check(edges: dict[int, int]) -> None:
+        def returns(node: int) -> bool:
+            cur, steps = edges.get(node), 0
+            while cur is not None and steps <= len(edges):
+                if cur == node:
+                    return True
+                cur, steps = edges.get(cur), steps + 1
+            return False
+
+        found = cycles(edges)
+        on_cycle = [n for loop in found for n in loop]
+        assert sorted(on_cycle) == sorted(n for n in edges if returns(n))
+        for loop in found:
+            assert loop[0] == min(loop)
+            assert all(edges[a] == b for a, b in zip(loop, loop[1:] + loop[:1]))
+
+    check()
