@@ -107,7 +107,7 @@ complete -c hippo -n '__fish_seen_subcommand_from echo' -l role -r -f -d 'user, 
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l since -r -f -d 'ISO date or 7d, 12h.'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l until -r -f -d 'ISO date or 7d, 12h.'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l all-projects -d 'Search every project (default).'
-complete -c hippo -n '__fish_seen_subcommand_from echo' -l forget-session -r -f -d 'Purge this session\'s chunks, vectors and index rows.'
+complete -c hippo -n '__fish_seen_subcommand_from echo' -l forget-session -r -f -d 'Purge this session\'s chunks, vectors and index rows; memori…'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: the git repositor…'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l db -r -F -d 'Database file (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l embedder -r -f -a 'hash local openai' -d 'Embedding provider: local, openai, hash (env HIPPO_EMBEDDER…'

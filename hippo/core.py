@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -113,14 +113,23 @@ class Hippo:
 
     # -- Brain writes --------------------------------------------------------------
     def add(self, mems: Sequence[NewMemory], *, actor: str = "human",
-            run_id: str | None = None) -> list[brain.Change]:
-        """Store or reinforce memories (one transaction); embeddings come from the cache."""
+            run_id: str | None = None,
+            screen: Callable[[Database, Sequence[NewMemory]], list[int]] | None = None
+            ) -> list[brain.Change]:
+        """Store or reinforce memories (one transaction); embeddings come from the cache.
+
+        screen: the indexes of `mems` to store, decided under the write lock (`add -`
+        refuses lines by what the store holds, which another writer may just have changed).
+        """
         vectors = self.embed([m.text for m in mems])
         with self.db.transaction():
             # References to memories later in the same input (an export piped back in).
             self.db.execute("PRAGMA defer_foreign_keys = ON")
             # A reindex may have swapped the model since we embedded: never mix vector spaces.
             check_model(self.db, "brain", self.embedder("brain"))
+            if screen is not None:
+                keep = screen(self.db, mems)
+                mems, vectors = [mems[i] for i in keep], vectors[keep]
             return brain.add_many(self.db, mems, vectors, actor=actor, run_id=run_id)
 
     def close(self) -> None:

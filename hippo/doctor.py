@@ -226,6 +226,58 @@ def _provenance(h: Hippo, fix: bool) -> Check:
     return check
 
 
+# A link whose chunk belongs to a session the memory's `source` does not name: the chunk id
+# was reused (before migration 0007) or the link is wrong; either way `show` would present
+# another session's text as this memory's evidence.
+FOREIGN_LINKS = (
+    "SELECT s.memory_id, s.chunk_id, e.session_key FROM memory_sources s "
+    "JOIN echo_chunks c ON c.id = s.chunk_id JOIN echo_sessions e ON e.id = c.session_id "
+    "JOIN memories m ON m.id = s.memory_id "
+    "WHERE m.source IS NOT NULL AND json_valid(m.source) "
+    "AND json_type(m.source, '$.session') IS NOT NULL "
+    "AND NOT EXISTS (SELECT 1 FROM json_each(m.source, '$.session') j "
+    "WHERE j.value = e.session_key) ORDER BY s.memory_id, s.chunk_id"
+)
+
+
+def _provenance_sessions(h: Hippo, fix: bool) -> Check:
+    rows = h.db.rows(FOREIGN_LINKS)
+    check = Check("provenance-sessions", not rows,
+                  f"{len(rows)} provenance links point at a chunk of another session than "
+                  f"their memory's source.session (e.g. memory {rows[0]['memory_id']} -> "
+                  f"chunk {rows[0]['chunk_id']} of session {rows[0]['session_key']})"
+                  if rows else "")
+    if fix and rows:
+        from hippo import brain
+
+        with h.db.transaction():
+            for r in rows:
+                brain.link(h.db, r["memory_id"], [r["chunk_id"]], actor="doctor", add=False)
+        check.fixed = f"removed {len(rows)} links (the memories keep their source record)"
+    return check
+
+
+REFERENCES = ("SELECT id, superseded_by, consolidated_into FROM memories "
+              "WHERE superseded_by IS NOT NULL OR consolidated_into IS NOT NULL")
+
+
+def _reference_cycles(h: Hippo) -> Check:
+    """Chains of superseded_by or consolidated_into that lead back to where they began
+    (`hippo supersede` refuses them; an import or an old hippo could write them)."""
+    from hippo.screen import cycles
+
+    rows = h.db.rows(REFERENCES)
+    problems = []
+    for column in ("superseded_by", "consolidated_into"):
+        edges = {r["id"]: r[column] for r in rows if r[column] is not None}
+        for loop in cycles(edges):
+            problems.append(f"{column} cycle {' -> '.join(map(str, [*loop, loop[0]]))}")
+    detail = "; ".join(problems[:5]) + (f" (and {len(problems) - 5} more)"
+                                         if len(problems) > 5 else "")
+    return Check("reference-cycles", not problems, detail + ("; break one with `hippo "
+                 "supersede ID --clear` or `hippo edit`" if problems else ""))
+
+
 def _watermarks(h: Hippo, fix: bool) -> Check:
     bad = []
     for path, offset in h.db.execute("SELECT path, offset FROM watermarks"):
@@ -277,5 +329,6 @@ def run(h: Hippo, *, fix: bool = False) -> list[Check]:
     checks.append(Check("foreign-keys", not fk, f"{len(fk)} violations" if fk else ""))
     checks += [_fts(h, "memories_fts", fix), _fts(h, "echo_fts", fix), _models(h),
                _brain_vectors(h, fix), _echo_vectors(h, fix), _token_matrices(h, fix),
-               _token_repeats(h, fix), _provenance(h, fix), _watermarks(h, fix)]
+               _token_repeats(h, fix), _provenance(h, fix), _provenance_sessions(h, fix),
+               _reference_cycles(h), _watermarks(h, fix)]
     return checks

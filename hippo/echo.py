@@ -97,8 +97,12 @@ def add_chunks(db: Database, sid: int, chunks: Sequence[Chunk], texts: Sequence[
 
 
 def delete_file_chunks(db: Database, source_path: str) -> int:
-    """Remove every chunk read from a file (it was replaced or truncated and is re-read)."""
+    """Remove every chunk read from a file (it was replaced or truncated and is re-read);
+    memories citing them lose those links (their re-read chunks get new ids)."""
+    from hippo import brain
+
     ids = [r[0] for r in db.execute(CHUNKS_OF_FILE, (source_path,))]
+    brain.detach_chunks(db, ids, actor="ingest")
     has_vec = bool(db.scalar("SELECT 1 FROM sqlite_master WHERE name = 'echo_vec'"))
     for cid in ids:
         if has_vec:
@@ -107,9 +111,16 @@ def delete_file_chunks(db: Database, source_path: str) -> int:
     return len(ids)
 
 
-def forget_session(db: Database, key: str) -> int:
-    """Purge a session's chunks, vectors and FTS rows (privacy)."""
+def forget_session(db: Database, key: str, *, cited: list[int] | None = None) -> int:
+    """Purge a session's chunks, vectors and FTS rows (privacy). Memories extracted from it
+    stay, their links to it removed and `source.forgotten` naming it (docs/reliability.md);
+    their ids are appended to `cited` when given."""
+    from hippo import brain
+
     ids = [r[0] for r in db.execute(SESSION_CHUNK_IDS, (key,))]
+    touched = brain.detach_chunks(db, ids, forgotten_session=key)
+    if cited is not None:
+        cited.extend(touched)
     db.execute("PRAGMA secure_delete = ON")
     has_vec = bool(db.scalar("SELECT 1 FROM sqlite_master WHERE name = 'echo_vec'"))
     for cid in ids:

@@ -34,7 +34,8 @@ def echo(
     all_projects: Annotated[bool, typer.Option("--all-projects",
                                                help="Search every project (default).")] = False,
     forget_session: Annotated[str | None, typer.Option(
-        "--forget-session", help="Purge this session's chunks, vectors and index rows.",
+        "--forget-session", help="Purge this session's chunks, vectors and index rows; "
+        "memories extracted from it stay, marked in source.forgotten.",
         show_default=False)] = None,
     project: ProjectOpt = None,
     db: DbOpt = None,
@@ -66,12 +67,18 @@ def echo(
     if forget_session:
         from hippo import echo as store
 
+        cited: list[int] = []
         with h.db.transaction():
-            n = store.forget_session(h.db, forget_session)
+            n = store.forget_session(h.db, forget_session, cited=cited)
         if not h.db.checkpoint():
             stderr(f"hippo: warning: another process is reading {h.db.path}; the session's "
                    "text stays in its -wal file until the last process using it exits")
-        write_json_lines([{"event": "forget-session", "session": forget_session, "chunks": n}])
+        if cited:
+            shown = " ".join(map(str, cited[:20])) + (" ..." if len(cited) > 20 else "")
+            stderr(f"hippo: {len(cited)} memories cite this session and stay, marked "
+                   f"source.forgotten (ids {shown}); `hippo forget --hard ID` erases one")
+        write_json_lines([{"event": "forget-session", "session": forget_session, "chunks": n,
+                           "memories": cited}])
         return
     if query is None:
         raise UsageError("give a query, or --forget-session ID")

@@ -54,10 +54,11 @@ def import_(
 
     from hippo import brain
     from hippo.records import from_input
+    from hippo.screen import screen
 
     h = open_hippo(ctx, db=db, embedder=embedder)
     stream = sys.stdin.buffer if source == "-" else _open(source)
-    mems, errors = [], []
+    items, errors = [], []
     for lineno, raw in enumerate(stream, start=1):
         if not raw.strip():
             continue
@@ -65,18 +66,19 @@ def import_(
             obj = orjson.loads(raw)
             if not isinstance(obj, dict) or not isinstance(obj.get("id"), int):
                 raise UsageError("an exported record needs an integer \"id\"")
-            mems.append(from_input(obj, h.types, default_project=None))
+            items.append((lineno, from_input(obj, h.types, default_project=None)))
         except (orjson.JSONDecodeError, UsageError) as exc:
             errors.append(f"line {lineno}: {exc}")
-    taken: set[int] = {m.id for m in mems if m.id is not None} & {
-        r[0] for r in h.db.execute("SELECT id FROM memories")
-    }
-    if taken:
-        raise HippoError(f"{len(taken)} ids already exist (e.g. {min(taken)}); "
-                         "import restores into an empty database")
-    active = [m for m in mems if m.status == "active"]
+    active = [m for _, m in items if m.status == "active"]
     vectors = dict(zip((id(m) for m in active), h.embed([m.text for m in active])))
-    with h.db.transaction():
+    with h.db.transaction():  # ids are checked under the write lock (`hippo.screen`)
+        taken: set[int] = {m.id for _, m in items if m.id is not None} & {
+            r[0] for r in h.db.execute("SELECT id FROM memories")
+        }
+        if taken:
+            raise HippoError(f"{len(taken)} ids already exist (e.g. {min(taken)}); "
+                             "import restores into an empty database")
+        mems = [m for _, m in screen(h.db, items, errors, taken_is_error=False)]
         h.db.execute("PRAGMA defer_foreign_keys = ON")
         for m in mems:
             brain.insert(h.db, m, vectors.get(id(m)), actor="import", action="import")
