@@ -1,7 +1,9 @@
 """`hippo hook AGENT [EVENT]`: answer an agent's lifecycle hook with hippo's layers.
 
-Reads the hook's JSON from stdin and prints what the agent adds as context. A hook must
-never break the agent: on any error nothing goes to stdout, one line to stderr, exit 0.
+Reads the hook's JSON from stdin and prints what the agent adds as context (session-start,
+prompt), or starts the background job that learns from the session's transcript
+(session-end; Codex `stop`, throttled: `hippo.maintain.session_job`). A hook must never
+break the agent: on any error nothing goes to stdout, one line to stderr, exit 0.
 """
 
 # No `from __future__ import annotations`: Typer would eval every string annotation
@@ -15,11 +17,18 @@ from hippo.cli.common import DbOpt, ProjectOpt, open_hippo, root_flags
 from hippo.cli.context import TopicOpt
 from hippo.layers.recall import MIN_SCORE
 
-AGENTS = ("claude-code",)
+AGENTS = ("claude-code", "codex")
 # Our event names and the agent's, both accepted; the agent's is what we answer with.
-EVENTS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit"}
+EVENTS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit",
+          "session-end": "SessionEnd", "stop": "Stop"}
+# What each agent sends. Codex's Stop fires after every turn; only newer Codex versions
+# send SessionEnd (docs/agents.md, "Codex CLI hooks").
+AGENT_EVENTS = {"claude-code": ("session-start", "prompt", "session-end"),
+                "codex": ("session-start", "prompt", "stop", "session-end")}
+LEARN = ("session-end", "stop")  # events answered by a background job, not by context
 ALIASES = {"sessionstart": "session-start", "session-start": "session-start",
-           "userpromptsubmit": "prompt", "user-prompt-submit": "prompt", "prompt": "prompt"}
+           "userpromptsubmit": "prompt", "user-prompt-submit": "prompt", "prompt": "prompt",
+           "sessionend": "session-end", "session-end": "session-end", "stop": "stop"}
 
 
 class HookInputError(Exception):
@@ -28,10 +37,11 @@ class HookInputError(Exception):
 
 def hook(
     ctx: typer.Context,
-    agent: Annotated[str, typer.Argument(help="The agent calling: claude-code.",
+    agent: Annotated[str, typer.Argument(help="The agent calling: claude-code or codex.",
                                          autocompletion=lambda: list(AGENTS))],
     event: Annotated[str | None, typer.Argument(
-        help="session-start or prompt (default: the stdin's hook_event_name).",
+        help="session-start, prompt, session-end, or stop (codex) (default: the stdin's "
+        "hook_event_name).",
         autocompletion=lambda: list(EVENTS))] = None,
     budget: Annotated[int, typer.Option("--budget", "-b", help="Token budget of what is "
                                         "printed (rules, or prompt memories).")] = 800,
@@ -53,9 +63,12 @@ def hook(
 
     session-start prints the rule floor (like `hippo context`); prompt prints the memories
     that match the prompt (like `hippo search --format markdown`). The project is
-    --project, else the hook's `cwd`. Output is Claude Code's
-    hookSpecificOutput.additionalContext JSON (--plain: the text). Errors never fail the
-    agent: nothing on stdout, one line on stderr, exit 0.
+    --project, else the hook's `cwd`. Output is the hookSpecificOutput.additionalContext
+    JSON that Claude Code and Codex read (--plain: the text). session-end (and Codex's
+    stop, at most once per session every `stop_ingest_minutes`) prints nothing: it starts
+    a background ingest + extract of the hook's transcript and returns at once (`hippo
+    stats` shows how it went). Errors never fail the agent: nothing on stdout, one line on
+    stderr, exit 0.
     """
     try:
         text, answer_as = _answer(ctx, agent, event, budget=budget, route=route,
@@ -92,14 +105,17 @@ def read_payload() -> dict[str, Any]:
     return data
 
 
-def resolve_event(event: str | None, payload: dict[str, Any]) -> str:
+def resolve_event(event: str | None, payload: dict[str, Any], agent: str = "claude-code"
+                  ) -> str:
     """Our event name from the argument, else from the payload's hook_event_name."""
     given = event or str(payload.get("hook_event_name") or "")
     name = ALIASES.get(given.strip().lower())
-    if name is None:
-        raise HookInputError(f"unknown hook event {given!r}; known: {', '.join(EVENTS)}"
+    known = AGENT_EVENTS[agent]
+    if name not in known:
+        raise HookInputError(f"unknown hook event {given!r} for {agent}; known: "
+                             f"{', '.join(known)}"
                              if given else "no event given and no hook_event_name on stdin")
-    return name
+    return name  # type: ignore[return-value]
 
 
 def _answer(ctx: typer.Context, agent: str, event: str | None, *, budget: int, route: bool,
@@ -108,8 +124,11 @@ def _answer(ctx: typer.Context, agent: str, event: str | None, *, budget: int, r
     if agent not in AGENTS:
         raise HookInputError(f"unknown agent {agent!r}; known: {', '.join(AGENTS)}")
     payload = read_payload()
-    name = resolve_event(event, payload)
+    name = resolve_event(event, payload, agent)
     answer_as = str(payload.get("hook_event_name") or EVENTS[name])
+    if name in LEARN:
+        sys.stderr.write(f"hippo hook: {_learn(ctx, agent, name, payload, db)}\n")
+        return "", answer_as
     chosen = project or root_flags(ctx).get("project")
     location = None
     if isinstance(payload.get("cwd"), str) and payload["cwd"]:
@@ -140,3 +159,37 @@ def _answer(ctx: typer.Context, agent: str, event: str | None, *, budget: int, r
     for note in degraded:
         sys.stderr.write(f"hippo: degraded: {note}\n")
     return recall.render(records, budget), answer_as
+
+
+def _learn(ctx: typer.Context, agent: str, name: str, payload: dict[str, Any], db: Any) -> str:
+    """Queue the background job for the hook's transcript; what happened, in a line."""
+    import os
+    from pathlib import Path
+
+    from hippo.config import load
+    from hippo.maintain import session_job
+
+    session = payload.get("session_id")
+    if not isinstance(session, str) or not session.strip():
+        raise HookInputError("no session_id on stdin")
+    raw = payload.get("transcript_path")
+    if isinstance(raw, str) and raw.strip():
+        path: Path | None = Path(raw).expanduser()
+    elif agent == "codex":  # null in some Codex versions: its rollout file, by session id
+        path = session_job.codex_rollout(session)
+        if path is None:
+            raise HookInputError(f"no transcript_path on stdin and no rollout of session "
+                                 f"{session} under {session_job.codex_sessions()}")
+    else:
+        raise HookInputError("no transcript_path on stdin")
+    assert path is not None
+    if not path.is_file():
+        raise HookInputError(f"transcript {path} is not a file")
+    flags = root_flags(ctx)
+    if db is not None:
+        flags["db"] = str(db)
+    settings = load(flags)
+    every = float(settings["stop_ingest_minutes"]) if name == "stop" else None
+    return session_job.start(agent, name, session, Path(os.path.abspath(path)),
+                             db=Path(os.path.abspath(settings.db_path)), flags=flags,
+                             every_minutes=every)
