@@ -15,24 +15,15 @@ import typer
 
 from hippo.cli.common import DbOpt, ProjectOpt, open_hippo, root_flags
 from hippo.cli.context import TopicOpt
+from hippo.cli.hook_learn import AGENT_EVENTS, AGENTS, LEARN, HookInputError, learn, read_payload
 from hippo.layers.recall import MIN_SCORE
 
-AGENTS = ("claude-code", "codex")
 # Our event names and the agent's, both accepted; the agent's is what we answer with.
 EVENTS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit",
           "session-end": "SessionEnd", "stop": "Stop"}
-# What each agent sends. Codex's Stop fires after every turn; only newer Codex versions
-# send SessionEnd (docs/agents.md, "Codex CLI hooks").
-AGENT_EVENTS = {"claude-code": ("session-start", "prompt", "session-end"),
-                "codex": ("session-start", "prompt", "stop", "session-end")}
-LEARN = ("session-end", "stop")  # events answered by a background job, not by context
 ALIASES = {"sessionstart": "session-start", "session-start": "session-start",
            "userpromptsubmit": "prompt", "user-prompt-submit": "prompt", "prompt": "prompt",
            "sessionend": "session-end", "session-end": "session-end", "stop": "stop"}
-
-
-class HookInputError(Exception):
-    """The hook's arguments or stdin are not what the agent sends."""
 
 
 def hook(
@@ -76,7 +67,9 @@ def hook(
                                   project=project, db=db)
     except Exception as exc:  # noqa: BLE001 - the agent must go on whatever happened here
         message = " ".join(str(exc).split()) or type(exc).__name__
-        sys.stderr.write(f"hippo hook: {message} (no context added)\n")
+        learns = ALIASES.get(str(event).lower()) in set(LEARN) & set(AGENT_EVENTS.get(agent, ()))
+        lost = "nothing learned" if learns else "no context added"
+        sys.stderr.write(f"hippo hook: {message} ({lost})\n")
         return
     if not text:
         return
@@ -88,21 +81,6 @@ def hook(
         sys.stdout.buffer.write(dumps({"hookSpecificOutput": {
             "hookEventName": answer_as, "additionalContext": text}}))
     sys.stdout.flush()
-
-
-def read_payload() -> dict[str, Any]:
-    import orjson
-
-    raw = sys.stdin.buffer.read()
-    if not raw.strip():
-        return {}
-    try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        raise HookInputError("stdin is not the hook's JSON") from None
-    if not isinstance(data, dict):
-        raise HookInputError("stdin is not a JSON object")
-    return data
 
 
 def resolve_event(event: str | None, payload: dict[str, Any], agent: str = "claude-code"
@@ -127,7 +105,10 @@ def _answer(ctx: typer.Context, agent: str, event: str | None, *, budget: int, r
     name = resolve_event(event, payload, agent)
     answer_as = str(payload.get("hook_event_name") or EVENTS[name])
     if name in LEARN:
-        sys.stderr.write(f"hippo hook: {_learn(ctx, agent, name, payload, db)}\n")
+        flags = root_flags(ctx)
+        if db is not None:
+            flags["db"] = str(db)
+        sys.stderr.write(f"hippo hook: {learn(flags, agent, name, payload)}\n")
         return "", answer_as
     chosen = project or root_flags(ctx).get("project")
     location = None
@@ -160,36 +141,3 @@ def _answer(ctx: typer.Context, agent: str, event: str | None, *, budget: int, r
         sys.stderr.write(f"hippo: degraded: {note}\n")
     return recall.render(records, budget), answer_as
 
-
-def _learn(ctx: typer.Context, agent: str, name: str, payload: dict[str, Any], db: Any) -> str:
-    """Queue the background job for the hook's transcript; what happened, in a line."""
-    import os
-    from pathlib import Path
-
-    from hippo.config import load
-    from hippo.maintain import session_job
-
-    session = payload.get("session_id")
-    if not isinstance(session, str) or not session.strip():
-        raise HookInputError("no session_id on stdin")
-    raw = payload.get("transcript_path")
-    if isinstance(raw, str) and raw.strip():
-        path: Path | None = Path(raw).expanduser()
-    elif agent == "codex":  # null in some Codex versions: its rollout file, by session id
-        path = session_job.codex_rollout(session)
-        if path is None:
-            raise HookInputError(f"no transcript_path on stdin and no rollout of session "
-                                 f"{session} under {session_job.codex_sessions()}")
-    else:
-        raise HookInputError("no transcript_path on stdin")
-    assert path is not None
-    if not path.is_file():
-        raise HookInputError(f"transcript {path} is not a file")
-    flags = root_flags(ctx)
-    if db is not None:
-        flags["db"] = str(db)
-    settings = load(flags)
-    every = float(settings["stop_ingest_minutes"]) if name == "stop" else None
-    return session_job.start(agent, name, session, Path(os.path.abspath(path)),
-                             db=Path(os.path.abspath(settings.db_path)), flags=flags,
-                             every_minutes=every)

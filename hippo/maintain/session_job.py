@@ -199,12 +199,14 @@ def summary(db: str) -> dict[str, Any]:
     state = _read(home() / STATUS)
     jobs = [j for j in state["jobs"] if j.get("db") == db]
     done = [j for j in jobs if j.get("finished_at")]
-    pending = [j for j in jobs if not j.get("finished_at") and _alive(j.get("pid"))]
+    alive = [j for j in jobs if not j.get("finished_at") and _alive(j.get("pid"))]
     lost = [j for j in jobs if not j.get("finished_at") and not _alive(j.get("pid"))]
     failures = [j for j in done if j.get("outcome") in ("failed", "busy")] + [
         {**j, "outcome": "killed"} for j in lost]
     failures.sort(key=lambda j: str(j.get("finished_at") or j.get("queued_at")))
-    return {"log": str(log_path()), "jobs": len(jobs), "running": len(pending),
+    return {"log": str(log_path()), "jobs": len(jobs), "finished": len(done),
+            "queued": sum(j.get("outcome") == "queued" for j in alive),
+            "running": sum(j.get("outcome") != "queued" for j in alive),
             "last": _brief(done[-1]) if done else None,
             "failures": [_brief(j) for j in failures[-KEEP_FAILURES:]]}
 
