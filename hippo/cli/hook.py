@@ -61,14 +61,14 @@ def hook(
     stats` shows how it went). Errors never fail the agent: nothing on stdout, one line on
     stderr, exit 0.
     """
+    resolved: list[str] = []  # the event, once known (what an error line says was lost)
     try:
-        text, answer_as = _answer(ctx, agent, event, budget=budget, route=route,
+        text, answer_as = _answer(ctx, agent, event, resolved, budget=budget, route=route,
                                   topics=tuple(topic or ()), limit=limit, min_score=min_score,
                                   project=project, db=db)
     except Exception as exc:  # noqa: BLE001 - the agent must go on whatever happened here
         message = " ".join(str(exc).split()) or type(exc).__name__
-        learns = ALIASES.get(str(event).lower()) in set(LEARN) & set(AGENT_EVENTS.get(agent, ()))
-        lost = "nothing learned" if learns else "no context added"
+        lost = "nothing learned" if set(resolved) & set(LEARN) else "no context added"
         sys.stderr.write(f"hippo hook: {message} ({lost})\n")
         return
     if not text:
@@ -96,13 +96,17 @@ def resolve_event(event: str | None, payload: dict[str, Any], agent: str = "clau
     return name  # type: ignore[return-value]
 
 
-def _answer(ctx: typer.Context, agent: str, event: str | None, *, budget: int, route: bool,
+def _answer(ctx: typer.Context, agent: str, event: str | None, resolved: list[str], *,
+            budget: int, route: bool,
             topics: tuple[str, ...], limit: int, min_score: float, project: str | None,
             db: Any) -> tuple[str, str]:
     if agent not in AGENTS:
         raise HookInputError(f"unknown agent {agent!r}; known: {', '.join(AGENTS)}")
+    if ALIASES.get(str(event).lower()) in AGENT_EVENTS[agent]:
+        resolved.append(ALIASES[str(event).lower()])
     payload = read_payload()
     name = resolve_event(event, payload, agent)
+    resolved.append(name)
     answer_as = str(payload.get("hook_event_name") or EVENTS[name])
     if name in LEARN:
         flags = root_flags(ctx)
