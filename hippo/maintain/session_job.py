@@ -57,12 +57,14 @@ def _status() -> Iterator[dict[str, Any]]:
     """The status file, read and rewritten under an exclusive lock (atomic replace)."""
     base = home()
     base.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with open(base / LOCK, "a+b") as lock:
+    with open(os.open(base / LOCK, os.O_RDWR | os.O_CREAT, 0o600), "r+b") as lock:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         state = _read(base / STATUS)
         yield state
         tmp = base / f"{STATUS}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(state, indent=1, sort_keys=True), encoding="utf-8")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # paths are private
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(state, fh, indent=1, sort_keys=True)
         os.replace(tmp, base / STATUS)
 
 
@@ -218,9 +220,18 @@ def _brief(job: dict[str, Any]) -> dict[str, Any]:
 
 
 def _alive(pid: Any) -> bool:
+    """Whether `pid` is still one of our jobs (not a zombie, not a reused pid)."""
     from hippo.jobs import _alive as alive
 
-    return isinstance(pid, int) and alive(pid)
+    if not isinstance(pid, int) or not alive(pid):
+        return False
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except FileNotFoundError:
+        return not Path("/proc/self").exists()  # no procfs here: trust the signal
+    except OSError:
+        return True
+    return b"hippo.maintain.session_job" in cmdline  # empty for a zombie
 
 
 # ---- the detached child ---------------------------------------------------------------

@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import orjson
 
 from hippo import jobs as joblocks
 from hippo.db import connect
-from tests.layers.session_support import CLAUDE_A, CLAUDE_B, copy, real, wait_finished
+from hippo.maintain import session_job
+from tests.layers.session_support import CLAUDE_A, CLAUDE_B, copy, jobs, real, wait_finished
 
 
 def session_end(path: Path | None, cwd: Path, session: str = "258c7280-ae70-4798-800f-"
@@ -82,6 +85,42 @@ def test_hook_returns_while_the_job_waits_for_the_lock(hippo_proc, db_path: Path
         db.close()
     state = wait_finished(db_path, 1)
     assert state["last"]["outcome"] == "ok" and counts(db_path)["echo_chunks"] > 100
+
+
+def test_a_killed_job_shows_in_stats(hippo_proc, db_path: Path, tmp_path: Path) -> None:
+    """A job that never finished (killed while it waited: a shutdown) is a failure."""
+    transcript = copy(CLAUDE_A, tmp_path / "a.jsonl")
+    db = connect(db_path)
+    joblocks.acquire(db, "job:ingest", "cron-ingest-test")
+    try:
+        hippo_proc(["--embedder", "hash", "hook", "claude-code", "session-end"],
+                   input=session_end(transcript, tmp_path))
+        status = orjson.loads((session_job.home() / session_job.STATUS).read_bytes())
+        (job,) = status["jobs"]
+        os.kill(job["pid"], signal.SIGKILL)  # the job this test started
+        end = time.monotonic() + 60
+        while jobs(db_path)["running"] and time.monotonic() < end:
+            time.sleep(0.05)
+    finally:
+        joblocks.release(db, "job:ingest", "cron-ingest-test")
+        db.close()
+    data = stats(hippo_proc)["session_jobs"]
+    assert data["running"] == 0 and data["last"] is None
+    (failure,) = data["failures"]
+    assert failure["outcome"] == "killed" and failure["run"] == job["run"]
+    assert counts(db_path)["echo_chunks"] == 0
+
+
+def test_the_log_is_rotated_past_its_cap(tmp_path: Path) -> None:
+    log = tmp_path / "session-jobs.log"
+    log.write_bytes(b"x" * session_job.LOG_CAP)
+    session_job._rotate(log)
+    assert log.exists()  # at the cap: kept
+    with log.open("ab") as fh:
+        fh.write(b"one more line\n")
+    session_job._rotate(log)
+    assert not log.exists() and (tmp_path / "session-jobs.log.1").stat().st_size > \
+        session_job.LOG_CAP
 
 
 def test_two_sessions_ending_at_once(hippo_proc, db_path: Path, tmp_path: Path) -> None:
