@@ -27,14 +27,14 @@ class HookInputError(Exception):
 
 
 def read_payload() -> dict[str, Any]:
-    import orjson
+    import json  # not orjson: importing it (datetime, uuid, dataclasses) costs a hook ~10 ms
 
     raw = sys.stdin.buffer.read()
     if not raw.strip():
         return {}
     try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):  # bad JSON or bad UTF-8
         raise HookInputError("stdin is not the hook's JSON") from None
     if not isinstance(data, dict):
         raise HookInputError("stdin is not a JSON object")

@@ -110,15 +110,13 @@ def codex_rollout(session: str) -> Path | None:
 
 
 def _now_iso() -> str:
-    from hippo.timeutil import now_iso
-
-    return now_iso()
+    """`hippo.timeutil.now_iso()`'s format, without importing datetime into the hook."""
+    t = time.time()
+    return f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(t))}.{int(t % 1 * 1000):03d}Z"
 
 
 def _new_run_id() -> str:
-    import secrets
-
-    return f"session-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{secrets.token_hex(3)}"
+    return f"session-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{os.urandom(3).hex()}"
 
 
 def _rotate(log: Path) -> None:
@@ -316,6 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--embedder")
     p.add_argument("--not-before", type=float)
     args = p.parse_args(argv)
+    os.nice(10)  # a background job: the agent and the person come first
     if args.not_before:
         time.sleep(max(0.0, args.not_before - time.time()))
     _record(args.run, started_at=_now_iso(), pid=os.getpid(), outcome="running")
