@@ -148,12 +148,12 @@ def main() -> None:
                                   "hook_event_name": "Stop", "model": "gpt-5-codex",
                                   "permission_mode": "default", "stop_hook_active": False,
                                   "last_assistant_message": "Done."})
-            first.append(timed([*hippo, "hook", "codex"], payload, env_codex))
+            first.append(timed([*hippo, "hook", "codex", "stop"], payload, env_codex))
             wait_job(hippo, env, jobs)
             jobs += 1
             # The next Stop queues one job for the interval's end; the one after is dropped.
-            queued.append(timed([*hippo, "hook", "codex"], payload, env_codex))
-            dropped.append(timed([*hippo, "hook", "codex"], payload, env_codex))
+            queued.append(timed([*hippo, "hook", "codex", "stop"], payload, env_codex))
+            dropped.append(timed([*hippo, "hook", "codex", "stop"], payload, env_codex))
         end_queued(tmp)
         results["codex stop: starts a job"] = row("hippo hook codex stop: starts a job", first)
         results["codex stop: queues one"] = row("hippo hook codex stop: queues one", queued)
