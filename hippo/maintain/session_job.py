@@ -212,8 +212,8 @@ def summary(db: str) -> dict[str, Any]:
 
 
 def _brief(job: dict[str, Any]) -> dict[str, Any]:
-    keys = ("run", "outcome", "agent", "event", "session", "path", "finished_at", "error",
-            "ingest", "extract")
+    keys = ("run", "outcome", "agent", "event", "session", "path", "finished_at", "step",
+            "error", "ingest", "extract")
     return {k: job[k] for k in keys if job.get(k) is not None}
 
 
@@ -260,16 +260,17 @@ def waiting_job(db: Database, name: str, deadline: float) -> Iterator[Run]:
         delay = min(delay * 2, 5.0)
 
 
-def learn(h: Hippo, agent: str, path: Path, *, emit: Callable[[dict[str, Any]], None],
-          wait_s: float = LOCK_WAIT_S) -> dict[str, Any]:
-    """Ingest one transcript (idle gate skipped) and extract; the two summaries."""
+def learn(h: Hippo, agent: str, path: Path, out: dict[str, Any], *,
+          emit: Callable[[dict[str, Any]], None], wait_s: float = LOCK_WAIT_S) -> None:
+    """Ingest one transcript (idle gate skipped), then extract; `out` gets each step's
+    summary as it ends (`step` names the one in progress, for a failure's record)."""
     from hippo.extract import get
     from hippo.extract.run import Extraction
     from hippo.extract.settings import ExtractSettings
     from hippo.ingest.run import Ingestor
 
     deadline = time.monotonic() + wait_s
-    out: dict[str, Any] = {"outcome": "ok"}
+    out.update(outcome="ok", step="ingest")
     with waiting_job(h.db, "ingest", deadline) as run:
         ing = Ingestor(h, idle_minutes=0, fmt=FORMATS.get(agent), strict=True)
         results = []
@@ -287,6 +288,7 @@ def learn(h: Hippo, agent: str, path: Path, *, emit: Callable[[dict[str, Any]], 
     if summary["skipped"]:
         out["ingest"]["skipped"] = summary["skipped"]
         out["outcome"] = "partial"
+    out["step"] = "extract"
     conf = ExtractSettings.from_settings(h.settings,
                                          extractor=os.environ.get("HIPPO_EXTRACTOR") or None)
     ex = get(conf.extractor, h, conf)
@@ -301,7 +303,7 @@ def learn(h: Hippo, agent: str, path: Path, *, emit: Callable[[dict[str, Any]], 
                                               "reinforced", "sessions_skipped")}
     if summary["sessions_skipped"]:
         out["outcome"] = "partial"
-    return out
+    del out["step"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -320,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
     _record(args.run, started_at=_now_iso(), pid=os.getpid(), outcome="running")
     line: dict[str, Any] = {"event": "session-job", "run": args.run, "agent": args.agent,
                             "session": args.session, "path": args.path}
-    result: dict[str, Any]
+    result: dict[str, Any] = {}
     try:
         from hippo.core import Hippo
         from hippo.output import dumps
@@ -331,13 +333,14 @@ def main(argv: list[str] | None = None) -> int:
             if event.get("event") in ("file", "session"):
                 sys.stdout.buffer.write(dumps({**event, "run": args.run}))
 
-        result = learn(h, args.agent, Path(args.path), emit=emit)
+        learn(h, args.agent, Path(args.path), result, emit=emit)
     except Exception as exc:  # noqa: BLE001 - every failure is recorded, then the job ends
         from hippo.errors import BusyError, HippoError, scrub
 
         message = scrub(" ".join(str(exc).split()) or type(exc).__name__)
-        result = {"outcome": "busy" if isinstance(exc, BusyError) else "failed",
-                  "error": message}
+        # What the steps before the failing one stored stays (each is its own transaction).
+        result.update(outcome="busy" if isinstance(exc, BusyError) else "failed",
+                      error=message)
         if not isinstance(exc, (HippoError, JobFailed)):
             import traceback
 

@@ -166,6 +166,23 @@ def test_corrupt_transcript_fails_and_stores_nothing(hippo_proc, db_path: Path,
     assert failure["error"] == f"{bad}: not a readable claude-code transcript; nothing stored"
 
 
+def test_extraction_failing_after_the_ingest(hippo_proc, db_path: Path, tmp_path: Path) -> None:
+    """The llm extractor without an API key: the ingest's chunks stay (the next `hippo
+    extract` takes them: its watermark did not move); the job says where it failed."""
+    transcript = copy(CLAUDE_A, tmp_path / "a.jsonl")
+    r = hippo_proc(["--embedder", "hash", "hook", "claude-code", "session-end"],
+                   input=session_end(transcript, tmp_path), env={"HIPPO_EXTRACTOR": "llm"})
+    assert r.returncode == 0 and r.stdout == ""
+    wait_finished(db_path, 1)
+    data = stats(hippo_proc)
+    (failure,) = data["session_jobs"]["failures"]
+    assert failure["outcome"] == "failed" and failure["step"] == "extract"
+    assert "OPENAI_API_KEY" in failure["error"]
+    assert failure["ingest"]["chunks"] == data["echo"]["chunks"] > 100
+    assert data["brain"]["memories"] == 0
+    assert data["extract"]["chunks_pending"] == data["echo"]["chunks"]
+
+
 def test_a_database_it_cannot_open_is_left_as_it_was(hippo_proc, tmp_path: Path) -> None:
     broken = tmp_path / "broken.db"
     broken.write_bytes(b"this is not a database " * 400)
