@@ -20,6 +20,7 @@ AGENTS = ("claude-code", "codex")
 AGENT_EVENTS = {"claude-code": ("session-start", "prompt", "session-end"),
                 "codex": ("session-start", "prompt", "stop", "session-end")}
 LEARN = ("session-end", "stop")  # answered by a background job, not by context
+STDIN_WAIT_S = 5.0  # longest wait for the stdin's JSON (see _read_stdin)
 
 
 class HookInputError(Exception):
@@ -29,7 +30,7 @@ class HookInputError(Exception):
 def read_payload() -> dict[str, Any]:
     import json  # not orjson: importing it (datetime, uuid, dataclasses) costs a hook ~10 ms
 
-    raw = sys.stdin.buffer.read()
+    raw = _read_stdin(json.loads)
     if not raw.strip():
         return {}
     try:
@@ -39,6 +40,40 @@ def read_payload() -> dict[str, Any]:
     if not isinstance(data, dict):
         raise HookInputError("stdin is not a JSON object")
     return data
+
+
+def _read_stdin(parse: Any) -> bytes:
+    """The hook's stdin: up to EOF, or as soon as it holds a whole JSON document.
+
+    An agent writes its JSON at once, but need not close the pipe (a SessionEnd hook that
+    waited for EOF has been seen cancelled at every exit), so a hook that waited for EOF
+    would hang until the agent gives up on it. Nothing complete within STDIN_WAIT_S is an
+    error. A person typing at a terminal ends with Ctrl-D, as usual."""
+    try:
+        fd = sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (tests, embedding)
+        return sys.stdin.buffer.read()
+    if os.isatty(fd):
+        return sys.stdin.buffer.read()
+    import select
+    import time
+
+    buf = bytearray()
+    end = time.monotonic() + STDIN_WAIT_S
+    while (left := end - time.monotonic()) > 0:
+        if not select.select([fd], [], [], left)[0]:
+            break
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return bytes(buf)
+        buf += chunk
+        if buf.rstrip().endswith(b"}"):
+            try:
+                parse(bytes(buf))
+            except (ValueError, RecursionError):
+                continue  # not whole yet
+            return bytes(buf)
+    raise HookInputError(f"stdin sent no whole JSON object within {STDIN_WAIT_S:g} s")
 
 
 def learn(flags: dict[str, Any], agent: str, name: str, payload: dict[str, Any]) -> str:

@@ -123,6 +123,27 @@ def test_the_log_is_rotated_past_its_cap(tmp_path: Path) -> None:
         session_job.LOG_CAP
 
 
+def test_stdin_left_open(db_path: Path, tmp_path: Path) -> None:
+    """An agent that writes the JSON and keeps the pipe open: the hook does not wait for
+    an EOF that never comes (it would be cancelled, and nothing learned)."""
+    transcript = copy(CLAUDE_A, tmp_path / "a.jsonl")
+    proc = subprocess.Popen([sys.executable, "-m", "hippo", "--db", str(db_path), "--embedder",
+                             "hash", "hook", "claude-code", "session-end"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdin is not None
+    proc.stdin.write(session_end(transcript, tmp_path).encode())
+    proc.stdin.flush()
+    try:
+        assert proc.wait(timeout=60) == 0  # a hang guard, not a time measured
+    finally:
+        proc.stdin.close()
+        proc.kill()
+    assert proc.stderr is not None and proc.stdout is not None
+    assert b"in the background now" in proc.stderr.read() and proc.stdout.read() == b""
+    assert wait_finished(db_path, 1)["last"]["outcome"] == "ok"
+
+
 def test_two_sessions_ending_at_once(hippo_proc, db_path: Path, tmp_path: Path) -> None:
     a, b = copy(CLAUDE_A, tmp_path / "a.jsonl"), copy(CLAUDE_B, tmp_path / "b.jsonl")
     env = {**os.environ}
