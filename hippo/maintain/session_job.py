@@ -159,9 +159,8 @@ def start(agent: str, event: str, session: str, transcript: Path, *, db: Path,
         argv = [sys.executable, "-m", "hippo.maintain.session_job", "--run", run,
                 "--agent", agent, "--event", event, "--session", session,
                 "--path", str(transcript), "--db", str(db)]
-        for name in ("embedder",):
-            if flags.get(name):
-                argv += [f"--{name}", str(flags[name])]
+        if flags.get("embedder"):  # the database and the embedder the hook was given
+            argv += ["--embedder", str(flags["embedder"])]
         if not_before is not None:
             argv += ["--not-before", repr(not_before)]
         job = _job(state, run)
