@@ -5,7 +5,7 @@
 
 _hippo_subcommands() {  # $1: command path -> its subcommands
     case "$1" in
-        "") echo "add config consolidate context cron doctor done echo edit export extract forget guidance hook import ingest list pin project reindex retire search show stats supersede undo unpin verify" ;;
+        "") echo "add config consolidate context cron doctor done echo edit export extract forget guidance hook import ingest list mcp pin project reindex retire search show stats supersede undo unpin verify" ;;
         "project") echo "list merge rename" ;;
     esac
 }
@@ -30,6 +30,7 @@ _hippo_options() {  # $1: command path -> its options
         "import") echo "--db --embedder --help -h" ;;
         "ingest") echo "--idle-minutes --backstop --format --db --embedder --help -h" ;;
         "list") echo "--type -t --tier --status --tag --since --all-projects --limit --unverified --project -p --db --json --help -h" ;;
+        "mcp") echo "--max-writes --project -p --db --embedder --help -h" ;;
         "pin") echo "--db --json --help -h" ;;
         "project") echo "--help -h" ;;
         "project list") echo "--db --json --help -h" ;;
@@ -67,6 +68,7 @@ _hippo_takes_value() {  # $1: command path, $2: option -> true when it takes a v
         "import --db"|"import --embedder") return 0 ;;
         "ingest --idle-minutes"|"ingest --format"|"ingest --db"|"ingest --embedder") return 0 ;;
         "list --type"|"list -t"|"list --tier"|"list --status"|"list --tag"|"list --since"|"list --limit"|"list --project"|"list -p"|"list --db") return 0 ;;
+        "mcp --max-writes"|"mcp --project"|"mcp -p"|"mcp --db"|"mcp --embedder") return 0 ;;
         "pin --db") return 0 ;;
         "project list --db") return 0 ;;
         "project merge --db") return 0 ;;
@@ -122,6 +124,8 @@ _hippo_option_values() {  # $1: command path, $2: option -> words:... | file | d
         "list --tier") echo "words:procedural semantic episodic" ;;
         "list --status") echo "words:active done consolidated retired deleted all" ;;
         "list --db") echo "file" ;;
+        "mcp --db") echo "file" ;;
+        "mcp --embedder") echo "words:hash local openai" ;;
         "pin --db") echo "file" ;;
         "project list --db") echo "file" ;;
         "project merge --db") echo "file" ;;

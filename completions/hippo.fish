@@ -21,6 +21,7 @@ complete -c hippo -n '__fish_use_subcommand' -a hook -d 'Answer an agent hook: r
 complete -c hippo -n '__fish_use_subcommand' -a import -d 'Import an export exactly (ids, timestamps, authorship, stat…'
 complete -c hippo -n '__fish_use_subcommand' -a ingest -d 'Archive transcripts into Echo; prints one JSON line per fil…'
 complete -c hippo -n '__fish_use_subcommand' -a list -d 'List memories, newest first (current project and global one…'
+complete -c hippo -n '__fish_use_subcommand' -a mcp -d 'Serve MCP over stdio: search, remember, echo, context, get…'
 complete -c hippo -n '__fish_use_subcommand' -a pin -d 'Pin memories: never retired or merged automatically.'
 complete -c hippo -n '__fish_use_subcommand' -a project -d 'List projects, rename one, or merge one into another (audit…'
 complete -c hippo -n '__fish_use_subcommand' -a reindex -d 'Re-embed a store; old vectors serve searches until the new…'
@@ -194,6 +195,13 @@ complete -c hippo -n '__fish_seen_subcommand_from list' -l project -s p -r -f -d
 complete -c hippo -n '__fish_seen_subcommand_from list' -l db -r -F -d 'Database file (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from list' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from list' -l help -s h -d 'Show the help and exit.'
+
+# hippo mcp
+complete -c hippo -n '__fish_seen_subcommand_from mcp' -l max-writes -r -f -d 'Writes (remember, supersede, forget, done, verify) one sess…'
+complete -c hippo -n '__fish_seen_subcommand_from mcp' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: the git repositor…'
+complete -c hippo -n '__fish_seen_subcommand_from mcp' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from mcp' -l embedder -r -f -a 'hash local openai' -d 'Embedding provider: local, openai, hash (env HIPPO_EMBEDDER…'
+complete -c hippo -n '__fish_seen_subcommand_from mcp' -l help -s h -d 'Show the help and exit.'
 
 # hippo pin
 complete -c hippo -n '__fish_seen_subcommand_from pin' -l db -r -F -d 'Database file (env HIPPO_DB).'

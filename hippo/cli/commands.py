@@ -40,6 +40,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "doctor": ("hippo.cli.doctor", "doctor"),
     "config": ("hippo.cli.config_cmd", "config"),
     "hook": ("hippo.cli.hook", "hook"),
+    "mcp": ("hippo.cli.mcp", "mcp"),
     "cron": ("hippo.cli.cron", "cron"),
 }
 
@@ -73,6 +74,7 @@ SUMMARIES: dict[str, str] = {
     "doctor": "Check the database; exit 1 when a problem remains (after --fix, if given).",
     "config": "Show effective settings and paths with their origin (flag, env, file, default).",
     "hook": "Answer an agent hook: read its JSON on stdin, print the context it adds.",
+    "mcp": "Serve MCP over stdio: search, remember, echo, context, get and more as agent tools.",
     "cron": "Print crontab lines: hourly ingest+extract, daily backstop, nightly consolidate+retire.",
 }
 

@@ -20,7 +20,8 @@ ACTOR = "human"
 LIVE = ("active", "done")
 
 
-def done(h: Hippo, ids: Sequence[int]) -> list[dict[str, Any]]:
+def done(h: Hippo, ids: Sequence[int], *, actor: str = ACTOR,
+         run_id: str | None = None) -> list[dict[str, Any]]:
     """Mark episodic memories (task, todo, ...) done: out of default search, kept until retired."""
     out = []
     with h.db.transaction():
@@ -34,12 +35,14 @@ def done(h: Hippo, ids: Sequence[int]) -> list[dict[str, Any]]:
             if rec["status"] not in LIVE:
                 raise UsageError(f"memory {memory_id} is {rec['status']}; only active ones "
                                  "can be done")
-            out.append(brain.update(h.db, memory_id, {"status": "done"}, actor=ACTOR,
-                                    action="done") if rec["status"] == "active" else rec)
+            out.append(brain.update(h.db, memory_id, {"status": "done"}, actor=actor,
+                                    action="done", run_id=run_id)
+                       if rec["status"] == "active" else rec)
     return out
 
 
-def verify(db: Database, ids: Sequence[int]) -> list[dict[str, Any]]:
+def verify(db: Database, ids: Sequence[int], *, actor: str = ACTOR,
+           run_id: str | None = None) -> list[dict[str, Any]]:
     """A person confirms memories are still true: `confirmed_at` = now, freshness restarts;
     `verified_at` = now records that a person did (a machine-written rule or preference
     enters the rule floor only then)."""
@@ -53,7 +56,7 @@ def verify(db: Database, ids: Sequence[int]) -> list[dict[str, Any]]:
                                  "memories can be verified")
             out.append(brain.update(db, memory_id, {"confirmed_at": stamp,
                                                     "verified_at": stamp},
-                                    actor=ACTOR, action="verify"))
+                                    actor=actor, action="verify", run_id=run_id))
     return out
 
 
@@ -106,13 +109,15 @@ def edit(h: Hippo, memory_id: int, *, text: str | None = None, type_: str | None
                             vector=vector)
 
 
-def supersede(db: Database, old: int, new: int | None) -> dict[str, Any]:
+def supersede(db: Database, old: int, new: int | None, *, actor: str = ACTOR,
+              run_id: str | None = None) -> dict[str, Any]:
     """OLD is replaced by NEW (OLD stays active, out of default search); None clears it."""
     with db.transaction():
         rec = brain.get(db, old)
         if new is None:
-            return brain.update(db, old, {"superseded_by": None}, actor=ACTOR,
-                                action="unsupersede") if rec["superseded_by"] else rec
+            return brain.update(db, old, {"superseded_by": None}, actor=actor,
+                                action="unsupersede", run_id=run_id) \
+                if rec["superseded_by"] else rec
         if new == old:
             raise UsageError("a memory cannot supersede itself")
         repl = brain.get(db, new)
@@ -129,4 +134,5 @@ def supersede(db: Database, old: int, new: int | None) -> dict[str, Any]:
             cur = brain.get(db, cur["superseded_by"])
         if rec["superseded_by"] == new:
             return rec
-        return brain.update(db, old, {"superseded_by": new}, actor=ACTOR, action="supersede")
+        return brain.update(db, old, {"superseded_by": new}, actor=actor, action="supersede",
+                            run_id=run_id)
