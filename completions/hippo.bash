@@ -150,8 +150,8 @@ _hippo_option_values() {  # $1: command path, $2: option -> words:... | file | d
 
 _hippo_argument_values() {  # $1: command path, $2: argument index -> words:... | file
     case "$1 $2" in
-        "hook "0) echo "words:claude-code" ;;
-        "hook "1) echo "words:session-start prompt" ;;
+        "hook "0) echo "words:claude-code codex" ;;
+        "hook "1) echo "words:session-start prompt session-end stop" ;;
         "ingest "*) echo "file" ;;
     esac
 }

@@ -171,8 +171,8 @@ complete -c hippo -n '__fish_seen_subcommand_from hook' -l project -s p -r -f -d
 complete -c hippo -n '__fish_seen_subcommand_from hook' -l db -r -F -d 'Database file (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from hook' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from hook' -l help -s h -d 'Show the help and exit.'
-complete -c hippo -n '__fish_seen_subcommand_from hook' -a 'claude-code' -d 'The agent calling: claude-code.'
-complete -c hippo -n '__fish_seen_subcommand_from hook' -a 'session-start prompt' -d 'session-start or prompt (default: the stdin\'s hook_event_na…'
+complete -c hippo -n '__fish_seen_subcommand_from hook' -a 'claude-code codex' -d 'The agent calling: claude-code or codex.'
+complete -c hippo -n '__fish_seen_subcommand_from hook' -a 'session-start prompt session-end stop' -d 'session-start, prompt, session-end, or stop (codex) (defaul…'
 
 # hippo import
 complete -c hippo -n '__fish_seen_subcommand_from import' -l db -r -F -d 'Database file (env HIPPO_DB).'

@@ -4,7 +4,9 @@ Agents run `hippo search --json` on every task, each time as a new process, and 
 Typer costs more than the search itself once the query's embedding is cached. So a search
 call whose arguments `hippo.cli.fastpath` fully understands runs without Typer; everything
 else (other commands, --help, any argument in doubt) goes to the Typer app in
-`hippo.cli.app`. Both paths run the same command body and end here on error.
+`hippo.cli.app`. So does every hook but `hippo hook AGENT session-end|stop`, which runs
+while the agent shuts down (`hippo.cli.hook_learn`). Both paths run the same command body
+and end here on error.
 """
 
 from __future__ import annotations
@@ -34,8 +36,16 @@ def main(*, quick_exit: bool = False) -> None:
         from hippo.cli import fastpath
 
         call = fastpath.parse(argv)
-        if call is not None:
-            fastpath.run(call)
+        hook = None
+        if call is None and "hook" in argv:  # a session-end hook: also without Typer
+            from hippo.cli import hook_learn
+
+            hook = hook_learn.parse(argv)
+        if call is not None or hook is not None:
+            if call is not None:
+                fastpath.run(call)
+            else:
+                hook_learn.run(*hook)  # type: ignore[misc]
             sys.stdout.flush()
             if quick_exit:
                 _leave()

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 DIR_PATTERNS = ("*.jsonl", "*.json", ".aider.chat.history.md", "*.aider.chat.history.md")
 DEFAULT_LOCATIONS = ("~/.claude/projects", "~/.codex/sessions", "~/.gemini/tmp")
+# Lines no reader can use: a `strict` run stores nothing of a file made only of these.
+UNREADABLE = frozenset({"invalid utf-8", "malformed json", "not an object", "line too long"})
 CHUNK_TOKENS = 256  # MiniLM reads 256 tokens; a longer chunk's tail would not be embedded
 EMBED_STEP = 16  # chunks embedded per call while ingesting a file: the bar moves per step
 
@@ -108,8 +110,9 @@ class Ingestor:
     """One ingest run over many files."""
 
     def __init__(self, h: Hippo, *, idle_minutes: float, fmt: str | None = None,
-                 backstop: bool = False, now: float | None = None) -> None:
+                 backstop: bool = False, now: float | None = None, strict: bool = False) -> None:
         self.h = h
+        self.strict = strict  # a file without one readable message is skipped, not stored
         self.idle_s = idle_minutes * 60
         self.fmt = fmt
         self.backstop = backstop
@@ -203,6 +206,9 @@ class Ingestor:
         res = reader.read(path, start_offset, start_line)
         out = FileResult(key, "reread" if reread else "ingested", format=reader.name)
         out.skipped = dict(Counter(s.reason for s in res.skipped))
+        if self.strict and not res.messages and any(s.reason in UNREADABLE for s in res.skipped):
+            out.status, out.reason = "skipped", f"not a readable {reader.name} transcript"
+            return out
         self._store(path, st, res, out, reread)
         return out
 
