@@ -50,9 +50,7 @@ def main(*, quick_exit: bool = False) -> None:
             if quick_exit:
                 _leave()
         else:
-            from hippo.cli.app import app
-
-            app(prog_name="hippo")
+            _typer_app(argv)
     except HippoError as exc:
         if debug:
             _traceback()
@@ -74,6 +72,40 @@ def main(*, quick_exit: bool = False) -> None:
         sys.stderr.write(scrub(f"hippo: unexpected {name}: {exc} (rerun with --debug for a "
                                "traceback)\n"))
         sys.exit(int(ExitCode.ERROR))
+
+
+def _typer_app(argv: list[str]) -> None:
+    """The Typer app, with Click's usage errors as one `hippo:` line (exit 2).
+
+    Click's standalone mode prints three lines (Usage, Try, Error) for a bad flag; scripts
+    and agents read the last line of stderr, people the first, so both get the same one.
+    """
+    from hippo.cli.app import app
+
+    try:  # Typer 0.2x carries its own copy of Click (pinned in pyproject)
+        from typer._click import exceptions as click
+    except ImportError:  # pragma: no cover - a Typer that uses Click itself
+        from click import exceptions as click  # type: ignore[no-redef]
+
+    try:
+        code = app(prog_name="hippo", args=argv, standalone_mode=False)
+    except click.NoArgsIsHelpError as exc:  # `hippo`, `hippo project`: the help
+        exc.show()
+        sys.exit(int(ExitCode.USAGE))
+    except click.UsageError as exc:
+        where = exc.ctx.command_path if exc.ctx is not None else "hippo"
+        sys.stderr.write(scrub(f"hippo: {exc.format_message()} (`{where} --help` for "
+                               "usage)\n"))
+        sys.exit(int(ExitCode.USAGE))
+    except click.ClickException as exc:  # e.g. a file argument Click could not open
+        sys.stderr.write(scrub(f"hippo: {exc.format_message()}\n"))
+        sys.exit(exc.exit_code)
+    except click.Abort:  # Ctrl-C (or EOF at a prompt) that Click caught first
+        raise KeyboardInterrupt from None
+    # Outside standalone mode Click returns a command's `typer.Exit(code)` instead of
+    # exiting; commands themselves return None.
+    if isinstance(code, int) and code:
+        sys.exit(code)
 
 
 def _leave() -> None:

@@ -31,3 +31,22 @@ def test_every_valid_role_and_list_limit_zero_are_accepted(cli) -> None:
     assert cli("add", "one").exit_code == 0 and cli("add", "two").exit_code == 0
     assert len(cli("list", "--limit", "0").records) == 2  # 0: no limit, as documented
     assert len(cli("list", "--limit", "1").records) == 1
+
+
+@pytest.mark.parametrize("args, says", [
+    (("echo", "q", "--limit", "-1"), "hippo: Invalid value for '--limit' / '-n': -1 is not in "
+                                     "the range x>=1. (`hippo echo --help` for usage)"),
+    (("list", "--bogus"), "hippo: No such option: --bogus (`hippo list --help` for usage)"),
+    (("bogus",), "hippo: No such command 'bogus'. (`hippo --help` for usage)"),
+    (("search",), "hippo: Missing argument 'query'. (`hippo search --help` for usage)"),
+])
+def test_a_usage_error_is_one_hippo_line(cli, args: tuple[str, ...], says: str) -> None:
+    """Click's Usage / Try / Error block is one line, like every other hippo error."""
+    r = cli(*args)
+    assert (r.exit_code, r.stdout, r.stderr) == (2, "", says + "\n")
+
+
+def test_help_and_exit_codes_pass_through(cli) -> None:
+    assert cli("--help").exit_code == 0
+    r = cli("show", "999")
+    assert (r.exit_code, r.stderr) == (1, "hippo: no memory with id 999\n")
