@@ -40,7 +40,7 @@ def echo(
     from hippo.retrieve.echo import EchoFilters, search
     from hippo.timeutil import iso, parse_since
 
-    h = open_hippo(ctx, db=db, embedder=embedder)
+    h = open_hippo(ctx, db=db, embedder=embedder, read=not forget_session)
     if forget_session:
         from hippo import echo as store
 

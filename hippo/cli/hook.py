@@ -13,6 +13,8 @@ import typer
 
 from hippo.cli.common import DbOpt, ProjectOpt, open_hippo, root_flags
 from hippo.cli.context import TopicOpt
+from hippo.db import HOOK_WAIT_MS
+from hippo.errors import NoDatabase
 from hippo.layers.recall import MIN_SCORE
 
 AGENTS = ("claude-code",)
@@ -61,6 +63,8 @@ def hook(
         text, answer_as = _answer(ctx, agent, event, budget=budget, route=route,
                                   topics=tuple(topic or ()), limit=limit, min_score=min_score,
                                   project=project, db=db)
+    except NoDatabase:  # nothing stored yet: nothing to add, nothing to say
+        return
     except Exception as exc:  # noqa: BLE001 - the agent must go on whatever happened here
         message = " ".join(str(exc).split()) or type(exc).__name__
         sys.stderr.write(f"hippo hook: {message} (no context added)\n")
@@ -117,7 +121,8 @@ def _answer(ctx: typer.Context, agent: str, event: str | None, *, budget: int, r
 
         location = locate(payload["cwd"])  # recorded on open when it is a worktree
         chosen = chosen or location.project
-    h = open_hippo(ctx, db=db, project=chosen, location=location)
+    h = open_hippo(ctx, db=db, project=chosen, location=location, read=True,
+                   busy_timeout_ms=HOOK_WAIT_MS)
     from hippo.layers import Route
 
     where = Route(h.project, topics)

@@ -28,7 +28,7 @@ def run(root: dict[str, Any], query: str, *, limit: int | None = None,
     if format_ is not None and format_ not in FORMATS:
         raise UsageError(f"unknown format {format_!r}; choose {', '.join(FORMATS)}")
     text = read_text_arg(query)
-    h = hippo_for(root, db=db, project=project, embedder=embedder)
+    h = hippo_for(root, db=db, project=project, embedder=embedder, read=True)
     try:
         found = search(h, text, limit=limit, types=type_ or (), tiers=tier or (),
                        tags=tag or (), since=since, until=until,
