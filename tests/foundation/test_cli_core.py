@@ -76,6 +76,7 @@ def test_one_line_errors(cli, tmp_path: Path) -> None:
     r = cli("list", db=tmp_path / "missing" / "h.db")  # a read command: nothing to list
     assert r.exit_code == 0 and r.stderr.startswith("hippo: no database at")
     assert not (tmp_path / "missing").exists()
+    assert cli("add", "a first memory").exit_code == 0
     r = cli("show", "999")
     assert r.exit_code == 1 and r.stderr == "hippo: no memory with id 999\n"
 
