@@ -67,9 +67,7 @@ class Hippo:
 
     @cached_property
     def db(self) -> Database:
-        from hippo.db import connect
-
-        from hippo.db import check_private_dir
+        from hippo.db import check_private_dir, connect
 
         path = self.settings.db_path
         home = config.home_dir()

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import apsw
 
-from hippo.errors import BusyError, ConfigError, HippoError, NoDatabase
+from hippo.errors import BusyError, ConfigError, CorruptDatabase, HippoError, NoDatabase
 
 Row = dict[str, Any]
 Mode = Literal["write", "read"]
@@ -45,8 +45,9 @@ def translate(exc: BaseException, path: Path | str) -> HippoError:
                            "--db (or HIPPO_DB)")
     if isinstance(exc, (apsw.CorruptError, apsw.NotADBError)):
         mark_corrupt(path, str(exc))
-        return HippoError(f"database {path} is corrupt ({exc}); run `hippo doctor --fix` to "
-                          "salvage what is readable into a new file")
+        return CorruptDatabase(f"database {path} is corrupt ({exc}); `hippo doctor --fix` "
+                               "salvages every readable row into a new file (`hippo export "
+                               "--salvage` exports them)")
     if isinstance(exc, apsw.FullError):
         return HippoError(f"disk full while writing {path}; nothing from this command was stored")
     if isinstance(exc, (apsw.ReadOnlyError, apsw.PermissionsError)):
@@ -247,14 +248,21 @@ class Database:
             names = [d[0] for d in cur.getdescription()]
         except apsw.ExecutionCompleteError:  # the statement returned no rows at all
             return []
-        return [dict(zip(names, r)) for r in cur.fetchall()]
+        try:  # a damaged page may show only once the rows are stepped through
+            return [dict(zip(names, r)) for r in cur.fetchall()]
+        except (apsw.CorruptError, apsw.NotADBError, apsw.IOError, apsw.BusyError) as exc:
+            raise translate(exc, self.path) from exc
 
     def row(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Row | None:
         found = self.rows(sql, params)
         return found[0] if found else None
 
     def scalar(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
-        r = self.execute(sql, params).fetchone()
+        cur = self.execute(sql, params)
+        try:
+            r = cur.fetchone()
+        except (apsw.CorruptError, apsw.NotADBError, apsw.IOError, apsw.BusyError) as exc:
+            raise translate(exc, self.path) from exc
         return r[0] if r else None
 
     # -- transactions --------------------------------------------------------------
@@ -344,7 +352,8 @@ def connect(path: Path, *, busy_timeout_ms: int = 5000, mode: Mode = "write",
     missing or empty file is `NoDatabase` (exit 0), an older schema is refused (78), and its
     cache writes never wait for the write lock. `check`: the directory and file-mode
     checks (done once per process; a second connection to the same file skips them).
-    `migrate=False` (tests building an old schema): write mode without the schema steps.
+    `migrate=False`: write mode without the schema steps (tests building an old schema);
+    read mode without refusing an older schema (doctor, which reads only SQLite's own).
     """
     path = Path(path)
     memory = str(path) == ":memory:"
@@ -378,13 +387,14 @@ def connect(path: Path, *, busy_timeout_ms: int = 5000, mode: Mode = "write",
             raise translate(exc, path) from exc
         raise
     db = Database(conn, path, busy_timeout_ms, mode)
-    from hippo.migrations import migrate as run_migrations, pending
+    from hippo.migrations import migrate as run_migrations
+    from hippo.migrations import pending
 
     try:
         if mode == "write":
             if migrate:
                 run_migrations(db)
-        else:
+        elif migrate:
             waiting = pending(db)
             if waiting:
                 raise ConfigError(

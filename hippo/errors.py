@@ -71,6 +71,13 @@ class NoDatabase(HippoError):
     exit_code = ExitCode.OK
 
 
+class CorruptDatabase(HippoError):
+    """SQLite found the file damaged (a bad page, a file cut short). `hippo doctor --fix`
+    salvages every readable row into a new file; writes are refused until then."""
+
+    exit_code = ExitCode.ERROR
+
+
 class NotFoundError(HippoError):
     """A named record does not exist."""
 
