@@ -22,7 +22,7 @@ _hippo_options() {  # $1: command path -> its options
         "done") echo "--db --json --help -h" ;;
         "echo") echo "--limit --context --session --role --since --until --all-projects --forget-session --project -p --db --embedder --json --help -h" ;;
         "edit") echo "--text --type -t --tier --importance --tag --untag --project -p --global --db --json --help -h" ;;
-        "export") echo "--store --output -o --db --help -h" ;;
+        "export") echo "--store --output -o --salvage --db --help -h" ;;
         "extract") echo "--extractor --model --session --dry-run --db --embedder --help -h" ;;
         "forget") echo "--hard --db --json --help -h" ;;
         "guidance") echo "--topic --budget -b --all-projects --project -p --db --json --help -h" ;;
