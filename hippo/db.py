@@ -41,8 +41,9 @@ def translate(exc: BaseException, path: Path | str) -> HippoError:
     if isinstance(exc, (apsw.BusyError, apsw.LockedError)):
         return BusyError(f"database {path} is busy (another hippo is writing); try again")
     if isinstance(exc, apsw.NotADBError) and not _has_magic(path):
-        return ConfigError(f"{path} is not a SQLite database, so not hippo's; choose another "
-                           "--db (or HIPPO_DB)")
+        return ConfigError(f"{path} is not a SQLite database (it does not start with SQLite's "
+                           "header), so not hippo's; choose another --db (or HIPPO_DB); if it "
+                           "was hippo's, its header is destroyed: restore it from a backup")
     if isinstance(exc, (apsw.CorruptError, apsw.NotADBError)):
         mark_corrupt(path, str(exc))
         return CorruptDatabase(f"database {path} is corrupt ({exc}); `hippo doctor --fix` "
