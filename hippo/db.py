@@ -95,39 +95,57 @@ def _denied(path: Path, want: int) -> bool:
     return path.exists() and not os.access(path, want)
 
 
+def _unwritable(directory: Path) -> str | None:
+    """Why files cannot be created in `directory` (None: they can), with the fix."""
+    if os.access(directory, os.W_OK | os.X_OK):
+        return None
+    if _filesystem_state(directory) == "read-only":
+        return f"directory {directory} is on a read-only file system; mount it read-write"
+    try:
+        st = directory.stat()
+    except OSError:
+        return None
+    euid = os.geteuid()
+    if (st.st_uid == euid and st.st_mode & stat.S_IWUSR) or (euid == 0 and st.st_uid != 0):
+        # The mode allows it, the kernel does not: an immutable (or append-only) directory.
+        return (f"directory {directory} is immutable: `lsattr -d {directory}` shows an `i`, "
+                f"`chattr -i {directory}` (as root) clears it")
+    return (f"directory {directory} is not writable by you (mode {_mode(directory)}): "
+            f"`chmod u+w {directory}` or choose another --db")
+
+
 def _why_read_only(path: Path | str) -> str:
-    """Why SQLite could not write: the file's mode, the directory's, or an immutable flag."""
+    """Why SQLite could not write: the file's mode, its WAL's, the directory, the mount."""
     p = Path(path)
     if _denied(p, os.W_OK):
-        return f" (the file is not writable by you: mode {_mode(p)}; `chmod u+w {p}`)"
+        return f": the file is not writable by you (mode {_mode(p)}): `chmod u+w {p}`"
     for side in (Path(f"{p}-wal"), Path(f"{p}-shm")):
         if _denied(side, os.W_OK):
-            return f" ({side.name} beside it is not writable by you: `chmod u+w {side}`)"
-    if _denied(p.parent, os.W_OK):
-        return f" (its directory {p.parent} is not writable: `chmod u+w {p.parent}`)"
+            return f": {side.name} beside it is not writable by you: `chmod u+w {side}`"
+    reason = _unwritable(p.parent)
+    if reason:
+        return f": {reason}"
     if _filesystem_state(p) == "read-only":
-        return " (its file system is mounted read-only)"
+        return ": its file system is mounted read-only"
     return ""
 
 
 def _why_cannot_open(path: Path | str) -> str:
-    """The reason SQLite gave none for: a file, a directory or its WAL beside it that this
-    user may not read or write (or that is immutable)."""
+    """The reason SQLite gave none for: a file, or its WAL beside it, that this user may
+    not read or write, or a directory where the WAL cannot be created."""
     p = Path(path)
     if _denied(p, os.R_OK):
         return f": the file is not readable by you (mode {_mode(p)}); `chmod u+rw {p}`"
-    missing = [x.name for x in (Path(f"{p}-wal"), Path(f"{p}-shm")) if not x.exists()]
-    if missing and not os.access(p.parent, os.W_OK | os.X_OK):
-        return (f": hippo keeps its write-ahead log ({' and '.join(missing)}) beside it and "
-                f"directory {p.parent} is not writable by you; `chmod u+w {p.parent}` or move "
-                "the database")
     for side in (Path(f"{p}-wal"), Path(f"{p}-shm")):
         if _denied(side, os.R_OK | os.W_OK):
-            return f": {side.name} beside it is not readable and writable by you; `chmod u+rw {side}`"
-    if missing:
-        return (f": cannot create {' and '.join(missing)} beside it (is {p.parent} "
-                "immutable? `lsattr -d` shows an `i`)")
-    return ""
+            return (f": {side.name} beside it is not readable and writable by you; "
+                    f"`chmod u+rw {side}`")
+    missing = [x.name for x in (Path(f"{p}-wal"), Path(f"{p}-shm")) if not x.exists()]
+    reason = _unwritable(p.parent)
+    if missing and reason:
+        return (f": hippo keeps its write-ahead log ({' and '.join(missing)}) beside it, and "
+                f"{reason}")
+    return f": {reason}" if reason else ""
 
 
 def _mode(p: Path) -> str:
@@ -201,7 +219,7 @@ def check_private_dir(directory: Path) -> None:
 
 def tighten(path: Path) -> None:
     """Make the database and its -wal/-shm user-only (0600), with one warning line."""
-    changed, old = [], ""
+    changed, old, new = [], "", ""
     for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
         try:
             st = os.lstat(p)
@@ -210,16 +228,19 @@ def tighten(path: Path) -> None:
         if not stat.S_ISREG(st.st_mode) or not st.st_mode & 0o077:
             continue
         old = old or f"{stat.S_IMODE(st.st_mode):04o}"
+        private = stat.S_IMODE(st.st_mode) & 0o700  # others' bits go; the owner's stay
         try:
-            os.chmod(p, stat.S_IMODE(st.st_mode) & 0o700 | 0o600)
+            os.chmod(p, private)
         except OSError as exc:
             sys.stderr.write(f"hippo: warning: {p} is readable by other users (mode {old}) "
                              f"and cannot be made private: {_os_reason(exc)}\n")
             return
         changed.append(p.name)
+        new = f"{private:04o}"
     if changed:
-        sys.stderr.write(f"hippo: warning: {', '.join(changed)} {'was' if len(changed) == 1 else 'were'} "
-                         f"open to other users (mode {old}); made user-only (0600)\n")
+        were = "was" if len(changed) == 1 else "were"
+        sys.stderr.write(f"hippo: warning: {', '.join(changed)} {were} open to other users "
+                         f"(mode {old}); made user-only ({new})\n")
 
 
 class Database:
@@ -362,7 +383,7 @@ def connect(path: Path, *, busy_timeout_ms: int = 5000, mode: Mode = "write",
         _prepare(path, mode, check)
     conn: apsw.Connection | None = None
     try:
-        conn = apsw.Connection(str(path))
+        conn = _open(path, mode)
         conn.enable_load_extension(True)
         conn.load_extension(_vec_extension_path())
         conn.enable_load_extension(False)
@@ -384,6 +405,10 @@ def connect(path: Path, *, busy_timeout_ms: int = 5000, mode: Mode = "write",
     except BaseException as exc:
         if conn is not None:
             conn.close()
+        if mode == "read" and isinstance(exc, (apsw.ReadOnlyError, apsw.CantOpenError)):
+            why = _why_cannot_open(path)  # a read stores nothing: say why it cannot open
+            if why:
+                raise HippoError(f"cannot open database {path}{why}") from exc
         if isinstance(exc, apsw.Error):
             raise translate(exc, path) from exc
         raise
@@ -406,6 +431,25 @@ def connect(path: Path, *, busy_timeout_ms: int = 5000, mode: Mode = "write",
         db.close()
         raise
     return db
+
+
+def _open(path: Path, mode: Mode) -> apsw.Connection:
+    """The connection. A read on a read-only file system, where SQLite cannot create the WAL
+    index beside a cleanly closed file, reads it as immutable (nothing can change it)."""
+    conn = apsw.Connection(str(path))
+    if mode != "read" or str(path) == ":memory:":
+        return conn
+    try:
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+    except (apsw.CantOpenError, apsw.ReadOnlyError) as exc:
+        conn.close()
+        if Path(f"{path}-wal").exists() or _filesystem_state(path) != "read-only":
+            raise exc from None
+        from urllib.parse import quote
+
+        return apsw.Connection(f"file:{quote(str(path.resolve()))}?immutable=1",
+                               flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+    return conn
 
 
 def _prepare(path: Path, mode: Mode, check: bool) -> None:
@@ -441,15 +485,10 @@ def _prepare(path: Path, mode: Mode, check: bool) -> None:
 
 
 def _cannot_create(path: Path, exc: OSError) -> str:
-    directory = path.parent
-    if _filesystem_state(path) == "read-only":
-        return (f"cannot create database {path}: its file system is mounted read-only; "
-                "choose another --db")
-    if isinstance(exc, PermissionError) and not os.access(directory, os.W_OK | os.X_OK):
-        return (f"cannot create database {path}: directory {directory} is not writable by "
-                f"you ({_os_reason(exc)}); choose another --db or `chmod u+w {directory}`")
-    return (f"cannot create database {path}: {_os_reason(exc)} (an immutable directory? "
-            "`lsattr -d` shows an `i`); choose another --db")
+    reason = _unwritable(path.parent)
+    if reason:
+        return f"cannot create database {path}: {reason}"
+    return f"cannot create database {path}: {_os_reason(exc)}; choose another --db"
 
 
 def _kind(conn: apsw.Connection, path: Path) -> str:
