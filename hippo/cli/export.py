@@ -27,6 +27,8 @@ def export(
     db: DbOpt = None,
 ) -> None:
     """Export every memory (all statuses) or every Echo chunk as JSON lines, in id order."""
+    import apsw
+
     from hippo import brain, echo_export
     from hippo.output import dumps
 
@@ -43,9 +45,14 @@ def export(
         rows = brain.export_rows(h.db) if store == "brain" else echo_export.rows(h.db)
     count = 0
     with _destination(output) as out:
-        for rec in rows:
-            out.write(dumps(rec))
-            count += 1
+        try:
+            for rec in rows:
+                out.write(dumps(rec))
+                count += 1
+        except apsw.Error as exc:  # a damaged page met half way: the file is left unwritten
+            from hippo.db import translate
+
+            raise translate(exc, h.settings.db_path) from exc
     if report is not None:
         what = "memories" if store == "brain" else "chunks"
         for problem in report.problems():
