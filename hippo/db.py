@@ -95,7 +95,7 @@ def _denied(path: Path, want: int) -> bool:
     return path.exists() and not os.access(path, want)
 
 
-def _unwritable(directory: Path) -> str | None:
+def unwritable(directory: Path) -> str | None:
     """Why files cannot be created in `directory` (None: they can), with the fix."""
     if os.access(directory, os.W_OK | os.X_OK):
         return None
@@ -122,7 +122,7 @@ def _why_read_only(path: Path | str) -> str:
     for side in (Path(f"{p}-wal"), Path(f"{p}-shm")):
         if _denied(side, os.W_OK):
             return f": {side.name} beside it is not writable by you: `chmod u+w {side}`"
-    reason = _unwritable(p.parent)
+    reason = unwritable(p.parent)
     if reason:
         return f": {reason}"
     if _filesystem_state(p) == "read-only":
@@ -141,7 +141,7 @@ def _why_cannot_open(path: Path | str) -> str:
             return (f": {side.name} beside it is not readable and writable by you; "
                     f"`chmod u+rw {side}`")
     missing = [x.name for x in (Path(f"{p}-wal"), Path(f"{p}-shm")) if not x.exists()]
-    reason = _unwritable(p.parent)
+    reason = unwritable(p.parent)
     if missing and reason:
         return (f": hippo keeps its write-ahead log ({' and '.join(missing)}) beside it, and "
                 f"{reason}")
@@ -485,7 +485,7 @@ def _prepare(path: Path, mode: Mode, check: bool) -> None:
 
 
 def _cannot_create(path: Path, exc: OSError) -> str:
-    reason = _unwritable(path.parent)
+    reason = unwritable(path.parent)
     if reason:
         return f"cannot create database {path}: {reason}"
     return f"cannot create database {path}: {_os_reason(exc)}; choose another --db"

@@ -135,8 +135,10 @@ def _destination(output: Path | None) -> Iterator[Any]:
         fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp",
                                    dir=output.parent if str(output.parent) else ".")
     except OSError as exc:
-        raise HippoError(f"cannot write {output}: {exc.strerror} (in {output.parent or '.'})"
-                         ) from None
+        from hippo.db import unwritable
+
+        why = unwritable(output.parent) or exc.strerror
+        raise HippoError(f"cannot write {output}: {why}") from None
     try:
         with os.fdopen(fd, "wb") as fh:  # mkstemp: O_EXCL, mode 0600
             yield fh
