@@ -234,6 +234,7 @@ def copy_readable(src: apsw.Connection, dst: apsw.Connection) -> Report:
                     else scan_plain(src, table, common, report))
             for row in rows:
                 dst.execute(insert, [row[c] for c in common])
+        _sequences(src, dst, report)
         dst.execute("COMMIT")
     except BaseException:
         with contextlib.suppress(apsw.Error):
@@ -241,6 +242,24 @@ def copy_readable(src: apsw.Connection, dst: apsw.Connection) -> Report:
         raise
     dst.execute("PRAGMA foreign_keys = ON")
     return report
+
+
+def _sequences(src: apsw.Connection, dst: apsw.Connection, report: Report) -> None:
+    """AUTOINCREMENT counters carried over, so no id the old file handed out comes again."""
+    has = "SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'"
+    if not dst.execute(has).fetchone():
+        return
+    try:
+        if not src.execute(has).fetchone():
+            return
+        seqs = list(src.execute("SELECT name, seq FROM sqlite_sequence"))
+    except READ_ERRORS as exc:
+        report.gaps.append(Gap("sqlite_sequence", 1, None, _reason(exc)))
+        return
+    for name, seq in seqs:
+        dst.execute("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = ?", (seq, name))
+        if dst.changes() == 0:
+            dst.execute("INSERT INTO sqlite_sequence(name, seq) VALUES (?, ?)", (name, seq))
 
 
 def _stamp() -> str:
