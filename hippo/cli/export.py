@@ -43,16 +43,21 @@ def export(
         rows = _salvaged(h.settings.db_path, store, report)
     else:
         rows = brain.export_rows(h.db) if store == "brain" else echo_export.rows(h.db)
-    count = 0
+    count, last = 0, None
     with _destination(output) as out:
         try:
             for rec in rows:
                 out.write(dumps(rec))
-                count += 1
+                count, last = count + 1, rec["id"]
         except apsw.Error as exc:  # a damaged page met half way: the file is left unwritten
             from hippo.db import translate
 
             raise translate(exc, h.settings.db_path) from exc
+        except UnicodeDecodeError:
+            after = f" after id {last}" if last is not None else ""
+            raise HippoError(f"a row{after} holds text that is not valid UTF-8 (a damaged "
+                             "row); `hippo export --salvage` exports every row, that one with "
+                             "the bad bytes replaced") from None
     if report is not None:
         what = "memories" if store == "brain" else "chunks"
         for problem in report.problems():

@@ -183,6 +183,22 @@ def test_export_salvage_reads_every_row_but_the_damaged_page(cli, db_path: Path)
     assert first["text"].startswith("memory 0 about topic 0") and first["type"] == "fact"
 
 
+def test_export_salvage_keeps_a_row_that_is_not_utf8(cli, db_path: Path) -> None:
+    assert cli("add", "-", input=batch(0, 3, pad=1)).exit_code == 0
+    con = apsw.Connection(str(db_path))
+    con.execute("UPDATE memories SET text = CAST(X'6361666580206f6b' AS TEXT) WHERE id = 2")
+    con.close()
+    r = cli("export")
+    assert r.exit_code == 1 and lines(r.stderr) == [
+        ("hippo: a row after id 1 holds text that is not valid UTF-8 (a damaged row); `hippo "
+        "export --salvage` exports every row, that one with the bad bytes replaced")]
+    r = cli("export", "--salvage")
+    assert r.exit_code == 3 and [x["id"] for x in r.records] == [1, 2, 3]
+    assert r.records[1]["text"] == "cafe\ufffd ok"
+    assert lines(r.stderr)[0] == ("hippo: salvage: memories: row 2: text was not valid UTF-8; "
+                                  "kept with the bad bytes replaced")
+
+
 def test_a_corrupt_file_refuses_writes_until_doctor_fix_salvages_it(cli, db_path: Path) -> None:
     ids = _damaged(cli, db_path)
     r = cli("doctor", "--json")
