@@ -300,7 +300,7 @@ def _integrity(h: Hippo, fix: bool) -> tuple[Check, list[str]]:
         detail = "; ".join(found)[:400]
         mark_corrupt(path, detail)
         check = Check("sqlite-integrity", False, f"{detail} (writes are refused until --fix "
-                      "salvages every readable row into a new file)")
+                      "salvages every readable row into a new file)", data={"damaged": True})
         if fix:
             from hippo import salvage
 
@@ -323,7 +323,7 @@ def run(h: Hippo, *, fix: bool = False) -> list[Check]:
     """Every check in order; with `fix`, repairs are applied and reported."""
     integrity, waiting = _integrity(h, fix)
     checks = [integrity]
-    if not integrity.ok and not integrity.fixed:
+    if integrity.data.get("damaged") and not integrity.fixed:
         return checks  # nothing below is trustworthy on a damaged file
     if waiting:  # without --fix the file stays as it is: nothing below reads an old schema
         checks.append(Check("schema", False, f"{len(waiting)} schema steps pending "
