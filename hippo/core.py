@@ -132,13 +132,13 @@ class Hippo:
         else:
             ensure_store(self.db, store, emb)
         if texts:
-            from hippo.errors import BusyError
+            from hippo.db import skippable
             from hippo.retrieve.query import warm_for_search
 
             try:
                 warm_for_search(self.db, self.settings, emb, texts)
-            except BusyError:
-                if not self.read:
+            except Exception as exc:
+                if not (self.read and skippable(exc)):
                     raise  # a read command's cache is best effort: embed_texts goes on
         return embed_texts(self.db, emb, texts)
 

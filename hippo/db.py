@@ -117,17 +117,15 @@ def unwritable(directory: Path) -> str | None:
 def _why_read_only(path: Path | str) -> str:
     """Why SQLite could not write: the file's mode, its WAL's, the directory, the mount."""
     p = Path(path)
+    if _filesystem_state(p) == "read-only":
+        return ": its file system is mounted read-only"
     if _denied(p, os.W_OK):
         return f": the file is not writable by you (mode {_mode(p)}): `chmod u+w {p}`"
     for side in (Path(f"{p}-wal"), Path(f"{p}-shm")):
         if _denied(side, os.W_OK):
             return f": {side.name} beside it is not writable by you: `chmod u+w {side}`"
     reason = unwritable(p.parent)
-    if reason:
-        return f": {reason}"
-    if _filesystem_state(p) == "read-only":
-        return ": its file system is mounted read-only"
-    return ""
+    return f": {reason}" if reason else ""
 
 
 def _why_cannot_open(path: Path | str) -> str:
@@ -243,6 +241,14 @@ def tighten(path: Path) -> None:
                          f"(mode {old}); made user-only ({new})\n")
 
 
+def skippable(exc: BaseException) -> bool:
+    """A cache write a read command may skip: the file is busy (another process writes) or
+    cannot be written here (read-only file, directory or file system)."""
+    kinds = (apsw.BusyError, apsw.LockedError, apsw.ReadOnlyError, apsw.PermissionsError)
+    return (isinstance(exc, (BusyError, *kinds))
+            or (isinstance(exc, HippoError) and isinstance(exc.__cause__, kinds)))
+
+
 class Database:
     """One open connection with the helpers every store module uses."""
 
@@ -326,11 +332,8 @@ class Database:
         try:
             with self.transaction():
                 write(self)
-        except (BusyError, apsw.ReadOnlyError):
-            return False
-        except HippoError as exc:
-            if isinstance(exc.__cause__, (apsw.BusyError, apsw.LockedError, apsw.ReadOnlyError,
-                                          apsw.PermissionsError)):
+        except (HippoError, apsw.Error) as exc:
+            if skippable(exc):
                 return False
             raise
         return True
