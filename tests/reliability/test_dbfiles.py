@@ -226,6 +226,23 @@ def test_a_corrupt_file_refuses_writes_until_doctor_fix_salvages_it(cli, db_path
     assert cli("add", "after the repair").exit_code == 0
 
 
+def test_a_corrupt_mark_alone_is_cleared_by_doctor_fix(cli, db_path: Path) -> None:
+    """The mark is what writes check (one stat at open): a file whose damage was repaired
+    some other way still needs `doctor --fix` to say so."""
+    assert cli("add", "kept").exit_code == 0
+    Path(f"{db_path}-corrupt").write_text("2026-12-01T00:00:00Z database disk image is "
+                                          "malformed\n")
+    r = cli("add", "refused")
+    assert r.exit_code == 1 and "was found corrupt (2026-12-01T00:00:00Z" in r.stderr
+    r = cli("doctor", "--json")
+    assert r.exit_code == 1 and "integrity check passes now" in r.records[0]["detail"]
+    assert len(r.records) > 1  # the mark alone is no damage: every other check ran
+    r = cli("doctor", "--fix", "--json")
+    assert r.exit_code == 0 and r.records[0]["fixed"] == "cleared the corrupt mark"
+    assert cli("add", "accepted").exit_code == 0
+    assert [x["text"] for x in cli("list", "--json").records] == ["accepted", "kept"]
+
+
 def test_a_truncated_file_is_salvaged_by_doctor_fix(cli, db_path: Path) -> None:
     for start in (0, 100, 200, 300):
         assert cli("add", "-", input=batch(start, 100)).exit_code == 0
@@ -258,6 +275,9 @@ def test_database_files_open_to_others_are_made_private(cli, db_path: Path) -> N
     assert [mode(p) for p in files if p.exists()] == [0o600] * len([p for p in files
                                                                     if p.exists()])
     assert cli("list").stderr == ""  # once
+    db_path.chmod(0o444)  # only others' bits go: a file its owner made read-only stays so
+    r = cli("list")
+    assert "made user-only (0400)" in r.stderr and mode(db_path) == 0o400
 
 
 @pytest.mark.parametrize("bits, fix", [(0o777, "run `chmod go-w {d}`"),
