@@ -22,7 +22,7 @@ _hippo_options() {  # $1: command path -> its options
         "done") echo "--db --json --help -h" ;;
         "echo") echo "--limit -n --context --session --role --since --until --all-projects --forget-session --project -p --db --embedder --json --wide -w --help -h" ;;
         "edit") echo "--text --type -t --tier --importance --tag --untag --project -p --global --db --json --help -h" ;;
-        "export") echo "--store --output -o --db --json --help -h" ;;
+        "export") echo "--store --output -o --salvage --db --json --help -h" ;;
         "extract") echo "--extractor --model --session --dry-run --db --embedder --json --help -h" ;;
         "forget") echo "--hard --db --json --help -h" ;;
         "guidance") echo "--topic --budget -b --all-projects --project -p --db --json --help -h" ;;

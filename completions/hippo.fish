@@ -88,7 +88,7 @@ complete -c hippo -n '__fish_seen_subcommand_from cron' -l json -d 'JSON lines o
 complete -c hippo -n '__fish_seen_subcommand_from cron' -l help -s h -d 'Show the help and exit.'
 
 # hippo doctor
-complete -c hippo -n '__fish_seen_subcommand_from doctor' -l fix -d 'Repair what can be repaired (rebuild FTS, re-embed missing…'
+complete -c hippo -n '__fish_seen_subcommand_from doctor' -l fix -d 'Repair what can be repaired (salvage a damaged file, rebuil…'
 complete -c hippo -n '__fish_seen_subcommand_from doctor' -l db -r -F -d 'Database file (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from doctor' -l embedder -r -f -a 'hash local openai' -d 'Embedding provider: local, openai, hash (env HIPPO_EMBEDDER…'
 complete -c hippo -n '__fish_seen_subcommand_from doctor' -l json -d 'JSON lines on stdout even at a terminal.'
@@ -130,7 +130,8 @@ complete -c hippo -n '__fish_seen_subcommand_from edit' -l help -s h -d 'Show th
 
 # hippo export
 complete -c hippo -n '__fish_seen_subcommand_from export' -l store -r -f -a 'brain echo' -d 'brain (memories) or echo (transcript chunks).'
-complete -c hippo -n '__fish_seen_subcommand_from export' -l output -s o -r -F -d 'Write to this file instead of stdout.'
+complete -c hippo -n '__fish_seen_subcommand_from export' -l output -s o -r -F -d 'Write to this file (a new user-only file renamed into place…'
+complete -c hippo -n '__fish_seen_subcommand_from export' -l salvage -d 'From a damaged database: every readable row, each unreadabl…'
 complete -c hippo -n '__fish_seen_subcommand_from export' -l db -r -F -d 'Database file (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from export' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from export' -l help -s h -d 'Show the help and exit.'

@@ -372,12 +372,7 @@ def _apply(db: Database, step: Step, *, check_keys: bool) -> None:
         raise ConfigError("schema step broke a foreign key; nothing was changed")
 
 
-def migrate(db: Database) -> list[str]:
-    """Apply every missing step, each in its own transaction; refuse a newer schema."""
-    db.execute(
-        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
-    )
-    applied = [r[0] for r in db.execute("SELECT name FROM _migrations ORDER BY name")]
+def _newer(db: Database, applied: list[str]) -> None:
     known = [name for name, _ in MIGRATIONS]
     newer = [name for name in applied if name not in known]
     if newer:
@@ -385,6 +380,28 @@ def migrate(db: Database) -> list[str]:
             f"database {db.path} has schema step {newer[-1]!r}, newer than this hippo; "
             "upgrade hippo (pip install -U hippo)"
         )
+
+
+def pending(db: Database) -> list[str]:
+    """The steps this file lacks, without changing it (a read command's open); a newer
+    schema is refused all the same."""
+    import apsw
+
+    try:
+        applied = [r[0] for r in db.execute("SELECT name FROM _migrations")]
+    except apsw.SQLError:  # no table yet: every step is pending
+        applied = []
+    _newer(db, applied)
+    return [name for name, _ in MIGRATIONS if name not in applied]
+
+
+def migrate(db: Database) -> list[str]:
+    """Apply every missing step, each in its own transaction; refuse a newer schema."""
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+    applied = [r[0] for r in db.execute("SELECT name FROM _migrations ORDER BY name")]
+    _newer(db, applied)
     done: list[str] = []
     for name, step in MIGRATIONS:
         if name in applied:

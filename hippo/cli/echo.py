@@ -63,7 +63,7 @@ def echo(
         unknown = [r for r in role if r not in CHUNK_ROLES]
         if unknown:
             raise UsageError(f"unknown role {unknown[0]!r}; choose {', '.join(CHUNK_ROLES)}")
-    h = open_hippo(ctx, db=db, embedder=embedder)
+    h = open_hippo(ctx, db=db, embedder=embedder, read=not forget_session)
     if forget_session:
         from hippo import echo as store
 

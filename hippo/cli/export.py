@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -17,27 +19,142 @@ def export(
     store: Annotated[str, typer.Option(help="brain (memories) or echo (transcript chunks).")]
     = "brain",
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file "
-                                                "instead of stdout.")] = None,
+                                                "(a new user-only file renamed into place; "
+                                                "- for stdout) instead of stdout.")] = None,
+    salvage: Annotated[bool, typer.Option("--salvage", help="From a damaged database: every "
+                                          "readable row, each unreadable one reported "
+                                          "(exit 3 when any is).")] = False,
     db: DbOpt = None,
     json: JsonOpt = False,  # accepted everywhere: the export is JSON lines either way
 ) -> None:
     """Export every memory (all statuses) or every Echo chunk as JSON lines, in id order."""
+    import apsw
+
     from hippo import brain, echo_export
     from hippo.output import dumps
 
     if store not in ("brain", "echo"):
         raise UsageError(f"unknown store {store!r}; choose brain or echo")
-    h = open_hippo(ctx, db=db)
-    rows = brain.export_rows(h.db) if store == "brain" else echo_export.rows(h.db)
-    out = _private(output) if output else sys.stdout.buffer
+    h = open_hippo(ctx, db=db, read=True)
+    report = None
+    if salvage:
+        from hippo import salvage as sv
+
+        report = sv.Report()
+        rows = _salvaged(h.settings.db_path, store, report)
+    else:
+        rows = brain.export_rows(h.db) if store == "brain" else echo_export.rows(h.db)
+    count, last = 0, None
+    with _destination(output) as out:
+        try:
+            for rec in rows:
+                out.write(dumps(rec))
+                count, last = count + 1, rec["id"]
+        except apsw.Error as exc:  # a damaged page met half way: the file is left unwritten
+            from hippo.db import translate
+
+            raise translate(exc, h.settings.db_path) from exc
+        except UnicodeDecodeError:
+            after = f" after id {last}" if last is not None else ""
+            raise HippoError(f"a row{after} holds text that is not valid UTF-8 (a damaged "
+                             "row); `hippo export --salvage` exports every row, that one with "
+                             "the bad bytes replaced") from None
+    if report is not None:
+        what = "memories" if store == "brain" else "chunks"
+        for problem in report.problems():
+            sys.stderr.write(f"hippo: salvage: {problem}\n")
+        sys.stderr.write(f"hippo: salvaged {count} {what}"
+                         f"{'; the rest is reported above' if report.problems() else ''}\n")
+        if report.problems():
+            raise typer.Exit(int(ExitCode.PARTIAL))
+
+
+def _salvaged(path: Path, store: str, report: Any) -> Iterator[dict[str, Any]]:
+    """Records read past damage (`hippo.salvage`), as the plain export prints them."""
+    from hippo import salvage as sv
+    from hippo.errors import NoDatabase
+
+    if not path.exists():
+        raise NoDatabase(f"no database at {path}: nothing to salvage")
+    conn = sv.open_source(path)
     try:
-        for rec in rows:
-            out.write(dumps(rec))
+        if store == "brain":
+            from hippo.brain import COLUMNS
+
+            cols = [c.strip() for c in COLUMNS.split(",")]
+            for row in sv.scan(conn, "memories", cols, report):
+                yield _memory(row, report)
+            return
+        from hippo.echo_export import to_record
+
+        sessions = {r["id"]: r for r in sv.scan(conn, "echo_sessions",
+                                                 ["id", "session_key", "format"], report)}
+        cols = ["id", "session_id", "project", "source_path", "roles", "line_start", "line_end",
+                "message_ids", "started_at", "ended_at", "text"]
+        for row in sv.scan(conn, "echo_chunks", cols, report):
+            session = sessions.get(row.pop("session_id"), {})
+            rec = {"id": row["id"], "session": session.get("session_key"),
+                   "format": session.get("format"), **{k: row[k] for k in cols[2:]}}
+            try:
+                yield to_record(rec)
+            except ValueError:
+                report.mended.append(f"echo_chunks: row {row['id']}: message_ids unreadable; "
+                                     "exported as []")
+                rec["message_ids"] = None
+                yield to_record(rec)
     finally:
-        if output:
-            out.close()
-        else:
-            out.flush()
+        conn.close()
+
+
+def _memory(row: dict[str, Any], report: Any) -> dict[str, Any]:
+    """A salvaged memory row as its record; an unreadable JSON field becomes empty, reported."""
+    import orjson
+
+    from hippo.records import to_record
+
+    for name in ("tags", "source"):
+        try:
+            orjson.loads(row[name] or "null")
+        except orjson.JSONDecodeError:
+            report.mended.append(f"memories: row {row['id']}: {name} unreadable; exported "
+                                 f"as {'[]' if name == 'tags' else 'null'}")
+            row[name] = None
+    return to_record(row)
+
+
+@contextlib.contextmanager
+def _destination(output: Path | None) -> Iterator[Any]:
+    """stdout, or a new user-only file beside OUTPUT renamed over it once complete: never
+    written through a link planted at that path, never left half-written."""
+    if output is None or str(output) == "-":
+        try:
+            yield sys.stdout.buffer
+        finally:
+            sys.stdout.flush()
+        return
+    import os
+    import tempfile
+
+    if output.is_dir():
+        raise UsageError(f"{output} is a directory; give a file name to --output")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp",
+                                   dir=output.parent if str(output.parent) else ".")
+    except OSError as exc:
+        from hippo.db import unwritable
+
+        why = unwritable(output.parent) or exc.strerror
+        raise HippoError(f"cannot write {output}: {why}") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:  # mkstemp: O_EXCL, mode 0600
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, output)  # a symlink at OUTPUT is replaced, not followed
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def import_(
@@ -92,17 +209,6 @@ def import_(
         sys.stderr.write(f"hippo: {err}\n")
     if errors:
         raise typer.Exit(int(ExitCode.PARTIAL))
-
-
-def _private(path: Path):  # type: ignore[no-untyped-def]
-    """Open an export file for writing, user-only like the database it copies."""
-    import os
-
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    except OSError as exc:
-        raise HippoError(f"cannot write {path}: {exc.strerror}") from None
-    return os.fdopen(fd, "wb")
 
 
 def _open(path: str):  # type: ignore[no-untyped-def]

@@ -16,6 +16,8 @@ import typer
 from hippo.cli.common import DbOpt, JsonOpt, ProjectOpt, open_hippo, root_flags
 from hippo.cli.context import TopicOpt
 from hippo.cli.hook_learn import AGENT_EVENTS, AGENTS, LEARN, HookInputError, learn, read_payload
+from hippo.db import HOOK_WAIT_MS
+from hippo.errors import NoDatabase
 from hippo.layers.recall import MIN_SCORE
 
 # Our event names and the agent's, both accepted; the agent's is what we answer with.
@@ -67,6 +69,8 @@ def hook(
         text, answer_as = _answer(ctx, agent, event, resolved, budget=budget, route=route,
                                   topics=tuple(topic or ()), limit=limit, min_score=min_score,
                                   project=project, db=db)
+    except NoDatabase:  # nothing stored yet: nothing to add, nothing to say
+        return
     except Exception as exc:  # noqa: BLE001 - the agent must go on whatever happened here
         message = " ".join(str(exc).split()) or type(exc).__name__
         lost = "nothing learned" if set(resolved) & set(LEARN) else "no context added"
@@ -122,7 +126,8 @@ def _answer(ctx: typer.Context, agent: str, event: str | None, resolved: list[st
 
         location = locate(payload["cwd"])  # recorded on open when it is a worktree
         chosen = chosen or location.project
-    h = open_hippo(ctx, db=db, project=chosen, location=location)
+    h = open_hippo(ctx, db=db, project=chosen, location=location, read=True,
+                   busy_timeout_ms=HOOK_WAIT_MS)
     from hippo.layers import Route
 
     where = Route(h.project, topics)

@@ -46,7 +46,7 @@ def list_(
     from hippo.records import STATUSES
     from hippo.timeutil import iso, parse_since
 
-    h = open_hippo(ctx, db=db, project=project)
+    h = open_hippo(ctx, db=db, project=project, read=True)
     statuses = list(STATUSES) if status and "all" in status else (status or ["active"])
     projects = None if all_projects else [h.project, None]
     for t in type_ or []:

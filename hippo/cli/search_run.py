@@ -40,7 +40,7 @@ def run(root: dict[str, Any], query: str, *, limit: int | None = None,
         else:
             min_score = 0.0
     text = read_text_arg(query)
-    h = hippo_for(root, db=db, project=project, embedder=embedder)
+    h = hippo_for(root, db=db, project=project, embedder=embedder, read=True)
     try:
         found = search(h, text, limit=limit, types=type_ or (), tiers=tier or (),
                        tags=tag or (), since=since, until=until,

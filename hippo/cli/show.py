@@ -44,7 +44,7 @@ def show(
     from hippo import audit, brain
     from hippo.output import want_json, write_json_lines
 
-    h = open_hippo(ctx, db=db)
+    h = open_hippo(ctx, db=db, read=True)
     out = []
     for memory_id in parse_ids(ids):
         rec = brain.get(h.db, memory_id)

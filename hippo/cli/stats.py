@@ -31,7 +31,7 @@ def stats(
     from hippo.output import want_json, write_json_lines
     from hippo.stats import collect
 
-    h = open_hippo(ctx, db=db, project=project)
+    h = open_hippo(ctx, db=db, project=project, read=True)
     data = collect(h.db)
     if layers:
         from hippo.layers import layer_sizes

@@ -34,8 +34,8 @@ def test_every_valid_role_and_list_limit_zero_are_accepted(cli) -> None:
 
 
 @pytest.mark.parametrize("args, says", [
-    (("echo", "q", "--limit", "-1"), "hippo: Invalid value for '--limit' / '-n': -1 is not in "
-                                     "the range x>=1. (`hippo echo --help` for usage)"),
+    (("echo", "q", "--limit", "-1"), ("hippo: Invalid value for '--limit' / '-n': -1 is not "
+                                      "in the range x>=1. (`hippo echo --help` for usage)")),
     (("list", "--bogus"), "hippo: No such option: --bogus (`hippo list --help` for usage)"),
     (("bogus",), "hippo: No such command 'bogus'. (`hippo --help` for usage)"),
     (("search",), "hippo: Missing argument 'query'. (`hippo search --help` for usage)"),
