@@ -48,5 +48,6 @@ def test_a_usage_error_is_one_hippo_line(cli, args: tuple[str, ...], says: str) 
 
 def test_help_and_exit_codes_pass_through(cli) -> None:
     assert cli("--help").exit_code == 0
+    assert cli("add", "one").exit_code == 0
     r = cli("show", "999")
     assert (r.exit_code, r.stderr) == (1, "hippo: no memory with id 999\n")
