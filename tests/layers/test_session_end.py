@@ -216,7 +216,7 @@ def test_a_database_it_cannot_open_is_left_as_it_was(hippo_proc, tmp_path: Path)
     assert out.returncode == 0 and out.stdout == ""
     state = wait_finished(broken, 1)
     assert state["last"]["outcome"] == "failed"
-    assert "corrupt or not a hippo database" in state["last"]["error"]
+    assert "not a SQLite database" in state["last"]["error"]
     assert hashlib.sha256(broken.read_bytes()).hexdigest() == digest
     try:  # and no -wal beside it holding anything
         assert Path(f"{broken}-wal").stat().st_size == 0
