@@ -224,6 +224,8 @@ def test_a_database_it_cannot_open_is_left_as_it_was(hippo_proc, tmp_path: Path)
         pass
     # `hippo stats` of a good database does not list another database's jobs.
     good = tmp_path / "good.db"
+    subprocess.run([sys.executable, "-m", "hippo", "--db", str(good), "--embedder", "hash",
+                    "add", "a memory, so the store exists"], capture_output=True, check=True)
     r = subprocess.run([sys.executable, "-m", "hippo", "--db", str(good), "stats", "--json",
                         "--no-layers"], capture_output=True, text=True, check=True)
     assert orjson.loads(r.stdout)["session_jobs"]["jobs"] == 0
