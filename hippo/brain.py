@@ -41,6 +41,9 @@ VEC_INSERT = (
     "VALUES (?, ?, ?, ?, ?, ?)"
 )
 EXPORT = f"SELECT {COLUMNS} FROM memories ORDER BY id"
+STILL_HELD = ("SELECT 1 FROM memories WHERE content_hash = ? UNION ALL "
+              "SELECT 1 FROM echo_chunks WHERE content_hash = ? LIMIT 1")
+DROP_CACHED = "DELETE FROM embed_cache WHERE content_hash = ?"
 SOURCES = (
     "SELECT s.chunk_id, c.session_id, e.session_key, c.source_path, c.line_start, c.line_end, "
     "c.started_at, c.text FROM memory_sources s LEFT JOIN echo_chunks c ON c.id = s.chunk_id "
@@ -167,6 +170,30 @@ def add_many(db: Database, mems: Sequence[NewMemory], vectors: np.ndarray, *, ac
     return out
 
 
+def _redacted(db: Database, text: str) -> str:
+    """The redaction choke point for changed text (`edit --text`, merges, undo): `text` with
+    its secrets masked. Callers mask before they embed; if one did not, the cache rows of
+    the raw text (whose token ids spell it out) are dropped here."""
+    from hippo.redact import redact_text
+
+    clean = redact_text(text)
+    if clean != text:
+        drop_cached(db, [text])
+    return clean
+
+
+def drop_cached(db: Database, texts: Sequence[str]) -> int:
+    """Erase the embed cache rows (sentence vectors and token matrices) of `texts` that no
+    memory and no Echo chunk still holds; returns how many rows went."""
+    gone = 0
+    for h in {content_hash(t) for t in texts if t}:
+        if db.scalar(STILL_HELD, (h, h)):
+            continue
+        db.execute(DROP_CACHED, (h,))
+        gone += db.conn.changes()
+    return gone
+
+
 def update(db: Database, memory_id: int, changes: dict[str, Any], *, actor: str, action: str,
            run_id: str | None = None, vector: np.ndarray | None = None) -> dict[str, Any]:
     """Change columns of one memory, keep vec0 in step with its status, and audit it."""
@@ -179,6 +206,8 @@ def update(db: Database, memory_id: int, changes: dict[str, Any], *, actor: str,
     bad = set(changes) - allowed
     if bad:
         raise UsageError(f"cannot change {min(bad)}")
+    if "text" in changes:
+        changes = {**changes, "text": _redacted(db, changes["text"])}
     stamp = now_iso()
     values = dict(changes)
     for key in ("tags", "source"):
@@ -334,6 +363,7 @@ def restore(db: Database, rec: dict[str, Any], vector: np.ndarray | None, *, act
     from hippo.records import dedup_key
 
     before = get(db, rec["id"])
+    rec = {**rec, "text": _redacted(db, rec["text"])}
     params = {k: rec[k] for k in ("id", "text", "type", "tier", "project", "importance",
                                   "author", "status", "confidence", "created_at", "updated_at",
                                   "confirmed_at", "consolidated_into", "superseded_by")}

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from hippo.cli.common import DbOpt, EmbedderOpt, open_hippo
-from hippo.errors import ExitCode, HippoError, UsageError
+from hippo.errors import ExitCode, HippoError, UsageError, scrub
 
 
 def export(
@@ -78,7 +78,7 @@ def import_(
             brain.insert(h.db, m, vectors.get(id(m)), actor="import", action="import")
     sys.stderr.write(f"hippo: imported {len(mems)} memories\n")
     for err in errors:
-        sys.stderr.write(f"hippo: {err}\n")
+        sys.stderr.write(scrub(f"hippo: {err}\n"))
     if errors:
         raise typer.Exit(int(ExitCode.PARTIAL))
 

@@ -13,6 +13,7 @@ import typer
 
 from hippo.cli.common import DbOpt, ProjectOpt, open_hippo, root_flags
 from hippo.cli.context import TopicOpt
+from hippo.errors import scrub
 from hippo.layers.recall import MIN_SCORE
 
 AGENTS = ("claude-code",)
@@ -63,7 +64,7 @@ def hook(
                                   project=project, db=db)
     except Exception as exc:  # noqa: BLE001 - the agent must go on whatever happened here
         message = " ".join(str(exc).split()) or type(exc).__name__
-        sys.stderr.write(f"hippo hook: {message} (no context added)\n")
+        sys.stderr.write(scrub(f"hippo hook: {message} (no context added)\n"))
         return
     if not text:
         return

@@ -68,7 +68,9 @@ def edit(h: Hippo, memory_id: int, *, text: str | None = None, type_: str | None
         text = text.strip()
         if not text:
             raise UsageError("--text must not be empty")
-        check_text(text)
+        from hippo.redact import redact_text
+
+        text = redact_text(check_text(text))  # before it is embedded (the cache keeps tokens)
         if text != rec["text"]:
             changes.update(text=text, author="human")  # a person wrote this statement now
     if type_ is not None and type_ != rec["type"]:
