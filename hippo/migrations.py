@@ -251,12 +251,27 @@ CREATE TABLE project_moves (
 ) WITHOUT ROWID;
 """
 
+# Nothing erased can be read back (docs/privacy.md). The FTS indexes drop a deleted row's
+# terms at once instead of leaving delete markers over segments that still hold them
+# (FTS5 'secure-delete', SQLite 3.42+; a persistent option of each table). A query's
+# token matrix is no longer cached with its token ids, whose ids spell the query out:
+# the token matrices no stored text has are queries' (or leftovers of a purge), so they go.
+M0006_PRIVATE_CACHES = """
+PRAGMA secure_delete = ON;
+INSERT INTO memories_fts(memories_fts, rank) VALUES ('secure-delete', 1);
+INSERT INTO echo_fts(echo_fts, rank) VALUES ('secure-delete', 1);
+DELETE FROM embed_cache WHERE model LIKE '%#tokens-t1'
+  AND content_hash NOT IN (SELECT content_hash FROM memories)
+  AND content_hash NOT IN (SELECT content_hash FROM echo_chunks);
+"""
+
 MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("0001_core", M0001_CORE),
     ("0002_maintain", M0002_MAINTAIN),
     ("0003_ternary_tokens", M0003_TERNARY_TOKENS),
     ("0004_verified_at", M0004_VERIFIED_AT),
     ("0005_project_dirs", M0005_PROJECT_DIRS),
+    ("0006_private_caches", M0006_PRIVATE_CACHES),
 )
 
 
@@ -280,7 +295,8 @@ def migrate(db: Database) -> list[str]:
         with db.transaction():
             if db.scalar("SELECT 1 FROM _migrations WHERE name = ?", (name,)):
                 continue  # another process applied it while we waited for the lock
-            db.execute(sql)
+            for _ in db.execute(sql):  # apsw runs the statements after one that
+                pass  # returns rows (a PRAGMA) only as its cursor is read
             db.execute(
                 "INSERT INTO _migrations(name, applied_at) "
                 "VALUES (?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
