@@ -49,6 +49,21 @@ def readable(db: Path, words: list[str]) -> dict[str, list[str]]:
     return found
 
 
+def sentence_vectors(db: Path, texts: list[str]) -> list[bytes]:
+    """The cached sentence vectors of `texts` (the model's, as the vec0 table holds them)."""
+    import apsw
+
+    from hippo.vectors import content_hash
+
+    conn = apsw.Connection(str(db))
+    try:
+        return [bytes(r[0]) for t in texts for r in conn.execute(
+            "SELECT vector FROM embed_cache WHERE content_hash = ? AND model NOT LIKE '%#%'",
+            (content_hash(t),))]
+    finally:
+        conn.close()
+
+
 def test_forget_hard_after_edit_leaves_neither_text(hippo: Hippo, tmp_path: Path) -> None:
     db = tmp_path / "hippo.db"
     hippo("add", "Keep this: the backups of the billing cluster run at noon.")
@@ -58,10 +73,16 @@ def test_forget_hard_after_edit_leaves_neither_text(hippo: Hippo, tmp_path: Path
     hippo("search", "--json", "which vault rotates each autumn?")
     words = ["marzipanfjord", "quillwobbler", "tangerinequasar"]
     assert set(readable(db, words)) == set(words)  # stored, cached: readable until purged
+    old = "The marzipanfjord vault rotates its quillwobbler keys every spring."
+    new = "The tangerinequasar vault rotates its keys each autumn."
+    vectors = sentence_vectors(db, [old, new])
+    assert len(vectors) == 2 and all(v[256:320] in raw_bytes(db) for v in vectors)
 
     out = hippo("forget", "2", "--hard", "--json")
     assert json.loads(out.stdout)["status"] == "deleted" and "warning" not in out.stderr
     assert readable(db, words) == {}
+    raw = raw_bytes(db)  # nor the vectors (cache rows and memories_vec)
+    assert not any(v[256:320] in raw for v in vectors)
     assert readable(db, ["billing"]) == {"billing": ["raw", "decoded"]}  # the rest stays
 
 
