@@ -55,6 +55,7 @@ def _random(token: str) -> bool:
 
 
 _B64 = r"[A-Za-z0-9_\-]"
+_HEX32 = re.compile(r"[0-9a-f]{32}")
 _HEX = r"[0-9a-fA-F]"
 _Token = tuple[str, str, "re.Pattern[str]", "Callable[[str], bool] | None"]
 
@@ -70,8 +71,8 @@ _TOKENS: list[_Token] = [
     _t("anthropic_key", "sk-ant-", r"sk-ant-(?:api|admin|sid)\d\d-[A-Za-z0-9_\-]{20,}|"
        r"sk-ant-[A-Za-z0-9_\-]{20,}", _mixed),
     _t("openai_key", "sk-", r"sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}", _mixed),
-    _t("stripe_key", "_live_", rf"(?:sk|rk|pk)_live_{_B64}{{16,}}"),
-    _t("stripe_key", "_test_", rf"(?:sk|rk|pk)_test_{_B64}{{16,}}"),
+    _t("stripe_key", "_live_", rf"[spr]k_live_{_B64}{{16,}}"),
+    _t("stripe_key", "_test_", rf"[spr]k_test_{_B64}{{16,}}"),
     _t("stripe_key", "whsec_", r"whsec_[A-Za-z0-9]{24,}"),
     _t("github_token", "gh", r"gh[pousr]_[A-Za-z0-9]{36,255}", None),
     _t("github_token", "github_pat_", r"github_pat_[A-Za-z0-9_]{22,255}", None),
@@ -99,7 +100,8 @@ _TOKENS: list[_Token] = [
     _t("sendgrid_key", "SG.", rf"SG\.{_B64}{{22}}\.{_B64}{{43}}", None),
     _t("twilio_key", "SK", rf"SK{_HEX}{{32}}", _random),
     _t("mailgun_key", "key-", r"key-[0-9a-f]{32}", _random),
-    _t("mailchimp_key", "-us", r"[0-9a-f]{32}-us\d{1,2}", _random),
+    # Starts at the literal (fast); `_token` takes in the 32 hex digits before it.
+    _t("mailchimp_key", "-us", r"-us\d{1,2}", None),
     _t("linear_key", "lin_", r"lin_(?:api|oauth)_[A-Za-z0-9]{40}", None),
     _t("notion_token", "ntn_", r"ntn_[A-Za-z0-9]{40,}", None),
     _t("notion_token", "secret_", r"secret_[A-Za-z0-9]{43}", _mixed_case),
@@ -132,6 +134,11 @@ _TOKENS: list[_Token] = [
     _t("jwt", "eyJ", r"eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*", None),
 ]
 
+# One substring test per distinct needle (a scan of the text each), in _TOKENS' order.
+_BY_NEEDLE: dict[str, list[_Token]] = {}
+for _tok in _TOKENS:
+    _BY_NEEDLE.setdefault(_tok[1], []).append(_tok)
+
 # scheme://user:password@host: the user may be empty (redis://:pw@host) and the password
 # may hold `@` (the authority ends at the LAST `@` before the host's `/`).
 _URL_PASSWORD = re.compile(r"://([^:/?#@\s\"'<>]*):([^/\s\"'<>]+)@")
@@ -149,9 +156,11 @@ _SECRET_WORDS = (
 _VALUE = (r"(?P<val>\\*\"[^\"\n]*?\\*\"|\\*'[^'\n]*?\\*'|`[^`\n]*`"
           r"|[^\s,;'\"`)\]}\\]+)")
 _ASSIGN = re.compile(
-    rf"(?:{_SECRET_WORDS}|(?<=[a-z0-9][_\-])key)"
-    rf"(?P<q>\\*[\"']?)[ \t]*(?::=|=>|=|:)[ \t]*{_VALUE}"
+    rf"(?:{_SECRET_WORDS})(?P<q>\\*[\"']?)[ \t]*(?::=|=>|=|:)[ \t]*{_VALUE}"
 )
+# `DEPLOY_KEY=…`, `signing-key: …`: a weaker hint, checked apart (a pattern that starts with
+# a literal is scanned fast; as one more alternative above it made `_ASSIGN` 4x slower).
+_KEY_ASSIGN = re.compile(rf"key(?P<q>\\*[\"']?)[ \t]*(?::=|=>|=|:)[ \t]*{_VALUE}")
 # --password VALUE, --api-key=VALUE, --token 'VALUE' on a command line.
 _FLAG = re.compile(
     r"--[a-z0-9\-]*(?:password|passwd|token|api-?key|secret|access-key|auth-key)"
@@ -181,8 +190,10 @@ def redact(text: str) -> tuple[str, int]:
         if "-----END" in text:
             text, n = _pem_tails(text)
             total += n
-    for kind, needle, pattern, valid in _TOKENS:
-        if needle in text:
+    for needle, tokens in _BY_NEEDLE.items():
+        if needle not in text:
+            continue
+        for kind, _, pattern, valid in tokens:
             text, n = _splice(text, pattern.finditer(text), partial(_token, kind=kind, valid=valid))
             total += n
     if "://" in text:
@@ -195,14 +206,16 @@ def redact(text: str) -> tuple[str, int]:
     if "authorization" in lowered:
         text, n = _splice(text, _AUTH_HEADER.finditer(lowered), lambda m: _auth_value(m, text))
         total += n
-        lowered = _lower(text)
-    if any(needle in lowered for needle in _ASSIGN_NEEDLES):
-        text, n = _splice(text, _ASSIGN.finditer(lowered), lambda m: _assignment(m, text))
+        lowered = _lower(text) if n else lowered
+    if not any(needle in lowered for needle in _ASSIGN_NEEDLES):
+        return text, total
+    for pattern, edit in ((_ASSIGN, _assignment), (_KEY_ASSIGN, _weak_assignment),
+                          (_FLAG, _flag)):
+        if pattern is _FLAG and "--" not in text:
+            continue
+        text, n = _splice(text, pattern.finditer(lowered), partial(edit, text=text))
         total += n
-        if "--" in text:
-            lowered = _lower(text)
-            text, n = _splice(text, _FLAG.finditer(lowered), lambda m: _flag(m, text))
-            total += n
+        lowered = _lower(text) if n else lowered
     return text, total
 
 
@@ -252,9 +265,20 @@ def _bounded(m: re.Match[str]) -> bool:
 def _token(
     m: re.Match[str], kind: str, valid: Callable[[str], bool] | None
 ) -> tuple[int, int, str] | None:
+    if kind == "mailchimp_key":
+        start = m.start() - 32
+        s = m.string
+        if start < 0 or not _HEX32.fullmatch(s, start, m.start()) or (
+                start > 0 and s[start - 1] in _TOKEN_CHARS) or not _random(s[start : m.end()]):
+            return None
+        return (start, m.end(), _mask(kind)) if _bounded_end(m) else None
     if not _bounded(m) or (valid is not None and not valid(m.group(0))):
         return None
     return m.start(), m.end(), _mask(kind)
+
+
+def _bounded_end(m: re.Match[str]) -> bool:
+    return m.end() == len(m.string) or m.string[m.end()] not in _TOKEN_CHARS
 
 
 def _group_mask(m: re.Match[str], group: int, kind: str = "bearer_token") -> tuple[int, int, str]:
@@ -309,18 +333,25 @@ def _value_span(m: re.Match[str], text: str) -> tuple[int, int, bool]:
     return start, end, False
 
 
-def _assignment(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
-    """Mask the value of `NAME=value`, `"api_key": "value"`, `export TOKEN=...` when literal."""
+def _assignment(m: re.Match[str], text: str, *, weak: bool = False
+                ) -> tuple[int, int, str] | None:
+    """Mask the value of `NAME=value`, `"api_key": "value"`, `export TOKEN=...` when literal.
+    weak: the name only ends in `_key`/`-key` (`DEPLOY_KEY`, not `sort_key = name`)."""
     start = m.start()
+    if weak and not (start >= 2 and text[start - 1] in "_-" and text[start - 2].isalnum()):
+        return None
     while start > 0 and text[start - 1] in _NAME_CHARS:
         start -= 1
     name = text[start : m.end("q") - len(m.group("q"))]
     vstart, vend, quoted = _value_span(m, text)
     value = text[vstart:vend]
-    weak = _lower(text[m.start() : m.start() + 3]) == "key"  # only `…_key`: a weaker hint
     if not _secret_value(name, value, quoted, weak=weak):
         return None
     return vstart, vend, _mask("secret")
+
+
+def _weak_assignment(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
+    return _assignment(m, text, weak=True)
 
 
 def _flag(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
