@@ -26,6 +26,13 @@ def raw_bytes(db_path: Path) -> bytes:
     return b"\n".join(parts)
 
 
+def printable_runs(raw: bytes, shortest: int = 8) -> bytes:
+    """The runs of `shortest` or more printable ASCII characters without spaces in `raw`,
+    one a line: every place a secret's run (ASCII, no space) could hide, far smaller than
+    the file, so thousands of runs are looked up fast."""
+    return b"\n".join(re.findall(rb"[\x21-\x7e]{%d,}" % shortest, raw))
+
+
 def decoded_blobs(db_path: Path) -> list[str]:
     """Every blob of every table (shadow tables included) that parses as a token matrix,
     its token ids turned back into word pieces and joined: what the cache spells out."""
