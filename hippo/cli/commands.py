@@ -77,6 +77,17 @@ SUMMARIES: dict[str, str] = {
 }
 
 
+def _scrubbed(exc: Exception) -> Exception:
+    """A Click usage error with the secrets of its message masked (`hippo.errors.scrub`)."""
+    from typer._click.exceptions import ClickException
+
+    if isinstance(exc, ClickException):
+        from hippo.errors import scrub
+
+        exc.message = scrub(exc.message)
+    return exc
+
+
 class LazyGroup(TyperGroup):
     """A Typer group that builds a command from its module on first use."""
 
@@ -100,6 +111,20 @@ class LazyGroup(TyperGroup):
                 self.commands[cmd_name] = typer.main.get_command_from_info(
                     info, pretty_exceptions_short=True, rich_markup_mode=None)
         return self.commands.get(cmd_name)
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().make_context(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - re-raised, its message scrubbed
+            raise _scrubbed(exc) from None
+
+    def invoke(self, ctx: Any) -> Any:
+        """Run the command; a usage error that quotes an argument (`Invalid value for
+        '--importance': 'sk-…'`) has its secrets masked first, as every hippo error has."""
+        try:
+            return super().invoke(ctx)
+        except Exception as exc:  # noqa: BLE001 - re-raised, its message scrubbed
+            raise _scrubbed(exc) from None
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         """The command list of `hippo --help`, from SUMMARIES (no command module imported)."""

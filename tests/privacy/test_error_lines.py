@@ -45,3 +45,14 @@ def test_the_hook_error_line_masks_secrets(cli, env: dict[str, str]) -> None:  #
         assert r.exit_code == 0 and r.stdout == ""
         assert r.stderr.startswith("hippo hook: unknown hook event '[")
         assert ENV_SECRET not in r.stderr and SHAPED[:12] not in r.stderr
+
+
+def test_usage_errors_that_quote_an_argument_mask_it(cli, env: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
+    r = cli("add", "a note", "--importance", SHAPED, env=env)
+    assert r.exit_code == 2 and SHAPED[:12] not in r.stderr
+    assert "Invalid value for '--importance': '[REDACTED:github_token]'" in r.stderr
+    r = cli("search", "--limit", ENV_SECRET, "deploy", env=env)  # the fast path hands it on
+    assert r.exit_code == 2 and ENV_SECRET not in r.stderr and "'[redacted]'" in r.stderr
+    r = cli("project", "rename", "a", "b", SHAPED, env=env)  # a subcommand's usage error
+    assert r.exit_code == 2 and SHAPED[:12] not in r.stderr
+    assert "unexpected extra argument(s) ([REDACTED:github_token])" in r.stderr
