@@ -142,6 +142,8 @@ for _tok in _TOKENS:
 # scheme://user:password@host: the user may be empty (redis://:pw@host) and the password
 # may hold `@` (the authority ends at the LAST `@` before the host's `/`).
 _URL_PASSWORD = re.compile(r"://([^:/?#@\s\"'<>]*):([^/\s\"'<>]+)@")
+# `scheme://user:PASSWORD@host` in docs and examples names the part, it is no password.
+_URL_PLACEHOLDERS = frozenset({"password", "pass", "passwd", "pw", "pwd", "secret"})
 _BEARER = re.compile(r"Bearer\s+([A-Za-z0-9._~+/\-]{20,}=*)")
 # Matched against a lower-cased copy of the text of the same length (fast, no IGNORECASE);
 # values are read from the original.
@@ -287,7 +289,8 @@ def _group_mask(m: re.Match[str], group: int, kind: str = "bearer_token") -> tup
 
 def _url_password(m: re.Match[str]) -> tuple[int, int, str] | None:
     password = m.group(2)
-    if password.startswith(_PLACEHOLDER_START) or "REDACTED" in password:
+    if (password.startswith(_PLACEHOLDER_START) or "REDACTED" in password
+            or password.lower() in _URL_PLACEHOLDERS):
         return None
     return _group_mask(m, 2, "password")
 
@@ -371,6 +374,7 @@ def _secret_value(name: str, value: str, quoted: bool, *, weak: bool = False) ->
         or value.lower() in _NOT_SECRET
         or any(c.isspace() for c in value)
         or "REDACTED" in value
+        or (not quoted and "(" in value)  # a call: `_TOKEN = re.compile(...)`
     ):
         return False
     if weak:  # `sort_key = name`, `--token-file`: only a random-looking value

@@ -71,6 +71,8 @@ def test_findings_of_issue_17(text: str, expected: str) -> None:
         "SHA256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
         "see docs/api_keys.md and hippo/redact.py for details",
         'json.dumps({"tokens": 1234, "max_tokens": 4000})',
+        '_TOKEN = re.compile(r"[^\\s,;]+")',
+        "postgres://user:PASSWORD@host/db and redis://:pw@host",
     ],
 )
 def test_ordinary_text_is_left_alone(text: str) -> None:
