@@ -6,6 +6,7 @@ Usage: python bench/redaction.py [--main PATH]
 - the shared transcripts (../shared/data/transcripts): how many values are masked (they
   hold no live secret, so each one is a false alarm), and the throughput, best of 3, on
   the messages split at blank lines;
+- hippo's own code and docs, line by line (no secret in them: each mask a false alarm);
 - with --main PATH (a checkout of main), the same figures for its redactor.
 """
 
@@ -42,7 +43,10 @@ def figures(mod: ModuleType, pieces: list[str]) -> dict[str, float]:
         start = time.perf_counter()
         masked = sum(mod.redact(t)[1] for t in pieces)
         best = min(best, time.perf_counter() - start)
-    return {"shapes": len(corpus()), "kept": kept, "false_alarms": masked,
+    own = [p for p in [*(REPO / "hippo").rglob("*.py"), *(REPO / "docs").rglob("*.md")]
+           if p.name != "redact.py"]
+    own_masked = sum(mod.redact(line)[1] for p in own for line in p.read_text().splitlines())
+    return {"shapes": len(corpus()), "kept": kept, "false_alarms": masked, "own": own_masked,
             "mb": chars / 1e6, "seconds": best, "mb_per_s": chars / 1e6 / best}
 
 
@@ -59,7 +63,8 @@ def main() -> None:
         f = figures(load(path, f"redact_{name}"), pieces)
         print(f"{name}: corpus {f['shapes']} shapes, {f['kept']} keep a 12-char run; "
               f"transcripts {f['mb']:.1f} MB, {f['false_alarms']} masked, "
-              f"{f['seconds'] * 1000:.0f} ms ({f['mb_per_s']:.1f} MB/s)")
+              f"{f['seconds'] * 1000:.0f} ms ({f['mb_per_s']:.1f} MB/s); "
+              f"hippo's code and docs: {f['own']} masked")
 
 
 if __name__ == "__main__":
