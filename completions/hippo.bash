@@ -5,7 +5,7 @@
 
 _hippo_subcommands() {  # $1: command path -> its subcommands
     case "$1" in
-        "") echo "add config consolidate context cron doctor done echo edit export extract forget guidance hook import ingest list pin project reindex retire search show stats supersede undo unpin verify" ;;
+        "") echo "add config consolidate context cron doctor done echo edit export extract forget guidance hook import ingest list mcp pin project reindex retire search show stats supersede undo unpin verify" ;;
         "project") echo "list merge rename" ;;
     esac
 }
@@ -15,33 +15,34 @@ _hippo_options() {  # $1: command path -> its options
         "") echo "--db --project -p --embedder --debug --version --help -h" ;;
         "add") echo "--type -t --tier --tag --importance --author --pin --global --atomic --no-atomic --project -p --db --embedder --json --help -h" ;;
         "config") echo "--db --json --help -h" ;;
-        "consolidate") echo "--threshold --full --merger --dry-run --db --help -h" ;;
+        "consolidate") echo "--threshold --full --merger --dry-run --db --json --help -h" ;;
         "context") echo "--budget -b --route --topic --guidance-budget --all-projects --project -p --db --json --help -h" ;;
-        "cron") echo "--print --log --db --help -h" ;;
+        "cron") echo "--print --log --db --json --help -h" ;;
         "doctor") echo "--fix --db --embedder --json --help -h" ;;
         "done") echo "--db --json --help -h" ;;
-        "echo") echo "--limit --context --session --role --since --until --all-projects --forget-session --project -p --db --embedder --json --help -h" ;;
+        "echo") echo "--limit -n --context --session --role --since --until --all-projects --forget-session --project -p --db --embedder --json --wide -w --help -h" ;;
         "edit") echo "--text --type -t --tier --importance --tag --untag --project -p --global --db --json --help -h" ;;
-        "export") echo "--store --output -o --db --help -h" ;;
-        "extract") echo "--extractor --model --session --dry-run --db --embedder --help -h" ;;
+        "export") echo "--store --output -o --salvage --db --json --help -h" ;;
+        "extract") echo "--extractor --model --session --dry-run --db --embedder --json --help -h" ;;
         "forget") echo "--hard --db --json --help -h" ;;
         "guidance") echo "--topic --budget -b --all-projects --project -p --db --json --help -h" ;;
-        "hook") echo "--budget -b --route --topic --limit -n --min-score --plain --project -p --db --help -h" ;;
-        "import") echo "--db --embedder --help -h" ;;
-        "ingest") echo "--idle-minutes --backstop --format --db --embedder --help -h" ;;
-        "list") echo "--type -t --tier --status --tag --since --all-projects --limit --unverified --project -p --db --json --help -h" ;;
+        "hook") echo "--budget -b --route --topic --limit -n --min-score --plain --project -p --db --json --help -h" ;;
+        "import") echo "--db --embedder --json --help -h" ;;
+        "ingest") echo "--idle-minutes --backstop --format --db --embedder --json --help -h" ;;
+        "list") echo "--type -t --tier --status --tag --since --all-projects --limit --unverified --project -p --db --json --wide -w --help -h" ;;
+        "mcp") echo "--max-writes --project -p --db --embedder --json --help -h" ;;
         "pin") echo "--db --json --help -h" ;;
         "project") echo "--help -h" ;;
         "project list") echo "--db --json --help -h" ;;
-        "project merge") echo "--dry-run --db --help -h" ;;
-        "project rename") echo "--dry-run --db --help -h" ;;
-        "reindex") echo "--embedder --store --batch --force --dry-run --db --help -h" ;;
-        "retire") echo "--now --dry-run --db --help -h" ;;
-        "search") echo "--limit -n --type -t --tier --tag --since --until --all-projects --include-superseded --explain --rerank --no-rerank --format -f --budget -b --min-score --project -p --db --embedder --json --help -h" ;;
+        "project merge") echo "--dry-run --db --json --help -h" ;;
+        "project rename") echo "--dry-run --db --json --help -h" ;;
+        "reindex") echo "--embedder --store --batch --force --dry-run --db --json --help -h" ;;
+        "retire") echo "--now --dry-run --db --json --help -h" ;;
+        "search") echo "--limit -n --type -t --tier --tag --since --until --all-projects --include-superseded --explain --rerank --no-rerank --format -f --budget -b --min-score --project -p --db --embedder --json --wide -w --help -h" ;;
         "show") echo "--history --no-history --db --json --help -h" ;;
         "stats") echo "--layers --no-layers --project -p --db --json --help -h" ;;
         "supersede") echo "--by --clear --db --json --help -h" ;;
-        "undo") echo "--force --dry-run --db --help -h" ;;
+        "undo") echo "--force --dry-run --db --json --help -h" ;;
         "unpin") echo "--db --json --help -h" ;;
         "verify") echo "--db --json --help -h" ;;
     esac
@@ -57,7 +58,7 @@ _hippo_takes_value() {  # $1: command path, $2: option -> true when it takes a v
         "cron --log"|"cron --db") return 0 ;;
         "doctor --db"|"doctor --embedder") return 0 ;;
         "done --db") return 0 ;;
-        "echo --limit"|"echo --context"|"echo --session"|"echo --role"|"echo --since"|"echo --until"|"echo --forget-session"|"echo --project"|"echo -p"|"echo --db"|"echo --embedder") return 0 ;;
+        "echo --limit"|"echo -n"|"echo --context"|"echo --session"|"echo --role"|"echo --since"|"echo --until"|"echo --forget-session"|"echo --project"|"echo -p"|"echo --db"|"echo --embedder") return 0 ;;
         "edit --text"|"edit --type"|"edit -t"|"edit --tier"|"edit --importance"|"edit --tag"|"edit --untag"|"edit --project"|"edit -p"|"edit --db") return 0 ;;
         "export --store"|"export --output"|"export -o"|"export --db") return 0 ;;
         "extract --extractor"|"extract --model"|"extract --session"|"extract --db"|"extract --embedder") return 0 ;;
@@ -67,6 +68,7 @@ _hippo_takes_value() {  # $1: command path, $2: option -> true when it takes a v
         "import --db"|"import --embedder") return 0 ;;
         "ingest --idle-minutes"|"ingest --format"|"ingest --db"|"ingest --embedder") return 0 ;;
         "list --type"|"list -t"|"list --tier"|"list --status"|"list --tag"|"list --since"|"list --limit"|"list --project"|"list -p"|"list --db") return 0 ;;
+        "mcp --max-writes"|"mcp --project"|"mcp -p"|"mcp --db"|"mcp --embedder") return 0 ;;
         "pin --db") return 0 ;;
         "project list --db") return 0 ;;
         "project merge --db") return 0 ;;
@@ -116,12 +118,15 @@ _hippo_option_values() {  # $1: command path, $2: option -> words:... | file | d
         "hook --db") echo "file" ;;
         "import --db") echo "file" ;;
         "import --embedder") echo "words:hash local openai" ;;
+        "ingest --format") echo "words:claude-code codex gemini-cli aider generic-jsonl text" ;;
         "ingest --db") echo "file" ;;
         "ingest --embedder") echo "words:hash local openai" ;;
         "list --type"|"list -t") echo "words:architecture config decision fact insight observability people preference procedure rule task todo tool" ;;
         "list --tier") echo "words:procedural semantic episodic" ;;
         "list --status") echo "words:active done consolidated retired deleted all" ;;
         "list --db") echo "file" ;;
+        "mcp --db") echo "file" ;;
+        "mcp --embedder") echo "words:hash local openai" ;;
         "pin --db") echo "file" ;;
         "project list --db") echo "file" ;;
         "project merge --db") echo "file" ;;
@@ -145,8 +150,8 @@ _hippo_option_values() {  # $1: command path, $2: option -> words:... | file | d
 
 _hippo_argument_values() {  # $1: command path, $2: argument index -> words:... | file
     case "$1 $2" in
-        "hook "0) echo "words:claude-code" ;;
-        "hook "1) echo "words:session-start prompt" ;;
+        "hook "0) echo "words:claude-code codex" ;;
+        "hook "1) echo "words:session-start prompt session-end stop" ;;
         "ingest "*) echo "file" ;;
     esac
 }

@@ -21,6 +21,7 @@ complete -c hippo -n '__fish_use_subcommand' -a hook -d 'Answer an agent hook: r
 complete -c hippo -n '__fish_use_subcommand' -a import -d 'Import an export exactly (ids, timestamps, authorship, stat…'
 complete -c hippo -n '__fish_use_subcommand' -a ingest -d 'Archive transcripts into Echo; prints one JSON line per fil…'
 complete -c hippo -n '__fish_use_subcommand' -a list -d 'List memories, newest first (current project and global one…'
+complete -c hippo -n '__fish_use_subcommand' -a mcp -d 'Serve MCP over stdio: search, remember, echo, context, get…'
 complete -c hippo -n '__fish_use_subcommand' -a pin -d 'Pin memories: never retired or merged automatically.'
 complete -c hippo -n '__fish_use_subcommand' -a project -d 'List projects, rename one, or merge one into another (audit…'
 complete -c hippo -n '__fish_use_subcommand' -a reindex -d 'Re-embed a store; old vectors serve searches until the new…'
@@ -65,6 +66,7 @@ complete -c hippo -n '__fish_seen_subcommand_from consolidate' -l full -d 'Compa
 complete -c hippo -n '__fish_seen_subcommand_from consolidate' -l merger -r -f -d 'Who writes the merged statement: rules (the most complete m…'
 complete -c hippo -n '__fish_seen_subcommand_from consolidate' -l dry-run -d 'Print what would change (JSON lines) and write nothing.'
 complete -c hippo -n '__fish_seen_subcommand_from consolidate' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from consolidate' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from consolidate' -l help -s h -d 'Show the help and exit.'
 
 # hippo context
@@ -82,10 +84,11 @@ complete -c hippo -n '__fish_seen_subcommand_from context' -l help -s h -d 'Show
 complete -c hippo -n '__fish_seen_subcommand_from cron' -l print -d 'Print the entries (what this command does; it installs noth…'
 complete -c hippo -n '__fish_seen_subcommand_from cron' -l log -r -F -d 'Log file the jobs append to (default: hippo-cron.log next t…'
 complete -c hippo -n '__fish_seen_subcommand_from cron' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from cron' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from cron' -l help -s h -d 'Show the help and exit.'
 
 # hippo doctor
-complete -c hippo -n '__fish_seen_subcommand_from doctor' -l fix -d 'Repair what can be repaired (rebuild FTS, re-embed missing…'
+complete -c hippo -n '__fish_seen_subcommand_from doctor' -l fix -d 'Repair what can be repaired (salvage a damaged file, rebuil…'
 complete -c hippo -n '__fish_seen_subcommand_from doctor' -l db -r -F -d 'Database file (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from doctor' -l embedder -r -f -a 'hash local openai' -d 'Embedding provider: local, openai, hash (env HIPPO_EMBEDDER…'
 complete -c hippo -n '__fish_seen_subcommand_from doctor' -l json -d 'JSON lines on stdout even at a terminal.'
@@ -97,18 +100,19 @@ complete -c hippo -n '__fish_seen_subcommand_from done' -l json -d 'JSON lines o
 complete -c hippo -n '__fish_seen_subcommand_from done' -l help -s h -d 'Show the help and exit.'
 
 # hippo echo
-complete -c hippo -n '__fish_seen_subcommand_from echo' -l limit -r -f -d 'How many chunks.'
+complete -c hippo -n '__fish_seen_subcommand_from echo' -l limit -s n -r -f -d 'How many chunks.'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l context -r -f -d 'Also show N neighbouring chunks each side.'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l session -r -f -d 'Only this session; repeatable.'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l role -r -f -d 'user, assistant, tool or summary (a compaction summary); re…'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l since -r -f -d 'ISO date or 7d, 12h.'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l until -r -f -d 'ISO date or 7d, 12h.'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l all-projects -d 'Search every project (default).'
-complete -c hippo -n '__fish_seen_subcommand_from echo' -l forget-session -r -f -d 'Purge this session\'s chunks, vectors and index rows.'
+complete -c hippo -n '__fish_seen_subcommand_from echo' -l forget-session -r -f -d 'Purge this session\'s chunks, vectors and index rows; memori…'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: the git repositor…'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l db -r -F -d 'Database file (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l embedder -r -f -a 'hash local openai' -d 'Embedding provider: local, openai, hash (env HIPPO_EMBEDDER…'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l json -d 'JSON lines on stdout even at a terminal.'
+complete -c hippo -n '__fish_seen_subcommand_from echo' -l wide -s w -d 'Every column in the table, full ids and times (JSON lines a…'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l help -s h -d 'Show the help and exit.'
 
 # hippo edit
@@ -126,8 +130,10 @@ complete -c hippo -n '__fish_seen_subcommand_from edit' -l help -s h -d 'Show th
 
 # hippo export
 complete -c hippo -n '__fish_seen_subcommand_from export' -l store -r -f -a 'brain echo' -d 'brain (memories) or echo (transcript chunks).'
-complete -c hippo -n '__fish_seen_subcommand_from export' -l output -s o -r -F -d 'Write to this file instead of stdout.'
+complete -c hippo -n '__fish_seen_subcommand_from export' -l output -s o -r -F -d 'Write to this file (a new user-only file renamed into place…'
+complete -c hippo -n '__fish_seen_subcommand_from export' -l salvage -d 'From a damaged database: every readable row, each unreadabl…'
 complete -c hippo -n '__fish_seen_subcommand_from export' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from export' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from export' -l help -s h -d 'Show the help and exit.'
 
 # hippo extract
@@ -137,6 +143,7 @@ complete -c hippo -n '__fish_seen_subcommand_from extract' -l session -r -f -d '
 complete -c hippo -n '__fish_seen_subcommand_from extract' -l dry-run -d 'Print what would be written; write nothing.'
 complete -c hippo -n '__fish_seen_subcommand_from extract' -l db -r -F -d 'Database file (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from extract' -l embedder -r -f -a 'hash local openai' -d 'Embedding provider: local, openai, hash (env HIPPO_EMBEDDER…'
+complete -c hippo -n '__fish_seen_subcommand_from extract' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from extract' -l help -s h -d 'Show the help and exit.'
 
 # hippo forget
@@ -163,21 +170,24 @@ complete -c hippo -n '__fish_seen_subcommand_from hook' -l min-score -r -f -d 'p
 complete -c hippo -n '__fish_seen_subcommand_from hook' -l plain -d 'Print the context as plain text instead of the agent\'s JSON.'
 complete -c hippo -n '__fish_seen_subcommand_from hook' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: the git repositor…'
 complete -c hippo -n '__fish_seen_subcommand_from hook' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from hook' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from hook' -l help -s h -d 'Show the help and exit.'
-complete -c hippo -n '__fish_seen_subcommand_from hook' -a 'claude-code' -d 'The agent calling: claude-code.'
-complete -c hippo -n '__fish_seen_subcommand_from hook' -a 'session-start prompt' -d 'session-start or prompt (default: the stdin\'s hook_event_na…'
+complete -c hippo -n '__fish_seen_subcommand_from hook' -a 'claude-code codex' -d 'The agent calling: claude-code or codex.'
+complete -c hippo -n '__fish_seen_subcommand_from hook' -a 'session-start prompt session-end stop' -d 'session-start, prompt, session-end, or stop (codex) (defaul…'
 
 # hippo import
 complete -c hippo -n '__fish_seen_subcommand_from import' -l db -r -F -d 'Database file (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from import' -l embedder -r -f -a 'hash local openai' -d 'Embedding provider: local, openai, hash (env HIPPO_EMBEDDER…'
+complete -c hippo -n '__fish_seen_subcommand_from import' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from import' -l help -s h -d 'Show the help and exit.'
 
 # hippo ingest
 complete -c hippo -n '__fish_seen_subcommand_from ingest' -l idle-minutes -r -f -d 'Only files idle this long (default 30; 0 skips the gate).'
 complete -c hippo -n '__fish_seen_subcommand_from ingest' -l backstop -d 'Daily run: re-check every known file, even unchanged-lookin…'
-complete -c hippo -n '__fish_seen_subcommand_from ingest' -l format -r -f -d 'Force a reader: claude-code, codex, gemini-cli, aider, gene…'
+complete -c hippo -n '__fish_seen_subcommand_from ingest' -l format -r -f -a 'claude-code codex gemini-cli aider generic-jsonl text' -d 'Force a reader: claude-code, codex, gemini-cli, aider, gene…'
 complete -c hippo -n '__fish_seen_subcommand_from ingest' -l db -r -F -d 'Database file (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from ingest' -l embedder -r -f -a 'hash local openai' -d 'Embedding provider: local, openai, hash (env HIPPO_EMBEDDER…'
+complete -c hippo -n '__fish_seen_subcommand_from ingest' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from ingest' -l help -s h -d 'Show the help and exit.'
 complete -c hippo -n '__fish_seen_subcommand_from ingest' -F
 
@@ -193,7 +203,16 @@ complete -c hippo -n '__fish_seen_subcommand_from list' -l unverified -d 'Only m
 complete -c hippo -n '__fish_seen_subcommand_from list' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: the git repositor…'
 complete -c hippo -n '__fish_seen_subcommand_from list' -l db -r -F -d 'Database file (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from list' -l json -d 'JSON lines on stdout even at a terminal.'
+complete -c hippo -n '__fish_seen_subcommand_from list' -l wide -s w -d 'Every column in the table, full ids and times (JSON lines a…'
 complete -c hippo -n '__fish_seen_subcommand_from list' -l help -s h -d 'Show the help and exit.'
+
+# hippo mcp
+complete -c hippo -n '__fish_seen_subcommand_from mcp' -l max-writes -r -f -d 'Writes (remember, supersede, forget, done, verify) one sess…'
+complete -c hippo -n '__fish_seen_subcommand_from mcp' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: the git repositor…'
+complete -c hippo -n '__fish_seen_subcommand_from mcp' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from mcp' -l embedder -r -f -a 'hash local openai' -d 'Embedding provider: local, openai, hash (env HIPPO_EMBEDDER…'
+complete -c hippo -n '__fish_seen_subcommand_from mcp' -l json -d 'JSON lines on stdout even at a terminal.'
+complete -c hippo -n '__fish_seen_subcommand_from mcp' -l help -s h -d 'Show the help and exit.'
 
 # hippo pin
 complete -c hippo -n '__fish_seen_subcommand_from pin' -l db -r -F -d 'Database file (env HIPPO_DB).'
@@ -214,11 +233,13 @@ complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcomm
 # hippo project merge
 complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from merge' -l dry-run -d 'Print what would change (JSON lines) and write nothing.'
 complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from merge' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from merge' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from merge' -l help -s h -d 'Show the help and exit.'
 
 # hippo project rename
 complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from rename' -l dry-run -d 'Print what would change (JSON lines) and write nothing.'
 complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from rename' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from rename' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from rename' -l help -s h -d 'Show the help and exit.'
 
 # hippo reindex
@@ -228,12 +249,14 @@ complete -c hippo -n '__fish_seen_subcommand_from reindex' -l batch -r -f -d 'Ro
 complete -c hippo -n '__fish_seen_subcommand_from reindex' -l force -d 'Re-embed even when the store already uses this model.'
 complete -c hippo -n '__fish_seen_subcommand_from reindex' -l dry-run -d 'Print what would change (JSON lines) and write nothing.'
 complete -c hippo -n '__fish_seen_subcommand_from reindex' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from reindex' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from reindex' -l help -s h -d 'Show the help and exit.'
 
 # hippo retire
 complete -c hippo -n '__fish_seen_subcommand_from retire' -l now -r -f -d 'Judge ages as of this ISO-8601 time (default: now), e.g.'
 complete -c hippo -n '__fish_seen_subcommand_from retire' -l dry-run -d 'Print what would change (JSON lines) and write nothing.'
 complete -c hippo -n '__fish_seen_subcommand_from retire' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from retire' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from retire' -l help -s h -d 'Show the help and exit.'
 
 # hippo search
@@ -254,6 +277,7 @@ complete -c hippo -n '__fish_seen_subcommand_from search' -l project -s p -r -f 
 complete -c hippo -n '__fish_seen_subcommand_from search' -l db -r -F -d 'Database file (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from search' -l embedder -r -f -a 'hash local openai' -d 'Embedding provider: local, openai, hash (env HIPPO_EMBEDDER…'
 complete -c hippo -n '__fish_seen_subcommand_from search' -l json -d 'JSON lines on stdout even at a terminal.'
+complete -c hippo -n '__fish_seen_subcommand_from search' -l wide -s w -d 'Every column in the table, full ids and times (JSON lines a…'
 complete -c hippo -n '__fish_seen_subcommand_from search' -l help -s h -d 'Show the help and exit.'
 
 # hippo show
@@ -280,6 +304,7 @@ complete -c hippo -n '__fish_seen_subcommand_from supersede' -l help -s h -d 'Sh
 complete -c hippo -n '__fish_seen_subcommand_from undo' -l force -d 'Also overwrite memories changed after that run.'
 complete -c hippo -n '__fish_seen_subcommand_from undo' -l dry-run -d 'Print what would change (JSON lines) and write nothing.'
 complete -c hippo -n '__fish_seen_subcommand_from undo' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from undo' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from undo' -l help -s h -d 'Show the help and exit.'
 
 # hippo unpin

@@ -435,3 +435,41 @@ def link(db: Database, memory_id: int, chunks: Sequence[int], *, actor: str,
     audit.log(db, memory_id, "link" if add else "unlink", actor=actor, run_id=run_id, at=stamp,
               **({"after": {"chunks": list(chunks)}} if add
                  else {"before": {"chunks": list(chunks)}}))
+
+
+# -- provenance whose transcript is gone (`echo --forget-session`, a re-read file) ------
+LINKED_TO = ("SELECT DISTINCT memory_id FROM memory_sources WHERE chunk_id IN "
+             "(SELECT value FROM json_each(?)) ORDER BY memory_id")
+CITING_SESSION = ("SELECT id FROM memories WHERE source IS NOT NULL AND json_valid(source) "
+                  "AND EXISTS (SELECT 1 FROM json_each(source, '$.session') WHERE value = ?) "
+                  "ORDER BY id")
+
+
+def detach_chunks(db: Database, chunks: Sequence[int], *, forgotten_session: str | None = None,
+                  actor: str = "human", run_id: str | None = None) -> list[int]:
+    """Before Echo chunks are deleted: remove the provenance links to them (audited) and
+    drop their ids from each citing memory's `source`. With `forgotten_session`, every
+    memory whose `source` names that session also records it in `source.forgotten` (the
+    memory stays: Brain is curated apart from Echo; `hippo forget ID` erases it). Returns
+    the ids of the memories changed, in order."""
+    import orjson
+
+    gone = set(chunks)
+    ids = {r[0] for r in db.execute(LINKED_TO, (orjson.dumps(sorted(gone)).decode(),))}
+    if forgotten_session is not None:
+        ids |= {r[0] for r in db.execute(CITING_SESSION, (forgotten_session,))}
+    for mid in sorted(ids):
+        link(db, mid, sorted(set(chunk_ids(db, mid)) & gone), actor=actor, run_id=run_id,
+             add=False)
+        rec = get(db, mid)
+        source = dict(rec["source"] or {})
+        if isinstance(source.get("chunks"), list):
+            source["chunks"] = [c for c in source["chunks"] if c not in gone]
+        if forgotten_session is not None:
+            before = source.get("forgotten")
+            keys = before if isinstance(before, list) else [before] if before else []
+            source["forgotten"] = sorted({*keys, forgotten_session})
+        if source != (rec["source"] or {}):
+            update(db, mid, {"source": source}, actor=actor, action="provenance",
+                   run_id=run_id)
+    return sorted(ids)

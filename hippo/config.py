@@ -44,6 +44,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("voyage_base_url", "HIPPO_VOYAGE_BASE_URL", None,
            "send rerank requests to this base URL (a proxy or test server)"),
     Option("idle_minutes", "HIPPO_IDLE_MINUTES", 30, "ingest a session after this much idle time"),
+    Option("stop_ingest_minutes", "HIPPO_STOP_INGEST_MINUTES", 10.0,
+           "Codex Stop hook: at most one background ingest per session per this many minutes"),
 )
 _BY_NAME = {o.name: o for o in OPTIONS}
 

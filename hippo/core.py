@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hippo import brain, config
@@ -34,12 +35,29 @@ def _cwd() -> str:
         return os.environ.get("PWD") or "."
 
 
+def _make_home(directory: Path) -> None:
+    """Create the data directory user-only; say why when that is not possible."""
+    from hippo.errors import HippoError
+
+    try:
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:
+        raise HippoError(f"cannot create the data directory {directory}: "
+                         f"{exc.strerror or type(exc).__name__}; set HIPPO_HOME (or --db) to a "
+                         "directory you can write") from None
+
+
 class Hippo:
     """One invocation's view of hippo: resolve settings once, open things on first use."""
 
     def __init__(self, settings: config.Settings | None = None, *,
-                 location: Location | None = None, **flags: Any) -> None:
+                 location: Location | None = None, read: bool = False,
+                 busy_timeout_ms: int | None = None, **flags: Any) -> None:
         self.settings = settings or config.load(flags)
+        # A read command (search, list, show, ...) never creates, migrates or converts the
+        # file, and its cache writes never wait (`hippo.db.connect`, mode "read").
+        self.read = read
+        self.busy_timeout_ms = busy_timeout_ms  # a caller's own deadline (a hook)
         if location is not None:  # where the caller works (a hook: its agent's cwd)
             self.__dict__["location"] = location
 
@@ -49,12 +67,17 @@ class Hippo:
 
     @cached_property
     def db(self) -> Database:
-        from hippo.db import connect
+        from hippo.db import check_private_dir, connect
 
         path = self.settings.db_path
-        if self.settings.origins.get("db") == "default":
-            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        db = connect(path, busy_timeout_ms=int(self.settings["busy_timeout_ms"]))
+        home = config.home_dir()
+        if self.settings.origins.get("db") == "default" and not self.read:
+            _make_home(path.parent)
+        check_private_dir(home)  # its config.toml is read, and it may hold the database
+        wait = int(self.settings["busy_timeout_ms"])
+        if self.busy_timeout_ms is not None:
+            wait = min(wait, self.busy_timeout_ms)
+        db = connect(path, busy_timeout_ms=wait, mode="read" if self.read else "write")
         if self.location.linked:  # a worktree is usually gone when its sessions are ingested
             from hippo.project import remember
 
@@ -104,23 +127,40 @@ class Hippo:
         1.6-11.9 s on the shared transcripts (docs/quality.md, Costs).
         """
         emb = self.embedder(store)
-        ensure_store(self.db, store, emb)
+        if self.read:  # a read command never adds a table; a store without one has no vectors
+            check_model(self.db, store, emb)
+        else:
+            ensure_store(self.db, store, emb)
         if texts:
+            from hippo.db import skippable
             from hippo.retrieve.query import warm_for_search
 
-            warm_for_search(self.db, self.settings, emb, texts)
+            try:
+                warm_for_search(self.db, self.settings, emb, texts)
+            except Exception as exc:
+                if not (self.read and skippable(exc)):
+                    raise  # a read command's cache is best effort: embed_texts goes on
         return embed_texts(self.db, emb, texts)
 
     # -- Brain writes --------------------------------------------------------------
     def add(self, mems: Sequence[NewMemory], *, actor: str = "human",
-            run_id: str | None = None) -> list[brain.Change]:
-        """Store or reinforce memories (one transaction); embeddings come from the cache."""
+            run_id: str | None = None,
+            screen: Callable[[Database, Sequence[NewMemory]], list[int]] | None = None
+            ) -> list[brain.Change]:
+        """Store or reinforce memories (one transaction); embeddings come from the cache.
+
+        screen: the indexes of `mems` to store, decided under the write lock (`add -`
+        refuses lines by what the store holds, which another writer may just have changed).
+        """
         vectors = self.embed([m.text for m in mems])
         with self.db.transaction():
             # References to memories later in the same input (an export piped back in).
             self.db.execute("PRAGMA defer_foreign_keys = ON")
             # A reindex may have swapped the model since we embedded: never mix vector spaces.
             check_model(self.db, "brain", self.embedder("brain"))
+            if screen is not None:
+                keep = screen(self.db, mems)
+                mems, vectors = [mems[i] for i in keep], vectors[keep]
             return brain.add_many(self.db, mems, vectors, actor=actor, run_id=run_id)
 
     def close(self) -> None:

@@ -41,6 +41,8 @@ def _fts(h: Hippo, table: str, fix: bool) -> Check:
         from hippo.db import translate
 
         raise translate(exc, h.db.path) from exc
+    except apsw.ReadOnlyError:  # FTS5 runs its check as a write: nothing known either way
+        return Check(f"fts:{table}", True, "not checked: the database is read-only here")
     except apsw.Error as exc:
         check = Check(f"fts:{table}", False, f"integrity-check failed: {exc}")
         if fix:
@@ -226,6 +228,58 @@ def _provenance(h: Hippo, fix: bool) -> Check:
     return check
 
 
+# A link whose chunk belongs to a session the memory's `source` does not name: the chunk id
+# was reused (before migration 0007) or the link is wrong; either way `show` would present
+# another session's text as this memory's evidence.
+FOREIGN_LINKS = (
+    "SELECT s.memory_id, s.chunk_id, e.session_key FROM memory_sources s "
+    "JOIN echo_chunks c ON c.id = s.chunk_id JOIN echo_sessions e ON e.id = c.session_id "
+    "JOIN memories m ON m.id = s.memory_id "
+    "WHERE m.source IS NOT NULL AND json_valid(m.source) "
+    "AND json_type(m.source, '$.session') IS NOT NULL "
+    "AND NOT EXISTS (SELECT 1 FROM json_each(m.source, '$.session') j "
+    "WHERE j.value = e.session_key) ORDER BY s.memory_id, s.chunk_id"
+)
+
+
+def _provenance_sessions(h: Hippo, fix: bool) -> Check:
+    rows = h.db.rows(FOREIGN_LINKS)
+    check = Check("provenance-sessions", not rows,
+                  f"{len(rows)} provenance links point at a chunk of another session than "
+                  f"their memory's source.session (e.g. memory {rows[0]['memory_id']} -> "
+                  f"chunk {rows[0]['chunk_id']} of session {rows[0]['session_key']})"
+                  if rows else "")
+    if fix and rows:
+        from hippo import brain
+
+        with h.db.transaction():
+            for r in rows:
+                brain.link(h.db, r["memory_id"], [r["chunk_id"]], actor="doctor", add=False)
+        check.fixed = f"removed {len(rows)} links (the memories keep their source record)"
+    return check
+
+
+REFERENCES = ("SELECT id, superseded_by, consolidated_into FROM memories "
+              "WHERE superseded_by IS NOT NULL OR consolidated_into IS NOT NULL")
+
+
+def _reference_cycles(h: Hippo) -> Check:
+    """Chains of superseded_by or consolidated_into that lead back to where they began
+    (`hippo supersede` refuses them; an import or an old hippo could write them)."""
+    from hippo.screen import cycles
+
+    rows = h.db.rows(REFERENCES)
+    problems = []
+    for column in ("superseded_by", "consolidated_into"):
+        edges = {r["id"]: r[column] for r in rows if r[column] is not None}
+        for loop in cycles(edges):
+            problems.append(f"{column} cycle {' -> '.join(map(str, [*loop, loop[0]]))}")
+    detail = "; ".join(problems[:5]) + (f" (and {len(problems) - 5} more)"
+                                         if len(problems) > 5 else "")
+    return Check("reference-cycles", not problems, detail + ("; break one with `hippo "
+                 "supersede ID --clear` or `hippo edit`" if problems else ""))
+
+
 def _watermarks(h: Hippo, fix: bool) -> Check:
     bad = []
     for path, offset in h.db.execute("SELECT path, offset FROM watermarks"):
@@ -267,15 +321,72 @@ def _models(h: Hippo) -> Check:
     return Check("embedding-model", not problems, "; ".join(problems))
 
 
+def _integrity(h: Hippo, fix: bool) -> tuple[Check, list[str]]:
+    """SQLite's own check of the file, before hippo reads anything from it, and the schema
+    steps it lacks. A damaged file is marked (writes refuse it); `fix` salvages every
+    readable row into a new file that takes its place, the old one kept aside."""
+    from hippo.db import clear_corrupt, connect, corrupt_marker, mark_corrupt
+    from hippo.errors import CorruptDatabase
+    from hippo.migrations import pending
+
+    path = h.settings.db_path
+    h.close()
+    waiting: list[str] = []
+    try:
+        db = connect(path, busy_timeout_ms=int(h.settings["busy_timeout_ms"]), mode="read",
+                     migrate=False)
+        try:
+            found = [str(r["integrity_check"]) for r in db.rows("PRAGMA integrity_check(5)")]
+            waiting = pending(db) if found == ["ok"] else []
+        finally:
+            db.close()
+    except CorruptDatabase as exc:
+        found = [str(exc.__cause__ or exc)]
+    if found == ["ok"]:
+        check = Check("sqlite-integrity", True)
+        if corrupt_marker(path).exists():
+            check = Check("sqlite-integrity", False, f"marked corrupt earlier ({corrupt_marker(path)}) "
+                          "but SQLite's integrity check passes now; --fix clears the mark")
+            if fix:
+                clear_corrupt(path)
+                check.fixed = "cleared the corrupt mark"
+    else:
+        detail = "; ".join(found)[:400]
+        mark_corrupt(path, detail)
+        check = Check("sqlite-integrity", False, f"{detail} (writes are refused until --fix "
+                      "salvages every readable row into a new file)", data={"damaged": True})
+        if fix:
+            from hippo import salvage
+
+            report, aside = salvage.rebuild(path)
+            kept = ", ".join(f"{n} {t}" for t, n in report.rows.items()
+                             if t in ("memories", "echo_chunks", "audit"))
+            lost = report.problems()
+            check.fixed = (f"salvaged every readable row ({kept}) into a new file; the damaged "
+                           f"one is kept as {aside}" + (f"; {len(lost)} unreadable, each on "
+                                                        "stderr" if lost else ""))
+            check.data["problems"] = lost
+    if fix:
+        h.read = False  # repairs write: the reopened file gets its missing schema steps
+    elif waiting:
+        return check, waiting
+    return check, []
+
+
 def run(h: Hippo, *, fix: bool = False) -> list[Check]:
     """Every check in order; with `fix`, repairs are applied and reported."""
-    quick = h.db.scalar("PRAGMA integrity_check")
-    checks = [Check("sqlite-integrity", quick == "ok", "" if quick == "ok" else str(quick))]
-    if quick != "ok":
+    integrity, waiting = _integrity(h, fix)
+    checks = [integrity]
+    if integrity.data.get("damaged") and not integrity.fixed:
         return checks  # nothing below is trustworthy on a damaged file
+    if waiting:  # without --fix the file stays as it is: nothing below reads an old schema
+        checks.append(Check("schema", False, f"{len(waiting)} schema steps pending "
+                            f"({', '.join(waiting)}); --fix (or any write command) applies them"))
+        return checks
     fk = h.db.rows("PRAGMA foreign_key_check")
     checks.append(Check("foreign-keys", not fk, f"{len(fk)} violations" if fk else ""))
     checks += [_fts(h, "memories_fts", fix), _fts(h, "echo_fts", fix), _models(h),
                _brain_vectors(h, fix), _echo_vectors(h, fix), _token_matrices(h, fix),
-               _token_repeats(h, fix), _provenance(h, fix), _watermarks(h, fix)]
+               _token_repeats(h, fix), _provenance(h, fix), _provenance_sessions(h, fix),
+               _reference_cycles(h), _watermarks(h, fix)]
     return checks

@@ -16,9 +16,14 @@ EXPORT = (
 
 
 def rows(db: Database) -> Iterator[dict[str, Any]]:
+    for row in db.rows(EXPORT):
+        yield to_record(row)
+
+
+def to_record(row: dict[str, Any]) -> dict[str, Any]:
+    """An EXPORT row as the exported record (roles as a list, message ids parsed)."""
     import orjson
 
-    for row in db.rows(EXPORT):
-        row["roles"] = row["roles"].split(",") if row["roles"] else []
-        row["message_ids"] = orjson.loads(row["message_ids"]) if row["message_ids"] else []
-        yield row
+    row["roles"] = row["roles"].split(",") if row["roles"] else []
+    row["message_ids"] = orjson.loads(row["message_ids"]) if row["message_ids"] else []
+    return row

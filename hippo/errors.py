@@ -18,7 +18,9 @@ class ExitCode(IntEnum):
     USAGE = 2
     PARTIAL = 3
     TEMPFAIL = 75  # busy past the timeout, a job lock held, a spend cap or open circuit
-    CONFIG = 78  # schema newer than this hippo, model mismatch, missing API key
+    # schema newer (or, for a read command, older) than this hippo, model mismatch, missing
+    # API key, a file that is not hippo's, a directory other users can write
+    CONFIG = 78
 
 
 def scrub(text: str) -> str:
@@ -64,6 +66,20 @@ class BusyError(HippoError):
     """Try again later: database busy past the timeout, lock held, cap reached, circuit open."""
 
     exit_code = ExitCode.TEMPFAIL
+
+
+class NoDatabase(HippoError):
+    """A read command found no database (missing or empty file): nothing stored, so
+    nothing to show. Said on stderr, exit 0; the file is not created."""
+
+    exit_code = ExitCode.OK
+
+
+class CorruptDatabase(HippoError):
+    """SQLite found the file damaged (a bad page, a file cut short). `hippo doctor --fix`
+    salvages every readable row into a new file; writes are refused until then."""
+
+    exit_code = ExitCode.ERROR
 
 
 class NotFoundError(HippoError):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 _OPTS: int | None = None
@@ -41,7 +41,7 @@ def write_json_lines(records: Iterable[dict[str, Any]]) -> int:
     return n
 
 
-def _cell(value: Any, width: int = 80) -> str:
+def _cell(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -50,40 +50,99 @@ def _cell(value: Any, width: int = 80) -> str:
         return f"{value:.3f}"
     if isinstance(value, (list, tuple)):
         return ", ".join(str(v) for v in value)
-    text = str(value).replace("\n", " ")
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return str(value)
 
 
-# In a narrow terminal the prose column takes the width the others leave, and short
-# fixed-width fields (ids, scores, types, dates) stay on one line.
+def flat(text: str) -> str:
+    """Prose for one table cell: runs of whitespace and line breaks become one space, so
+    the cell wraps as one paragraph (JSON lines keep the text as stored)."""
+    return " ".join(text.split())
+
+
+def day(stamp: Any, *, wide: bool = False) -> str:
+    """A timestamp for a table: the day (`2026-12-01`), or with `wide` to the second."""
+    if not stamp:
+        return ""
+    text = str(stamp)
+    return text[:19].replace("T", " ") if wide else text[:10]
+
+
+# The prose column takes the width the others leave and wraps between words (a word longer
+# than the column folds); every other field stays on one line, whole: an id, a date or a
+# score cut in two reads as two values. A project name gets at most PROJECT_WIDTH unless
+# --wide (it ends in an ellipsis past that).
 PROSE = frozenset({"text", "message", "detail"})
-ONE_LINE = frozenset({"id", "score", "type", "date", "status", "tier"})
+PROJECT_WIDTH = 18
 
 
 def table(records: Sequence[dict[str, Any]], columns: Sequence[str], *,
-          title: str | None = None) -> None:
+          title: str | None = None, wide: bool = False) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    t = Table(title=title, show_lines=False, header_style="bold")
+    console = Console()
+    rows = [[flat(_cell(rec.get(c))) if c in PROSE else _cell(rec.get(c)) for c in columns]
+            for rec in records]
+    if _short_width(rows, columns, wide) + MIN_PROSE > console.width:
+        _expanded(console, rows, columns, title)
+        return
+    # No borders (gh, ripgrep): one space each side of a column is all the frame costs.
+    t = Table(title=title, box=None, padding=(0, 1), pad_edge=False, header_style="bold",
+              show_edge=False)
     for col in columns:
-        if col in PROSE:  # the free text takes what width the short fields leave
-            t.add_column(col, overflow="fold", ratio=1)
+        if col in PROSE:
+            t.add_column(col, overflow="fold", min_width=MIN_PROSE)
         else:
-            t.add_column(col, overflow="fold", no_wrap=col in ONE_LINE)
-    for rec in records:
-        t.add_row(*(_cell(rec.get(c)) for c in columns))
-    Console().print(t)
+            limit = PROJECT_WIDTH if col == "project" and not wide else None
+            t.add_column(col, no_wrap=True, overflow="ellipsis", max_width=limit)
+    for row in rows:
+        t.add_row(*row)
+    console.print(t)
+
+
+MIN_PROSE = 24  # narrower than this, the text would read a few words a line
+
+
+def _short_width(rows: list[list[str]], columns: Sequence[str], wide: bool) -> int:
+    """What the one-line columns take, with the space between columns."""
+    total = 0
+    for i, col in enumerate(columns):
+        if col in PROSE:
+            continue
+        width = max([len(col), *(len(r[i]) for r in rows)])
+        total += min(width, PROJECT_WIDTH) if col == "project" and not wide else width
+    return total + 2 * (len(columns) - 1)
+
+
+def _expanded(console: Any, rows: list[list[str]], columns: Sequence[str],
+              title: str | None) -> None:
+    """Too many fields for the width (--wide at 80 columns): one block per record, a field
+    a line, as psql's expanded display; the values wrap, nothing is cut."""
+    from rich.table import Table
+
+    if title:
+        console.print(title, markup=False, highlight=False)
+    for n, row in enumerate(rows):
+        if n:
+            console.print()
+        t = Table(box=None, show_header=False, padding=(0, 1), pad_edge=False)
+        t.add_column("field", style="bold", no_wrap=True)
+        t.add_column("value", overflow="fold")
+        for col, value in zip(columns, row):
+            t.add_row(col, value)
+        console.print(t)
 
 
 def emit(records: Iterable[dict[str, Any]], *, json_flag: bool | None,
-         columns: Sequence[str], title: str | None = None) -> int:
-    """Print records; no records means no output at all."""
+         columns: Sequence[str], title: str | None = None, wide: bool = False,
+         shown: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> int:
+    """Print records; no records means no output at all. `shown` turns a record into its
+    table row (short dates, ...); JSON lines always carry the record itself."""
     if want_json(json_flag):
         return write_json_lines(records)
-    rows = list(records)
+    rows = [shown(r) for r in records] if shown else list(records)
     if rows:
-        table(rows, columns, title=title)
+        table(rows, columns, title=title, wide=wide)
     return len(rows)
 
 

@@ -22,6 +22,14 @@ AUTHORS = ("human", "machine")
 MAX_TEXT_CHARS = 20_000
 MAX_TAGS = 64
 MAX_ID = 2**63 - 1  # SQLite's largest INTEGER
+# A record's times say when something happened: a clock a little ahead (another machine's
+# export) is tolerated, a far-future time is refused, or a todo dated 9999 would stay
+# fresh and never retire (freshness counts age from it, clamped at zero).
+MAX_FUTURE_DAYS = 1
+# `source` is provenance (chunk ids, session, file, lines), written by hippo or copied from
+# an export: nested a few levels at most. A hostile one (300 deep, 30 MB) is refused.
+MAX_SOURCE_DEPTH = 32
+MAX_SOURCE_BYTES = 1 << 20
 
 _SPACE = re.compile(r"\s+")
 _TRAIL = re.compile(r"[\s.!;,]+$")
@@ -138,7 +146,42 @@ def _opt_time(value: Any, name: str) -> str | None:
         return None
     if not isinstance(value, str):
         raise UsageError(f"{name} must be an ISO-8601 string")
-    return timeutil.normalise(value)
+    try:
+        dt = timeutil.parse(value)
+    except UsageError as exc:
+        raise UsageError(f"{name}: {exc}") from None
+    from datetime import timedelta
+
+    if dt - timeutil.now() > timedelta(days=MAX_FUTURE_DAYS):
+        raise UsageError(f"{name} {value!r} is in the future (more than {MAX_FUTURE_DAYS} day "
+                         "ahead of this clock); give the time it happened")
+    return timeutil.iso(dt)
+
+
+def check_source(source: Any) -> dict[str, Any] | None:
+    """A provenance object within MAX_SOURCE_DEPTH levels and MAX_SOURCE_BYTES as JSON."""
+    if source is None:
+        return None
+    if not isinstance(source, dict):
+        raise UsageError("source must be a JSON object or null")
+    stack: list[tuple[Any, int]] = [(source, 1)]  # iterative: no RecursionError however deep
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_SOURCE_DEPTH:
+            raise UsageError(f"source is nested more than {MAX_SOURCE_DEPTH} levels deep; "
+                             "provenance is a flat object (chunks, session, file, lines)")
+        children = value.values() if isinstance(value, dict) else value \
+            if isinstance(value, list) else ()
+        stack.extend((v, depth + 1) for v in children if isinstance(v, dict | list))
+    import orjson
+
+    try:
+        size = len(orjson.dumps(source))
+    except (orjson.JSONEncodeError, TypeError) as exc:
+        raise UsageError(f"source cannot be stored as JSON ({exc})") from None
+    if size > MAX_SOURCE_BYTES:
+        raise UsageError(f"source is {size} bytes as JSON; the limit is {MAX_SOURCE_BYTES}")
+    return source
 
 
 def from_input(data: Any, types: dict[str, MemType], *, default_project: str | None,
@@ -170,9 +213,7 @@ def from_input(data: Any, types: dict[str, MemType], *, default_project: str | N
     status = data.get("status") or "active"
     if status not in STATUSES:
         raise UsageError(f"status must be one of {', '.join(STATUSES)}, got {status!r}")
-    source = data.get("source")
-    if source is not None and not isinstance(source, dict):
-        raise UsageError("source must be a JSON object or null")
+    source = check_source(data.get("source"))
     return NewMemory(
         text=text.strip(),
         type=mtype.name,

@@ -6,6 +6,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from hippo.layers import floor
+from hippo.maintain import session_job
 from hippo.vectors import store_model
 
 if TYPE_CHECKING:
@@ -85,4 +86,7 @@ def collect(db: Database) -> dict[str, Any]:
             "FROM meta WHERE key = 'extract.last_chunk_id'), 0)")},
         "guard": db.rows("SELECT provider, day, calls, tokens, consecutive_failures, "
                          "open_until, last_error FROM guard ORDER BY provider"),
+        # Background jobs started by session-end hooks (their record lives outside the
+        # database: a job that could not open it is reported too).
+        "session_jobs": session_job.summary(os.path.abspath(db.path)),
     }

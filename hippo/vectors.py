@@ -128,9 +128,10 @@ def embed_texts(db: Database, embedder: Embedder, texts: Sequence[str]) -> np.nd
         first_text = {h: t for h, t in zip(hashes, texts)}
         vecs = embedder.embed_batch([first_text[h] for h in missing])
         stamp = now_iso()
-        with db.transaction():
+        found.update(zip(missing, vecs))
+
+        def store(db: Database) -> None:
             for h, v in zip(missing, vecs):
-                found[h] = v
                 db.execute(
                     "INSERT OR IGNORE INTO embed_cache(model, content_hash, vector, created_at) "
                     "VALUES (?, ?, ?, ?)",
@@ -139,9 +140,10 @@ def embed_texts(db: Database, embedder: Embedder, texts: Sequence[str]) -> np.nd
             bump(db, "embed.model_calls", 1)
             bump(db, "embed.texts_embedded", len(missing))
             bump(db, "embed.cache_hits", len(texts) - len(missing))
+
+        db.cache_write(store)  # a read command's is skipped when busy
     else:
-        with db.transaction():
-            bump(db, "embed.cache_hits", len(texts))
+        db.cache_write(lambda db: bump(db, "embed.cache_hits", len(texts)))
     for i, h in enumerate(hashes):
         out[i] = found[h]
     return out

@@ -49,11 +49,12 @@ def add(
         mems = [from_input(fields, h.types, default_project=default_project)]
         errors: list[str] = []
     else:
-        mems, errors = _read_stdin(h, default_project, type_, tag)
-        if errors and atomic:
-            raise HippoError(f"{errors[0]}; nothing stored (--atomic)"
-                             + (f", {len(errors) - 1} more bad lines" if len(errors) > 1 else ""))
-    changes = h.add(mems) if mems else []
+        items, errors = _read_stdin(h, default_project, type_, tag)
+        mems = [m for _, m in items]
+    changes = h.add(mems, screen=None if text != "-" else _screen(items, errors, atomic)
+                    ) if mems else []
+    if errors and atomic and not mems:
+        _refuse_atomic(errors)
     emit(({"id": c.record["id"], "action": c.action, **{k: c.record[k] for k in
            ("type", "project", "text")}} for c in changes), json_flag=json, columns=COLUMNS)
     for err in errors:
@@ -63,8 +64,27 @@ def add(
         raise typer.Exit(int(ExitCode.PARTIAL))
 
 
+def _refuse_atomic(errors: list[str]) -> None:
+    raise HippoError(f"{errors[0]}; nothing stored (--atomic)"
+                     + (f", {len(errors) - 1} more bad lines" if len(errors) > 1 else ""))
+
+
+def _screen(items: list[tuple[int, Any]], errors: list[str], atomic: bool) -> Any:
+    """The lines to store, chosen under the write lock (`hippo.screen`); with --atomic any
+    refused line stores nothing (the transaction rolls back)."""
+    from hippo.screen import screen
+
+    def keep(db: Any, mems: Any) -> list[int]:
+        kept = {lineno for lineno, _ in screen(db, items, errors)}
+        if errors and atomic:
+            _refuse_atomic(errors)
+        return [i for i, (lineno, _) in enumerate(items) if lineno in kept]
+
+    return keep
+
+
 def _read_stdin(h: object, default_project: str | None, type_: str | None,
-                tag: list[str] | None) -> tuple[list, list[str]]:
+                tag: list[str] | None) -> tuple[list[tuple[int, Any]], list[str]]:
     import orjson
 
     from hippo.records import from_input
@@ -89,42 +109,4 @@ def _read_stdin(h: object, default_project: str | None, type_: str | None,
                                              default_project=default_project)))
         except UsageError as exc:
             errors.append(f"line {lineno}: {exc}")
-    mems = _check_ids(h, items, errors)
-    errors.sort(key=lambda e: int(e.split(":", 1)[0].removeprefix("line ")))
-    return mems, errors
-
-
-REFS = ("consolidated_into", "superseded_by")
-KNOWN_IDS = ("SELECT id, dedup_key FROM memories WHERE id IN "
-             "(SELECT value FROM json_each(?))")
-
-
-def _check_ids(h: Any, items: list[tuple[int, Any]], errors: list[str]) -> list[Any]:
-    """Ids the database would refuse (taken, repeated, references to nothing) become
-    per-line errors, so one such line skips itself instead of failing the batch."""
-    import orjson
-
-    wanted = {m.id for _, m in items if m.id} | {
-        getattr(m, f) for _, m in items for f in REFS if getattr(m, f)}
-    existing = dict(h.db.execute(KNOWN_IDS, (orjson.dumps(sorted(wanted)).decode(),))
-                    ) if wanted else {}
-    kept, seen = [], set()
-    for lineno, m in items:
-        if m.id is not None and m.id in seen:
-            errors.append(f"line {lineno}: id {m.id} appears twice in the input")
-        elif m.id is not None and existing.get(m.id, m.dedup_key) != m.dedup_key:
-            errors.append(f"line {lineno}: id {m.id} is taken by another memory")
-        else:
-            seen.add(m.id)
-            kept.append((lineno, m))
-    while True:  # dropping a line may leave another one pointing at nothing
-        ids = set(existing) | {m.id for _, m in kept if m.id}
-        bad = {lineno: f for lineno, m in kept for f in REFS
-               if getattr(m, f) and getattr(m, f) not in ids}
-        if not bad:
-            return [m for _, m in kept]
-        for lineno, m in kept:
-            if lineno in bad:
-                errors.append(f"line {lineno}: {bad[lineno]} {getattr(m, bad[lineno])} is not "
-                              "a memory in the database or in this input")
-        kept = [(lineno, m) for lineno, m in kept if lineno not in bad]
+    return items, errors

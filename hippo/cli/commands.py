@@ -40,6 +40,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "doctor": ("hippo.cli.doctor", "doctor"),
     "config": ("hippo.cli.config_cmd", "config"),
     "hook": ("hippo.cli.hook", "hook"),
+    "mcp": ("hippo.cli.mcp", "mcp"),
     "cron": ("hippo.cli.cron", "cron"),
 }
 
@@ -73,19 +74,9 @@ SUMMARIES: dict[str, str] = {
     "doctor": "Check the database; exit 1 when a problem remains (after --fix, if given).",
     "config": "Show effective settings and paths with their origin (flag, env, file, default).",
     "hook": "Answer an agent hook: read its JSON on stdin, print the context it adds.",
+    "mcp": "Serve MCP over stdio: search, remember, echo, context, get and more as agent tools.",
     "cron": "Print crontab lines: hourly ingest+extract, daily backstop, nightly consolidate+retire.",
 }
-
-
-def _scrubbed(exc: Exception) -> Exception:
-    """A Click usage error with the secrets of its message masked (`hippo.errors.scrub`)."""
-    from typer._click.exceptions import ClickException
-
-    if isinstance(exc, ClickException):
-        from hippo.errors import scrub
-
-        exc.message = scrub(exc.message)
-    return exc
 
 
 class LazyGroup(TyperGroup):
@@ -111,20 +102,6 @@ class LazyGroup(TyperGroup):
                 self.commands[cmd_name] = typer.main.get_command_from_info(
                     info, pretty_exceptions_short=True, rich_markup_mode=None)
         return self.commands.get(cmd_name)
-
-    def make_context(self, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return super().make_context(*args, **kwargs)
-        except Exception as exc:  # noqa: BLE001 - re-raised, its message scrubbed
-            raise _scrubbed(exc) from None
-
-    def invoke(self, ctx: Any) -> Any:
-        """Run the command; a usage error that quotes an argument (`Invalid value for
-        '--importance': 'sk-…'`) has its secrets masked first, as every hippo error has."""
-        try:
-            return super().invoke(ctx)
-        except Exception as exc:  # noqa: BLE001 - re-raised, its message scrubbed
-            raise _scrubbed(exc) from None
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         """The command list of `hippo --help`, from SUMMARIES (no command module imported)."""

@@ -13,6 +13,10 @@ from hippo.errors import UsageError
 JsonOpt = Annotated[
     bool, typer.Option("--json", help="JSON lines on stdout even at a terminal.")
 ]
+WideOpt = Annotated[
+    bool, typer.Option("--wide", "-w", help="Every column in the table, full ids and times "
+                       "(JSON lines always carry every field).")
+]
 DbOpt = Annotated[
     Path | None,
     typer.Option("--db", help="Database file (env HIPPO_DB).", show_default=False,
@@ -37,10 +41,16 @@ def root_flags(ctx: typer.Context) -> dict[str, Any]:
 
 
 def open_hippo(ctx: typer.Context, *, db: Path | None = None, project: str | None = None,
-               embedder: str | None = None, location: Any = None) -> Any:
-    """Build the Hippo for this call: command flags win over the root's, then env/config."""
+               embedder: str | None = None, location: Any = None, read: bool = False,
+               busy_timeout_ms: int | None = None) -> Any:
+    """Build the Hippo for this call: command flags win over the root's, then env/config.
+
+    `read=True` for a read command: a missing or empty database is said on stderr and
+    exits 0, an older schema is refused, nothing is created or converted, and its cache
+    writes never wait for another process's write lock."""
     return hippo_for(root_flags(ctx), db=str(db) if db else None, project=project,
-                     embedder=embedder, location=location)
+                     embedder=embedder, location=location, read=read,
+                     busy_timeout_ms=busy_timeout_ms)
 
 
 def parse_ids(values: list[str]) -> list[int]:

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from hippo.cli.common import DbOpt, open_hippo
+from hippo.cli.common import DbOpt, JsonOpt, open_hippo
 
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print what would change (JSON "
                                          "lines) and write nothing.")]
@@ -25,16 +25,26 @@ def consolidate(
         "literals); config: [maintain] merger.", show_default=False)] = None,
     dry_run: DryRunOpt = False,
     db: DbOpt = None,
+    json: JsonOpt = False,
 ) -> None:
-    """Merge near-duplicate machine memories of one type and project; JSON line per event."""
+    """Merge near-duplicate machine memories of one type and project; JSON line per event.
+
+    At a terminal: a line per merge and a readable summary; JSON lines when piped or with
+    --json. Every change is audited with the run id: `hippo undo RUN_ID` reverts it.
+
+    \b
+    Examples:
+      hippo consolidate --dry-run
+      hippo consolidate --json | jq 'select(.event == "merge")'
+    """
+    from hippo.cli.jobout import JobOutput
     from hippo.errors import UsageError
     from hippo.maintain import consolidate as job
     from hippo.maintain.settings import MERGERS, MaintainParams
-    from hippo.output import write_json_lines
 
     if merger is not None and merger not in MERGERS:
         raise UsageError(f"unknown merger {merger!r}; known: {', '.join(sorted(MERGERS))}")
     h = open_hippo(ctx, db=db)
     params = MaintainParams.from_table(h.settings.table("maintain"), threshold=threshold,
                                        merger=merger)
-    job.run(h, params, full=full, dry_run=dry_run, on_event=lambda ev: write_json_lines([ev]))
+    job.run(h, params, full=full, dry_run=dry_run, on_event=JobOutput(json).any)

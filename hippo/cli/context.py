@@ -47,7 +47,7 @@ def context(
     """
     from hippo.layers import Route, guidance, rule_floor
 
-    h = open_hippo(ctx, db=db, project=project)
+    h = open_hippo(ctx, db=db, project=project, read=True)
     where = Route(h.project, tuple(topic or ()), all_projects)
     parts = [rule_floor(h.db, where, budget)]
     if route or topic:

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from hippo.cli.common import DbOpt, open_hippo
+from hippo.cli.common import DbOpt, JsonOpt, open_hippo
 
 
 def cron(
@@ -19,6 +19,7 @@ def cron(
                                              "hippo-cron.log next to the database).",
                                              show_default=False, dir_okay=False)] = None,
     db: DbOpt = None,
+    json: JsonOpt = False,
 ) -> None:
     """Print crontab lines: hourly ingest+extract, daily backstop, nightly consolidate+retire."""
     import os
@@ -28,5 +29,11 @@ def cron(
     h = open_hippo(ctx, db=db)
     db_path = Path(os.path.abspath(h.settings.db_path))
     log_path = Path(os.path.abspath(log)) if log else db_path.parent / "hippo-cron.log"
-    sys.stdout.write(crontab(hippo_command(), str(db_path), str(log_path),
-                             env_to_pass(os.environ)))
+    text = crontab(hippo_command(), str(db_path), str(log_path), env_to_pass(os.environ))
+    if json:  # one object per crontab entry (comments and blank lines left out)
+        from hippo.output import write_json_lines
+
+        write_json_lines({"event": "cron", "line": line} for line in text.splitlines()
+                         if line.strip() and not line.lstrip().startswith("#"))
+        return
+    sys.stdout.write(text)

@@ -2,21 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import re
+from typing import Annotated, Any
 
 import typer
 
-from hippo.cli.common import DbOpt, EmbedderOpt, JsonOpt, ProjectOpt, open_hippo
+from hippo.cli.common import DbOpt, EmbedderOpt, JsonOpt, ProjectOpt, WideOpt, open_hippo
 
-COLUMNS = ("id", "score", "session", "started_at", "roles", "text")
+# At a terminal the text gets the width: the day, not the session's UUID and the
+# millisecond; --wide adds where each chunk came from.
+COLUMNS = ("id", "score", "date", "text")  # the text names each role ("user: ...")
+WIDE = ("id", "score", "session", "project", "started_at", "roles", "source", "text")
+# The escaped line breaks a tool's JSON output leaves in a transcript ("a\\n\\nb"): a
+# space in the table, like a real line break (JSON lines keep the text as stored).
+ESCAPED_BREAKS = re.compile(r"(?:\\r)?\\n|\\t")
 
 
 def echo(
     ctx: typer.Context,
     query: Annotated[str | None, typer.Argument(help="What to look for (- reads stdin).",
                                                 show_default=False)] = None,
-    limit: Annotated[int, typer.Option(help="How many chunks.")] = 5,
-    context: Annotated[int, typer.Option(help="Also show N neighbouring chunks each side.")] = 0,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many chunks.")] = 5,
+    context: Annotated[int, typer.Option(min=0, help="Also show N neighbouring chunks each "
+                                         "side.")] = 0,
     session: Annotated[list[str] | None, typer.Option(help="Only this session; repeatable.")]
     = None,
     role: Annotated[list[str] | None, typer.Option(help="user, assistant, tool or summary (a compaction summary); repeatable.")]
@@ -26,30 +34,51 @@ def echo(
     all_projects: Annotated[bool, typer.Option("--all-projects",
                                                help="Search every project (default).")] = False,
     forget_session: Annotated[str | None, typer.Option(
-        "--forget-session", help="Purge this session's chunks, vectors and index rows.",
+        "--forget-session", help="Purge this session's chunks, vectors and index rows; "
+        "memories extracted from it stay, marked in source.forgotten.",
         show_default=False)] = None,
     project: ProjectOpt = None,
     db: DbOpt = None,
     embedder: EmbedderOpt = None,
     json: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
-    """Search Echo transcript chunks: where each came from (file, lines, session, time)."""
+    """Search Echo transcript chunks: where each came from (file, lines, session, time).
+
+    \b
+    Examples:
+      hippo echo "why did we drop the redis cache" --context 1
+      hippo echo "migration" --role user --since 7d --wide
+      hippo echo --forget-session 4c2ddfdc-b619-4525-8d03-1950fb1b0257
+    """
     from hippo.cli.plain import read_text_arg
     from hippo.errors import UsageError
     from hippo.output import emit, stderr, write_json_lines
     from hippo.retrieve.echo import EchoFilters, search
     from hippo.timeutil import iso, parse_since
 
-    h = open_hippo(ctx, db=db, embedder=embedder)
+    if role:
+        from hippo.ingest.chunk import CHUNK_ROLES
+
+        unknown = [r for r in role if r not in CHUNK_ROLES]
+        if unknown:
+            raise UsageError(f"unknown role {unknown[0]!r}; choose {', '.join(CHUNK_ROLES)}")
+    h = open_hippo(ctx, db=db, embedder=embedder, read=not forget_session)
     if forget_session:
         from hippo import echo as store
 
+        cited: list[int] = []
         with h.db.transaction():
-            n = store.forget_session(h.db, forget_session)
+            n = store.forget_session(h.db, forget_session, cited=cited)
         if not h.db.checkpoint():
             stderr(f"hippo: warning: another process is reading {h.db.path}; the session's "
                    "text stays in its -wal file until the last process using it exits")
-        write_json_lines([{"event": "forget-session", "session": forget_session, "chunks": n}])
+        if cited:
+            shown = " ".join(map(str, cited[:20])) + (" ..." if len(cited) > 20 else "")
+            stderr(f"hippo: {len(cited)} memories cite this session and stay, marked "
+                   f"source.forgotten (ids {shown}); `hippo forget --hard ID` erases one")
+        write_json_lines([{"event": "forget-session", "session": forget_session, "chunks": n,
+                           "memories": cited}])
         return
     if query is None:
         raise UsageError("give a query, or --forget-session ID")
@@ -59,7 +88,17 @@ def echo(
     f = EchoFilters(sessions=session or [], projects=projects,
                     since=iso(parse_since(since)) if since else None,
                     until=iso(parse_since(until)) if until else None, roles=role or [])
-    res = search(h, text, filters=f, limit=max(limit, 1), context=max(context, 0))
+    res = search(h, text, filters=f, limit=limit, context=context)
     for d in res.degraded:
         stderr(f"hippo: degraded: {d}")
-    emit(res.results, json_flag=json, columns=COLUMNS)
+    emit(res.results, json_flag=json, columns=WIDE if wide else COLUMNS, wide=wide,
+         shown=_shown)
+
+
+def _shown(rec: dict[str, Any]) -> dict[str, Any]:
+    from hippo.output import day
+
+    lines = f"{rec['line_start']}-{rec['line_end']}"
+    return {**rec, "date": day(rec["started_at"]), "started_at": day(rec["started_at"], wide=True),
+            "project": rec["project"] or "", "source": f"{rec['source_path']}:{lines}",
+            "text": ESCAPED_BREAKS.sub(" ", rec["text"])}

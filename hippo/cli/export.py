@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from hippo.cli.common import DbOpt, EmbedderOpt, open_hippo
+from hippo.cli.common import DbOpt, EmbedderOpt, JsonOpt, open_hippo
 from hippo.errors import ExitCode, HippoError, UsageError, scrub
 
 
@@ -17,26 +19,142 @@ def export(
     store: Annotated[str, typer.Option(help="brain (memories) or echo (transcript chunks).")]
     = "brain",
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file "
-                                                "instead of stdout.")] = None,
+                                                "(a new user-only file renamed into place; "
+                                                "- for stdout) instead of stdout.")] = None,
+    salvage: Annotated[bool, typer.Option("--salvage", help="From a damaged database: every "
+                                          "readable row, each unreadable one reported "
+                                          "(exit 3 when any is).")] = False,
     db: DbOpt = None,
+    json: JsonOpt = False,  # accepted everywhere: the export is JSON lines either way
 ) -> None:
     """Export every memory (all statuses) or every Echo chunk as JSON lines, in id order."""
+    import apsw
+
     from hippo import brain, echo_export
     from hippo.output import dumps
 
     if store not in ("brain", "echo"):
         raise UsageError(f"unknown store {store!r}; choose brain or echo")
-    h = open_hippo(ctx, db=db)
-    rows = brain.export_rows(h.db) if store == "brain" else echo_export.rows(h.db)
-    out = _private(output) if output else sys.stdout.buffer
+    h = open_hippo(ctx, db=db, read=True)
+    report = None
+    if salvage:
+        from hippo import salvage as sv
+
+        report = sv.Report()
+        rows = _salvaged(h.settings.db_path, store, report)
+    else:
+        rows = brain.export_rows(h.db) if store == "brain" else echo_export.rows(h.db)
+    count, last = 0, None
+    with _destination(output) as out:
+        try:
+            for rec in rows:
+                out.write(dumps(rec))
+                count, last = count + 1, rec["id"]
+        except apsw.Error as exc:  # a damaged page met half way: the file is left unwritten
+            from hippo.db import translate
+
+            raise translate(exc, h.settings.db_path) from exc
+        except UnicodeDecodeError:
+            after = f" after id {last}" if last is not None else ""
+            raise HippoError(f"a row{after} holds text that is not valid UTF-8 (a damaged "
+                             "row); `hippo export --salvage` exports every row, that one with "
+                             "the bad bytes replaced") from None
+    if report is not None:
+        what = "memories" if store == "brain" else "chunks"
+        for problem in report.problems():
+            sys.stderr.write(f"hippo: salvage: {problem}\n")
+        sys.stderr.write(f"hippo: salvaged {count} {what}"
+                         f"{'; the rest is reported above' if report.problems() else ''}\n")
+        if report.problems():
+            raise typer.Exit(int(ExitCode.PARTIAL))
+
+
+def _salvaged(path: Path, store: str, report: Any) -> Iterator[dict[str, Any]]:
+    """Records read past damage (`hippo.salvage`), as the plain export prints them."""
+    from hippo import salvage as sv
+    from hippo.errors import NoDatabase
+
+    if not path.exists():
+        raise NoDatabase(f"no database at {path}: nothing to salvage")
+    conn = sv.open_source(path)
     try:
-        for rec in rows:
-            out.write(dumps(rec))
+        if store == "brain":
+            from hippo.brain import COLUMNS
+
+            cols = [c.strip() for c in COLUMNS.split(",")]
+            for row in sv.scan(conn, "memories", cols, report):
+                yield _memory(row, report)
+            return
+        from hippo.echo_export import to_record
+
+        sessions = {r["id"]: r for r in sv.scan(conn, "echo_sessions",
+                                                 ["id", "session_key", "format"], report)}
+        cols = ["id", "session_id", "project", "source_path", "roles", "line_start", "line_end",
+                "message_ids", "started_at", "ended_at", "text"]
+        for row in sv.scan(conn, "echo_chunks", cols, report):
+            session = sessions.get(row.pop("session_id"), {})
+            rec = {"id": row["id"], "session": session.get("session_key"),
+                   "format": session.get("format"), **{k: row[k] for k in cols[2:]}}
+            try:
+                yield to_record(rec)
+            except ValueError:
+                report.mended.append(f"echo_chunks: row {row['id']}: message_ids unreadable; "
+                                     "exported as []")
+                rec["message_ids"] = None
+                yield to_record(rec)
     finally:
-        if output:
-            out.close()
-        else:
-            out.flush()
+        conn.close()
+
+
+def _memory(row: dict[str, Any], report: Any) -> dict[str, Any]:
+    """A salvaged memory row as its record; an unreadable JSON field becomes empty, reported."""
+    import orjson
+
+    from hippo.records import to_record
+
+    for name in ("tags", "source"):
+        try:
+            orjson.loads(row[name] or "null")
+        except orjson.JSONDecodeError:
+            report.mended.append(f"memories: row {row['id']}: {name} unreadable; exported "
+                                 f"as {'[]' if name == 'tags' else 'null'}")
+            row[name] = None
+    return to_record(row)
+
+
+@contextlib.contextmanager
+def _destination(output: Path | None) -> Iterator[Any]:
+    """stdout, or a new user-only file beside OUTPUT renamed over it once complete: never
+    written through a link planted at that path, never left half-written."""
+    if output is None or str(output) == "-":
+        try:
+            yield sys.stdout.buffer
+        finally:
+            sys.stdout.flush()
+        return
+    import os
+    import tempfile
+
+    if output.is_dir():
+        raise UsageError(f"{output} is a directory; give a file name to --output")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp",
+                                   dir=output.parent if str(output.parent) else ".")
+    except OSError as exc:
+        from hippo.db import unwritable
+
+        why = unwritable(output.parent) or exc.strerror
+        raise HippoError(f"cannot write {output}: {why}") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:  # mkstemp: O_EXCL, mode 0600
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, output)  # a symlink at OUTPUT is replaced, not followed
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def import_(
@@ -44,16 +162,20 @@ def import_(
     source: Annotated[str, typer.Argument(help="An export file, or - for stdin.")] = "-",
     db: DbOpt = None,
     embedder: EmbedderOpt = None,
+    json: JsonOpt = False,
 ) -> None:
-    """Import an export exactly (ids, timestamps, authorship, status, provenance)."""
+    """Import an export exactly (ids, timestamps, authorship, status, provenance).
+
+    With --json, a summary line on stdout too (`{"event": "summary", "imported": N, ...}`)."""
     import orjson
 
     from hippo import brain
     from hippo.records import from_input
+    from hippo.screen import screen
 
     h = open_hippo(ctx, db=db, embedder=embedder)
     stream = sys.stdin.buffer if source == "-" else _open(source)
-    mems, errors = [], []
+    items, errors = [], []
     for lineno, raw in enumerate(stream, start=1):
         if not raw.strip():
             continue
@@ -61,37 +183,32 @@ def import_(
             obj = orjson.loads(raw)
             if not isinstance(obj, dict) or not isinstance(obj.get("id"), int):
                 raise UsageError("an exported record needs an integer \"id\"")
-            mems.append(from_input(obj, h.types, default_project=None))
+            items.append((lineno, from_input(obj, h.types, default_project=None)))
         except (orjson.JSONDecodeError, UsageError) as exc:
             errors.append(f"line {lineno}: {exc}")
-    taken: set[int] = {m.id for m in mems if m.id is not None} & {
-        r[0] for r in h.db.execute("SELECT id FROM memories")
-    }
-    if taken:
-        raise HippoError(f"{len(taken)} ids already exist (e.g. {min(taken)}); "
-                         "import restores into an empty database")
-    active = [m for m in mems if m.status == "active"]
+    active = [m for _, m in items if m.status == "active"]
     vectors = dict(zip((id(m) for m in active), h.embed([m.text for m in active])))
-    with h.db.transaction():
+    with h.db.transaction():  # ids are checked under the write lock (`hippo.screen`)
+        taken: set[int] = {m.id for _, m in items if m.id is not None} & {
+            r[0] for r in h.db.execute("SELECT id FROM memories")
+        }
+        if taken:
+            raise HippoError(f"{len(taken)} ids already exist (e.g. {min(taken)}); "
+                             "import restores into an empty database")
+        mems = [m for _, m in screen(h.db, items, errors, taken_is_error=False)]
         h.db.execute("PRAGMA defer_foreign_keys = ON")
         for m in mems:
             brain.insert(h.db, m, vectors.get(id(m)), actor="import", action="import")
     sys.stderr.write(f"hippo: imported {len(mems)} memories\n")
+    if json:
+        from hippo.output import write_json_lines
+
+        write_json_lines([{"event": "summary", "job": "import", "imported": len(mems),
+                           "errors": len(errors)}])
     for err in errors:
         sys.stderr.write(scrub(f"hippo: {err}\n"))
     if errors:
         raise typer.Exit(int(ExitCode.PARTIAL))
-
-
-def _private(path: Path):  # type: ignore[no-untyped-def]
-    """Open an export file for writing, user-only like the database it copies."""
-    import os
-
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    except OSError as exc:
-        raise HippoError(f"cannot write {path}: {exc.strerror}") from None
-    return os.fdopen(fd, "wb")
 
 
 def _open(path: str):  # type: ignore[no-untyped-def]

@@ -49,6 +49,8 @@ SEARCH: dict[str, tuple[str, str]] = {
     "--db": ("db", "path"),
     "--embedder": ("embedder", "text"),
     "--json": ("json", "flag"),
+    "--wide": ("wide", "flag"),
+    "-w": ("wide", "flag"),
 }
 
 

@@ -29,6 +29,6 @@ def guidance(
     from hippo.layers import Route
     from hippo.layers import guidance as layer
 
-    h = open_hippo(ctx, db=db, project=project)
+    h = open_hippo(ctx, db=db, project=project, read=True)
     packed = layer(h.db, Route(h.project, tuple(topic or ()), all_projects), budget)
     emit_layers([packed], json_flag=json)

@@ -1,7 +1,9 @@
 """`hippo hook AGENT [EVENT]`: answer an agent's lifecycle hook with hippo's layers.
 
-Reads the hook's JSON from stdin and prints what the agent adds as context. A hook must
-never break the agent: on any error nothing goes to stdout, one line to stderr, exit 0.
+Reads the hook's JSON from stdin and prints what the agent adds as context (session-start,
+prompt), or starts the background job that learns from the session's transcript
+(session-end; Codex `stop`, throttled: `hippo.maintain.session_job`). A hook must never
+break the agent: on any error nothing goes to stdout, one line to stderr, exit 0.
 """
 
 # No `from __future__ import annotations`: Typer would eval every string annotation
@@ -11,28 +13,28 @@ from typing import Annotated, Any
 
 import typer
 
-from hippo.cli.common import DbOpt, ProjectOpt, open_hippo, root_flags
+from hippo.cli.common import DbOpt, JsonOpt, ProjectOpt, open_hippo, root_flags
 from hippo.cli.context import TopicOpt
-from hippo.errors import scrub
+from hippo.cli.hook_learn import AGENT_EVENTS, AGENTS, LEARN, HookInputError, learn, read_payload
+from hippo.db import HOOK_WAIT_MS
+from hippo.errors import NoDatabase, scrub
 from hippo.layers.recall import MIN_SCORE
 
-AGENTS = ("claude-code",)
 # Our event names and the agent's, both accepted; the agent's is what we answer with.
-EVENTS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit"}
+EVENTS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit",
+          "session-end": "SessionEnd", "stop": "Stop"}
 ALIASES = {"sessionstart": "session-start", "session-start": "session-start",
-           "userpromptsubmit": "prompt", "user-prompt-submit": "prompt", "prompt": "prompt"}
-
-
-class HookInputError(Exception):
-    """The hook's arguments or stdin are not what the agent sends."""
+           "userpromptsubmit": "prompt", "user-prompt-submit": "prompt", "prompt": "prompt",
+           "sessionend": "session-end", "session-end": "session-end", "stop": "stop"}
 
 
 def hook(
     ctx: typer.Context,
-    agent: Annotated[str, typer.Argument(help="The agent calling: claude-code.",
+    agent: Annotated[str, typer.Argument(help="The agent calling: claude-code or codex.",
                                          autocompletion=lambda: list(AGENTS))],
     event: Annotated[str | None, typer.Argument(
-        help="session-start or prompt (default: the stdin's hook_event_name).",
+        help="session-start, prompt, session-end, or stop (codex) (default: the stdin's "
+        "hook_event_name).",
         autocompletion=lambda: list(EVENTS))] = None,
     budget: Annotated[int, typer.Option("--budget", "-b", help="Token budget of what is "
                                         "printed (rules, or prompt memories).")] = 800,
@@ -49,22 +51,30 @@ def hook(
                                         "instead of the agent's JSON.")] = False,
     project: ProjectOpt = None,
     db: DbOpt = None,
+    json: JsonOpt = False,  # the agent's JSON is the default output (--plain: the text)
 ) -> None:
     """Answer an agent hook: read its JSON on stdin, print the context it adds.
 
     session-start prints the rule floor (like `hippo context`); prompt prints the memories
     that match the prompt (like `hippo search --format markdown`). The project is
-    --project, else the hook's `cwd`. Output is Claude Code's
-    hookSpecificOutput.additionalContext JSON (--plain: the text). Errors never fail the
-    agent: nothing on stdout, one line on stderr, exit 0.
+    --project, else the hook's `cwd`. Output is the hookSpecificOutput.additionalContext
+    JSON that Claude Code and Codex read (--plain: the text). session-end (and Codex's
+    stop, at most once per session every `stop_ingest_minutes`) prints nothing: it starts
+    a background ingest + extract of the hook's transcript and returns at once (`hippo
+    stats` shows how it went). Errors never fail the agent: nothing on stdout, one line on
+    stderr, exit 0.
     """
+    resolved: list[str] = []  # the event, once known (what an error line says was lost)
     try:
-        text, answer_as = _answer(ctx, agent, event, budget=budget, route=route,
+        text, answer_as = _answer(ctx, agent, event, resolved, budget=budget, route=route,
                                   topics=tuple(topic or ()), limit=limit, min_score=min_score,
                                   project=project, db=db)
+    except NoDatabase:  # nothing stored yet: nothing to add, nothing to say
+        return
     except Exception as exc:  # noqa: BLE001 - the agent must go on whatever happened here
         message = " ".join(str(exc).split()) or type(exc).__name__
-        sys.stderr.write(scrub(f"hippo hook: {message} (no context added)\n"))
+        lost = "nothing learned" if set(resolved) & set(LEARN) else "no context added"
+        sys.stderr.write(scrub(f"hippo hook: {message} ({lost})\n"))
         return
     if not text:
         return
@@ -78,39 +88,37 @@ def hook(
     sys.stdout.flush()
 
 
-def read_payload() -> dict[str, Any]:
-    import orjson
-
-    raw = sys.stdin.buffer.read()
-    if not raw.strip():
-        return {}
-    try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        raise HookInputError("stdin is not the hook's JSON") from None
-    if not isinstance(data, dict):
-        raise HookInputError("stdin is not a JSON object")
-    return data
-
-
-def resolve_event(event: str | None, payload: dict[str, Any]) -> str:
+def resolve_event(event: str | None, payload: dict[str, Any], agent: str = "claude-code"
+                  ) -> str:
     """Our event name from the argument, else from the payload's hook_event_name."""
     given = event or str(payload.get("hook_event_name") or "")
     name = ALIASES.get(given.strip().lower())
-    if name is None:
-        raise HookInputError(f"unknown hook event {given!r}; known: {', '.join(EVENTS)}"
+    known = AGENT_EVENTS[agent]
+    if name not in known:
+        raise HookInputError(f"unknown hook event {given!r} for {agent}; known: "
+                             f"{', '.join(known)}"
                              if given else "no event given and no hook_event_name on stdin")
-    return name
+    return name  # type: ignore[return-value]
 
 
-def _answer(ctx: typer.Context, agent: str, event: str | None, *, budget: int, route: bool,
+def _answer(ctx: typer.Context, agent: str, event: str | None, resolved: list[str], *,
+            budget: int, route: bool,
             topics: tuple[str, ...], limit: int, min_score: float, project: str | None,
             db: Any) -> tuple[str, str]:
     if agent not in AGENTS:
         raise HookInputError(f"unknown agent {agent!r}; known: {', '.join(AGENTS)}")
+    if ALIASES.get(str(event).lower()) in AGENT_EVENTS[agent]:
+        resolved.append(ALIASES[str(event).lower()])
     payload = read_payload()
-    name = resolve_event(event, payload)
+    name = resolve_event(event, payload, agent)
+    resolved.append(name)
     answer_as = str(payload.get("hook_event_name") or EVENTS[name])
+    if name in LEARN:
+        flags = root_flags(ctx)
+        if db is not None:
+            flags["db"] = str(db)
+        sys.stderr.write(f"hippo hook: {learn(flags, agent, name, payload)}\n")
+        return "", answer_as
     chosen = project or root_flags(ctx).get("project")
     location = None
     if isinstance(payload.get("cwd"), str) and payload["cwd"]:
@@ -118,7 +126,8 @@ def _answer(ctx: typer.Context, agent: str, event: str | None, *, budget: int, r
 
         location = locate(payload["cwd"])  # recorded on open when it is a worktree
         chosen = chosen or location.project
-    h = open_hippo(ctx, db=db, project=chosen, location=location)
+    h = open_hippo(ctx, db=db, project=chosen, location=location, read=True,
+                   busy_timeout_ms=HOOK_WAIT_MS)
     from hippo.layers import Route
 
     where = Route(h.project, topics)
@@ -141,3 +150,4 @@ def _answer(ctx: typer.Context, agent: str, event: str | None, *, budget: int, r
     for note in degraded:
         sys.stderr.write(f"hippo: degraded: {note}\n")
     return recall.render(records, budget), answer_as
+

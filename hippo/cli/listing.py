@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from hippo.cli.common import DbOpt, JsonOpt, ProjectOpt, open_hippo
+from hippo.cli.common import DbOpt, JsonOpt, ProjectOpt, WideOpt, open_hippo
 
-COLUMNS = ("id", "type", "project", "status", "importance", "created_at", "text")
+# At a terminal the text gets the width: the day it was made, no status unless asked for.
+COLUMNS = ("id", "type", "project", "date", "text")
+WITH_STATUS = ("id", "type", "project", "status", "date", "text")
+WIDE = ("id", "type", "tier", "project", "status", "importance", "tags", "pinned",
+        "author", "created_at", "updated_at", "text")
 
 
 def list_(
@@ -20,21 +24,29 @@ def list_(
     tag: Annotated[list[str] | None, typer.Option("--tag", help="Repeatable; all must match.")] = None,
     since: Annotated[str | None, typer.Option(help="Created since: ISO date or 7d, 12h.")] = None,
     all_projects: Annotated[bool, typer.Option("--all-projects", help="Every project.")] = False,
-    limit: Annotated[int, typer.Option(help="At most this many (0: no limit).")] = 50,
+    limit: Annotated[int, typer.Option(min=0, help="At most this many (0: no limit).")] = 50,
     unverified: Annotated[bool, typer.Option(
         "--unverified", help="Only machine-written rules and preferences no person has "
         "verified or pinned: what the rule floor holds back until `hippo verify ID`.")] = False,
     project: ProjectOpt = None,
     db: DbOpt = None,
     json: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
-    """List memories, newest first (current project and global ones by default)."""
+    """List memories, newest first (current project and global ones by default).
+
+    \b
+    Examples:
+      hippo list --type rule
+      hippo list --status all --since 7d --wide
+      hippo list --all-projects --limit 0 --json > all.jsonl
+    """
     from hippo import brain
     from hippo.output import emit
     from hippo.records import STATUSES
     from hippo.timeutil import iso, parse_since
 
-    h = open_hippo(ctx, db=db, project=project)
+    h = open_hippo(ctx, db=db, project=project, read=True)
     statuses = list(STATUSES) if status and "all" in status else (status or ["active"])
     projects = None if all_projects else [h.project, None]
     for t in type_ or []:
@@ -43,7 +55,17 @@ def list_(
         resolve(t, h.types)
     rows = brain.listing(
         h.db, types=type_ or [], tiers=tier or [], projects=projects, statuses=statuses,
-        since=iso(parse_since(since)) if since else None, tags=tag or [], limit=max(limit, 0),
+        since=iso(parse_since(since)) if since else None, tags=tag or [], limit=limit,
         unverified=unverified,
     )
-    emit(rows, json_flag=json, columns=COLUMNS)
+    columns = WIDE if wide else WITH_STATUS if status else COLUMNS
+    emit(rows, json_flag=json, columns=columns, wide=wide,
+         shown=lambda r: _shown(r, wide))
+
+
+def _shown(rec: dict[str, Any], wide: bool) -> dict[str, Any]:
+    from hippo.output import day
+
+    return {**rec, "project": rec["project"] or "global", "date": day(rec["created_at"]),
+            "created_at": day(rec["created_at"], wide=True),
+            "updated_at": day(rec["updated_at"], wide=True)}

@@ -4,7 +4,9 @@ Agents run `hippo search --json` on every task, each time as a new process, and 
 Typer costs more than the search itself once the query's embedding is cached. So a search
 call whose arguments `hippo.cli.fastpath` fully understands runs without Typer; everything
 else (other commands, --help, any argument in doubt) goes to the Typer app in
-`hippo.cli.app`. Both paths run the same command body and end here on error.
+`hippo.cli.app`. So does every hook but `hippo hook AGENT session-end|stop`, which runs
+while the agent shuts down (`hippo.cli.hook_learn`). Both paths run the same command body
+and end here on error.
 """
 
 from __future__ import annotations
@@ -34,15 +36,21 @@ def main(*, quick_exit: bool = False) -> None:
         from hippo.cli import fastpath
 
         call = fastpath.parse(argv)
-        if call is not None:
-            fastpath.run(call)
+        hook = None
+        if call is None and "hook" in argv:  # a session-end hook: also without Typer
+            from hippo.cli import hook_learn
+
+            hook = hook_learn.parse(argv)
+        if call is not None or hook is not None:
+            if call is not None:
+                fastpath.run(call)
+            else:
+                hook_learn.run(*hook)  # type: ignore[misc]
             sys.stdout.flush()
             if quick_exit:
                 _leave()
         else:
-            from hippo.cli.app import app
-
-            app(prog_name="hippo")
+            _typer_app(argv)
     except HippoError as exc:
         if debug:
             _traceback()
@@ -64,6 +72,40 @@ def main(*, quick_exit: bool = False) -> None:
         sys.stderr.write(scrub(f"hippo: unexpected {name}: {exc} (rerun with --debug for a "
                                "traceback)\n"))
         sys.exit(int(ExitCode.ERROR))
+
+
+def _typer_app(argv: list[str]) -> None:
+    """The Typer app, with Click's usage errors as one `hippo:` line (exit 2).
+
+    Click's standalone mode prints three lines (Usage, Try, Error) for a bad flag; scripts
+    and agents read the last line of stderr, people the first, so both get the same one.
+    """
+    from hippo.cli.app import app
+
+    try:  # Typer 0.2x carries its own copy of Click (pinned in pyproject)
+        from typer._click import exceptions as click
+    except ImportError:  # pragma: no cover - a Typer that uses Click itself
+        from click import exceptions as click  # type: ignore[no-redef]
+
+    try:
+        code = app(prog_name="hippo", args=argv, standalone_mode=False)
+    except click.NoArgsIsHelpError as exc:  # `hippo`, `hippo project`: the help
+        exc.show()
+        sys.exit(int(ExitCode.USAGE))
+    except click.UsageError as exc:
+        where = exc.ctx.command_path if exc.ctx is not None else "hippo"
+        sys.stderr.write(scrub(f"hippo: {exc.format_message()} (`{where} --help` for "
+                               "usage)\n"))
+        sys.exit(int(ExitCode.USAGE))
+    except click.ClickException as exc:  # e.g. a file argument Click could not open
+        sys.stderr.write(scrub(f"hippo: {exc.format_message()}\n"))
+        sys.exit(exc.exit_code)
+    except click.Abort:  # Ctrl-C (or EOF at a prompt) that Click caught first
+        raise KeyboardInterrupt from None
+    # Outside standalone mode Click returns a command's `typer.Exit(code)` instead of
+    # exiting; commands themselves return None.
+    if isinstance(code, int) and code:
+        sys.exit(code)
 
 
 def _leave() -> None:

@@ -7,17 +7,19 @@ from typing import Any
 
 
 def hippo_for(root: dict[str, Any], *, db: str | None = None, project: str | None = None,
-              embedder: str | None = None, location: Any = None) -> Any:
+              embedder: str | None = None, location: Any = None, read: bool = False,
+              busy_timeout_ms: int | None = None) -> Any:
     """Build the Hippo for this call: command flags win over the root's, then env/config.
 
-    `location`: where the call works when that is not the cwd (a hook's `cwd`)."""
+    `location`: where the call works when that is not the cwd (a hook's `cwd`). `read`: a
+    read command, which never creates, migrates or converts the file (docs/usage.md)."""
     from hippo.core import Hippo
 
     flags = dict(root)
     for key, value in (("db", db), ("project", project), ("embedder", embedder)):
         if value is not None:
             flags[key] = value
-    return Hippo(None, location=location, **flags)
+    return Hippo(None, location=location, read=read, busy_timeout_ms=busy_timeout_ms, **flags)
 
 
 def read_text_arg(value: str) -> str:

@@ -49,6 +49,7 @@ def rename(
                                        show_default=False)],
     dry_run: DryRunOpt = False,
     db: DbOpt = None,
+    json: JsonOpt = False,  # the events are JSON lines either way
 ) -> None:
     """Rename project OLD to NEW: its memories, Echo sessions and chunks, recorded worktrees.
 
@@ -68,6 +69,7 @@ def merge(
                                         show_default=False)],
     dry_run: DryRunOpt = False,
     db: DbOpt = None,
+    json: JsonOpt = False,  # the events are JSON lines either way
 ) -> None:
     """Merge project FROM into INTO; a memory INTO already holds is folded into INTO's.
 

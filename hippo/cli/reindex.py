@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from hippo.cli.common import DbOpt, open_hippo, root_flags
+from hippo.cli.common import DbOpt, JsonOpt, open_hippo, root_flags
 from hippo.cli.consolidate import DryRunOpt
 from hippo.errors import UsageError
 
@@ -24,14 +24,15 @@ def reindex(
                                         "already uses this model.")] = False,
     dry_run: DryRunOpt = False,
     db: DbOpt = None,
+    json: JsonOpt = False,
 ) -> None:
     """Re-embed a store; old vectors serve searches until the new set is complete."""
+    from hippo.cli.jobout import JobOutput
     from hippo.maintain import reindex as job
-    from hippo.output import write_json_lines
 
     name = embedder or root_flags(ctx).get("embedder")
     if not name:
         raise UsageError("say which model to move to: hippo reindex --embedder NAME")
     h = open_hippo(ctx, db=db)
     job.run(h, store, name, batch=batch, force=force, dry_run=dry_run,
-            on_event=lambda ev: write_json_lines([ev]))
+            on_event=JobOutput(json).any)

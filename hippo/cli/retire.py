@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from hippo.cli.common import DbOpt, open_hippo
+from hippo.cli.common import DbOpt, JsonOpt, open_hippo
 from hippo.cli.consolidate import DryRunOpt
 
 
@@ -17,14 +17,23 @@ def retire(
                                             show_default=False)] = None,
     dry_run: DryRunOpt = False,
     db: DbOpt = None,
+    json: JsonOpt = False,
 ) -> None:
-    """Retire done memories and episodic ones past their window, unless pinned or canonical."""
+    """Retire done memories and episodic ones past their window, unless pinned or canonical.
+
+    At a terminal: a line per memory retired and a summary; JSON lines when piped or with
+    --json. `hippo undo RUN_ID` puts them back.
+
+    \b
+    Examples:
+      hippo retire --dry-run --now 2027-01-01
+    """
     from hippo import timeutil
+    from hippo.cli.jobout import JobOutput
     from hippo.maintain import retire as job
     from hippo.maintain.settings import MaintainParams
-    from hippo.output import write_json_lines
 
     h = open_hippo(ctx, db=db)
     params = MaintainParams.from_table(h.settings.table("maintain"))
     when = timeutil.parse(now) if now else timeutil.now()
-    job.run(h, params, now=when, dry_run=dry_run, on_event=lambda ev: write_json_lines([ev]))
+    job.run(h, params, now=when, dry_run=dry_run, on_event=JobOutput(json).any)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from hippo.cli.common import DbOpt, EmbedderOpt, JsonOpt, ProjectOpt, root_flags
+from hippo.cli.common import DbOpt, EmbedderOpt, JsonOpt, ProjectOpt, WideOpt, root_flags
 
 
 def search(
@@ -42,20 +42,30 @@ def search(
         help="table, json or markdown (default: table at a terminal, else json).")] = None,
     budget: Annotated[int, typer.Option("--budget", "-b", min=1,
                                         help="Token budget of --format markdown.")] = 800,
-    min_score: Annotated[float, typer.Option(
-        "--min-score", min=0.0, max=1.0,
+    min_score: Annotated[float | None, typer.Option(
+        "--min-score", min=0.0, max=1.0, show_default=False,
         help="Leave out results scoring below this (scores compare across queries; "
-             "0.3 keeps what has some relevance).")] = 0.0,
+             "0.3 keeps what has some relevance). Default 0, but 0.3 for --format "
+             "markdown, as the prompt hook.")] = None,
     project: ProjectOpt = None,
     db: DbOpt = None,
     embedder: EmbedderOpt = None,
     json: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """Search memories: keywords and meaning together, best first.
 
     Looks at the current project and global memories (--project, --all-projects).
     Degradations (no embedder, no full-text index, reranker down) still give results;
-    each is named on stderr and in every result's "degraded".
+    each is named on stderr and in every result's "degraded". When nothing matches, stderr
+    says where memories are instead (other projects; Echo, when the Brain is empty).
+
+    \b
+    Examples:
+      hippo search "how do we deploy staging"
+      hippo search "release checklist" --type procedure --since 30d --wide
+      hippo search --format markdown --budget 600 "$PROMPT"   # for an agent's prompt
+      hippo search --json "redis cache" | jq -r .text
     """
     from hippo.cli.search_run import run
 
@@ -63,4 +73,4 @@ def search(
         until=until, all_projects=all_projects, include_superseded=include_superseded,
         explain=explain, rerank=rerank, format_=format_, budget=budget,
         min_score=min_score, project=project, db=str(db) if db else None,
-        embedder=embedder, json=json)
+        embedder=embedder, json=json, wide=wide)

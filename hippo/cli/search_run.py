@@ -10,7 +10,9 @@ from hippo.cli.plain import hippo_for, read_text_arg
 from hippo.errors import UsageError
 
 FORMATS = ("table", "json", "markdown")
-COLUMNS = ("id", "score", "type", "project", "date", "importance", "tags", "text")
+# At a terminal the text gets the width; --wide adds the rest.
+COLUMNS = ("id", "score", "type", "project", "date", "text")
+WIDE = ("id", "score", "type", "tier", "project", "created_at", "importance", "tags", "text")
 EXPLAIN_COLUMNS = ("id", "score", "bm25", "vector", "fused", "mmr", "fresh", "rerank", "text")
 
 
@@ -19,16 +21,26 @@ def run(root: dict[str, Any], query: str, *, limit: int | None = None,
         tag: list[str] | None = None, since: str | None = None, until: str | None = None,
         all_projects: bool = False, include_superseded: bool = False, explain: bool = False,
         rerank: bool | None = None, format_: str | None = None, budget: int = 800,
-        min_score: float = 0.0, project: str | None = None, db: str | None = None,
-        embedder: str | None = None, json: bool = False) -> None:
-    """Search and print: `root` holds the flags given before the command name."""
+        min_score: float | None = None, project: str | None = None, db: str | None = None,
+        embedder: str | None = None, json: bool = False, wide: bool = False) -> None:
+    """Search and print: `root` holds the flags given before the command name.
+
+    `min_score` None: 0 (keep all), but for --format markdown, text for a prompt, the
+    prompt hook's floor, so a message about nothing stored prints nothing."""
     from hippo.output import want_json
     from hippo.retrieve.pipeline import search
 
     if format_ is not None and format_ not in FORMATS:
         raise UsageError(f"unknown format {format_!r}; choose {', '.join(FORMATS)}")
+    if min_score is None:
+        if format_ == "markdown" and not json:
+            from hippo.layers.recall import MIN_SCORE
+
+            min_score = MIN_SCORE
+        else:
+            min_score = 0.0
     text = read_text_arg(query)
-    h = hippo_for(root, db=db, project=project, embedder=embedder)
+    h = hippo_for(root, db=db, project=project, embedder=embedder, read=True)
     try:
         found = search(h, text, limit=limit, types=type_ or (), tiers=tier or (),
                        tags=tag or (), since=since, until=until,
@@ -38,6 +50,9 @@ def run(root: dict[str, Any], query: str, *, limit: int | None = None,
         # so a search from the wrong directory is not mistaken for an empty memory.
         elsewhere = (_elsewhere(h) if not found.results and not all_projects and found.query
                      else 0)
+        # An empty Brain beside an Echo full of this project's sessions: hippo has read
+        # them but learnt nothing yet, which silence would pass off as "nothing known".
+        echoed = _echoed(h) if not found.results and found.query else 0
         scope = h.project
     finally:
         h.close()
@@ -49,6 +64,11 @@ def run(root: dict[str, Any], query: str, *, limit: int | None = None,
         sys.stderr.write(f"hippo: no result scored {min_score:g} or more (best {best:.2f})\n")
         return
     if not results:
+        if echoed:
+            sys.stderr.write(f"hippo: no memories match; Echo holds {echoed} "
+                             f"chunk{'' if echoed == 1 else 's'} of this project's sessions: "
+                             f"try `hippo echo {_quoted(text)}`, or `hippo extract` to learn "
+                             "memories from them\n")
         if elsewhere:
             where = "global memories" if scope is None else f"project {scope!r} or global memories"
             sys.stderr.write(f"hippo: no match in {where}; {elsewhere} active "
@@ -62,7 +82,29 @@ def run(root: dict[str, Any], query: str, *, limit: int | None = None,
 
         write_json_lines(results)
     else:
-        _table(results, explain)
+        _table(results, explain, wide)
+
+
+def _quoted(query: str) -> str:
+    import shlex
+
+    return shlex.quote(query) if len(query) <= 60 and query.isprintable() else "QUERY"
+
+
+# Only asked when a search found nothing: is the scope's Brain empty, and its Echo not?
+SCOPE_MEMORIES = ("SELECT count(*) FROM memories WHERE status = 'active' AND "
+                  "(project IS NULL OR project IS ?)")
+PROJECT_CHUNKS = "SELECT count(*) FROM echo_chunks WHERE project IS ?"
+ALL_CHUNKS = "SELECT count(*) FROM echo_chunks"
+
+
+def _echoed(h: Any) -> int:
+    """Echo chunks of the current project when no memory is in scope (else 0)."""
+    if h.db.scalar(SCOPE_MEMORIES, (h.project,)):
+        return 0
+    if h.project is None:
+        return int(h.db.scalar(ALL_CHUNKS) or 0)
+    return int(h.db.scalar(PROJECT_CHUNKS, (h.project,)) or 0)
 
 
 def _elsewhere(h: Any) -> int:
@@ -89,12 +131,13 @@ def _rank(stage: dict[str, Any] | None) -> str:
     return "" if not stage else f"#{stage['rank']}"
 
 
-def _table(results: list[dict[str, Any]], explain: bool) -> None:
-    from hippo.output import table
+def _table(results: list[dict[str, Any]], explain: bool, wide: bool = False) -> None:
+    from hippo.output import day, table
 
     rows = []
     for r in results:
-        row = {**r, "date": str(r["created_at"])[:10], "project": r["project"] or "global"}
+        row = {**r, "date": day(r["created_at"]), "project": r["project"] or "global",
+               "created_at": day(r["created_at"], wide=True)}
         if r.get("superseded_by"):
             row["text"] = f"{r['text']} (superseded by #{r['superseded_by']})"
         if explain:
@@ -107,4 +150,4 @@ def _table(results: list[dict[str, Any]], explain: bool) -> None:
                 rerank=_rank(e["rerank"]),
             )
         rows.append(row)
-    table(rows, EXPLAIN_COLUMNS if explain else COLUMNS)
+    table(rows, EXPLAIN_COLUMNS if explain else WIDE if wide else COLUMNS, wide=wide)

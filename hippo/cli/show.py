@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import re
+from typing import Annotated, Any
 
 import typer
 
 from hippo.cli.common import DbOpt, JsonOpt, open_hippo, parse_ids
+
+_WORD = re.compile(r"\w{2,}")
+# Words too common to tell one line from another.
+_COMMON = frozenset((
+    "the", "and", "for", "with", "that", "this", "from", "are", "was", "were", "is", "be",
+    "to", "of", "in", "on", "at", "by", "it", "its", "as", "or", "an", "not", "but", "you",
+    "your", "we", "our", "they", "their", "has", "have", "had", "will", "would", "can",
+    "could", "should", "all", "any", "some", "into", "then", "than", "also", "just", "so",
+    "do", "does", "did"))
+EXTRA_LINE_COST = 1.5  # a further line must bring two more of the memory's words
+# A transcript line can be a whole paragraph: past this length it is cut into sentences.
+LONG_LINE = 240
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+")
+EVIDENCE_UNITS = 3  # at most this many consecutive lines (or sentences) are shown
 
 
 def show(
@@ -16,15 +31,27 @@ def show(
     db: DbOpt = None,
     json: JsonOpt = False,
 ) -> None:
-    """Show memories: every field, where each came from, and what changed it."""
+    """Show memories: every field, where each came from, and what changed it.
+
+    A memory learnt from a transcript shows the lines of its source chunk it was taken
+    from (the whole chunk is `hippo echo`'s, or in --json's provenance).
+
+    \b
+    Examples:
+      hippo show 7
+      hippo show 7 12 --no-history --json
+    """
     from hippo import audit, brain
     from hippo.output import want_json, write_json_lines
 
-    h = open_hippo(ctx, db=db)
+    h = open_hippo(ctx, db=db, read=True)
     out = []
     for memory_id in parse_ids(ids):
         rec = brain.get(h.db, memory_id)
         rec["provenance"] = brain.sources(h.db, memory_id)
+        for src in rec["provenance"]:
+            if src.get("text"):
+                src["evidence"] = evidence(src["text"], rec["text"])
         if history:
             rec["history"] = audit.history(h.db, memory_id)
         out.append(rec)
@@ -34,7 +61,7 @@ def show(
     from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = Console(highlight=False)
     for rec in out:
         t = Table(show_header=False, title=f"memory {rec['id']}", title_justify="left")
         t.add_column("field", style="bold")
@@ -46,9 +73,56 @@ def show(
         console.print(t)
         for src in rec["provenance"]:
             console.print(f"  source chunk {src['chunk_id']}: {src['source_path']} "
-                          f"lines {src['line_start']}-{src['line_end']} ({src['session_key']})")
-            if src.get("text"):
-                console.print("    " + src["text"][:400].replace("\n", "\n    "))
+                          f"lines {src['line_start']}-{src['line_end']} ({src['session_key']})",
+                          markup=False)
+            for line in src.get("evidence") or []:  # transcript text is never rich markup
+                console.print(f"    > {line}", markup=False)
         for ev in rec.get("history", []):
             console.print(f"  {ev['at']}  {ev['action']:<12} by {ev['actor']}"
-                          + (f"  run {ev['run_id']}" if ev["run_id"] else ""))
+                          + (f"  run {ev['run_id']}" if ev["run_id"] else ""), markup=False)
+
+
+def _units(text: str) -> list[str]:
+    """The chunk's lines, a long one cut into its sentences."""
+    out: list[str] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        out += [p for p in _SENTENCE.split(line) if p] if len(line) > LONG_LINE else [line]
+    return out
+
+
+def evidence(chunk: str, memory: str) -> list[str]:
+    """The lines of a source chunk a memory was taken from: the run of at most
+    EVIDENCE_UNITS consecutive lines (or sentences of a long line) that holds most of the
+    memory's words, the shortest such run first. Extraction records the chunk, not the
+    line, so the lines are found again by their words; none in common: the chunk's start."""
+    units = _units(chunk)
+    want = _words(memory)
+    if not units:
+        return []
+    words = [_words(u) & want for u in units]
+    best: tuple[float, int] = (0.0, 0)  # (words covered less the extra lines' cost, -start)
+    span = (0, 1)
+    for start in range(len(units)):
+        covered: set[str] = set()
+        for end in range(start, min(start + EVIDENCE_UNITS, len(units))):
+            covered |= words[end]
+            score = (len(covered) - EXTRA_LINE_COST * (end - start), -start)
+            if score > best:
+                best, span = score, (start, end + 1)
+    if best[0] <= 0:
+        return [_clip(units[0])]
+    return [_clip(u) for u in units[span[0]:span[1]]]
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in (m.lower() for m in _WORD.findall(text)) if w not in _COMMON}
+
+
+def _clip(line: str, width: int = 400) -> str:
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+__all__: list[Any] = ["evidence", "show"]

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from hippo.cli.common import DbOpt, open_hippo
+from hippo.cli.common import DbOpt, JsonOpt, open_hippo
 from hippo.cli.consolidate import DryRunOpt
 
 
@@ -18,10 +18,17 @@ def undo(
                                         "after that run.")] = False,
     dry_run: DryRunOpt = False,
     db: DbOpt = None,
+    json: JsonOpt = False,
 ) -> None:
-    """Undo a run: text, status, links, vectors and FTS back as they were; itself audited."""
+    """Undo a run: text, status, links, vectors and FTS back as they were; itself audited.
+
+    \b
+    Examples:
+      hippo undo consolidate-20261130T020000-1a2b3c --dry-run
+      hippo undo undo-20261201T101500-4d5e6f     # undo the undo
+    """
+    from hippo.cli.jobout import JobOutput
     from hippo.maintain import undo as job
-    from hippo.output import write_json_lines
 
     h = open_hippo(ctx, db=db)
-    job.run(h, run_id, force=force, dry_run=dry_run, on_event=lambda ev: write_json_lines([ev]))
+    job.run(h, run_id, force=force, dry_run=dry_run, on_event=JobOutput(json).any)

@@ -62,6 +62,8 @@ def _usage(c: Command) -> str:
 def _section(c: Command) -> list[str]:
     out = [f"## `{c.name}`", "", "```", _usage(c), "```", ""]
     out += [para.replace("\n", " ") + "\n" for para in c.help.split("\n\n") if para.strip()]
+    if c.examples:
+        out += ["Examples:", "", "```sh", *c.examples, "```", ""]
     if c.arguments:
         out += ["| argument | description |", "|---|---|"]
         out += [f"| `{a.opts[0]}` | {_cell(a.help)}"

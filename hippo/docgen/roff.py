@@ -11,6 +11,7 @@ EXIT_CODES = (
     (3, "Partial success: some inputs were skipped, each reported on stderr."),
     (75, "Try again later: database busy, a job lock held, a spend cap or an open circuit."),
     (78, "Configuration: newer schema, embedding model mismatch, missing API key."),
+    (130, "Interrupted (Ctrl-C): what a job kept is named on stderr; a re-run resumes."),
 )
 EXTRA_ENV = (
     ("HIPPO_HOME", "User data directory (database, config, caches)."),
@@ -103,8 +104,14 @@ def page(cmd: Command, version: str) -> str:
         for sub in cmd.subcommands:
             lines += [".TP", f"\\fB{dash(sub.path[-1])}\\fR", esc(sub.short),
                       f"See \\fB{dash(page_name(sub))}\\fR(1)."]
+    if cmd.examples:
+        lines += [".SH EXAMPLES", ".PP", ".nf", ".RS 4"]
+        lines += [dash(ex) for ex in cmd.examples]
+        lines += [".RE", ".fi"]
     if not cmd.path:
         lines += _program_sections()
+    elif not cmd.subcommands:
+        lines += _exit_status()
     see = [f"\\fB{dash(page_name(s))}\\fR(1)" for s in cmd.subcommands]
     if cmd.path:
         see.insert(0, "\\fBhippo\\fR(1)")
@@ -120,9 +127,7 @@ def _program_sections() -> list[str]:
     env = [(o.env, f"{o.help[0].upper()}{o.help[1:]}.") for o in OPTIONS if o.env]
     for var, text in [*env, *EXTRA_ENV]:
         lines += [".TP", f"\\fB{esc(var)}\\fR", esc(text)]
-    lines.append(".SH EXIT STATUS")
-    for code, text in EXIT_CODES:
-        lines += [".TP", f"\\fB{code}\\fR", esc(text)]
+    lines += _exit_status()
     lines += [
         ".SH FILES",
         ".TP", "\\fI$HIPPO_HOME/hippo.db\\fR",
@@ -130,6 +135,13 @@ def _program_sections() -> list[str]:
         ".TP", "\\fI$HIPPO_HOME/config.toml\\fR",
         "Settings (flag > environment > config file > default).",
     ]
+    return lines
+
+
+def _exit_status() -> list[str]:
+    lines = [".SH EXIT STATUS"]
+    for code, text in EXIT_CODES:
+        lines += [".TP", f"\\fB{code}\\fR", esc(text)]
     return lines
 
 

@@ -35,6 +35,7 @@ class Command:
     options: list[Param] = field(default_factory=list)
     arguments: list[Param] = field(default_factory=list)
     subcommands: list[Command] = field(default_factory=list)
+    examples: tuple[str, ...] = ()  # command lines from the help's "Examples:" paragraph
 
     @property
     def name(self) -> str:
@@ -129,8 +130,21 @@ def _param(p: Any, named: dict[str, tuple[str, ...]]) -> Param:
         secondary=tuple(getattr(p, "secondary_opts", ()) or ()), is_argument=is_arg)
 
 
+def split_examples(text: str) -> tuple[str, tuple[str, ...]]:
+    """The help without its "Examples:" paragraph, and that paragraph's lines: a command's
+    docstring is the one source of its --help, its man page and the command reference."""
+    paras = text.split("\n\n")
+    for i, para in enumerate(paras):
+        lines = para.strip().splitlines()
+        if lines and lines[0].strip() == "Examples:":
+            rest = "\n\n".join(paras[:i] + paras[i + 1:]).strip()
+            return rest, tuple(ln.strip() for ln in lines[1:] if ln.strip())
+    return text, ()
+
+
 def _command(cmd: Any, path: tuple[str, ...], named: dict[str, tuple[str, ...]]) -> Command:
-    out = Command(path, _clean(cmd.help))
+    help_, examples = split_examples(_clean(cmd.help))
+    out = Command(path, help_, examples=examples)
     for p in cmd.params:
         if getattr(p, "hidden", False):
             continue

@@ -23,6 +23,8 @@ _WORDS = re.compile(r"\w+|[^\w\s]")
 _CHUNKED_KINDS = frozenset({"message", "tool_call", "tool_result"})
 _CHUNKED_ROLES = frozenset({"user", "assistant", "tool"})
 SUMMARY_ROLE = "summary"
+# Every role a chunk can carry: what `hippo echo --role` accepts.
+CHUNK_ROLES = ("user", "assistant", "tool", SUMMARY_ROLE)
 # Where a summary may be cut: a heading, a section title ("4. Errors and fixes:",
 # "**Pending Tasks**", "Summary:"), a top-level bullet or an <analysis>/<summary> tag.
 _SUMMARY_BOUNDARY = re.compile(

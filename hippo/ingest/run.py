@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hippo.ingest import watermarks as wmarks
+from hippo.maintain.common import failpoint
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
@@ -24,7 +25,10 @@ if TYPE_CHECKING:
 
 DIR_PATTERNS = ("*.jsonl", "*.json", ".aider.chat.history.md", "*.aider.chat.history.md")
 DEFAULT_LOCATIONS = ("~/.claude/projects", "~/.codex/sessions", "~/.gemini/tmp")
+# Lines no reader can use: a `strict` run stores nothing of a file made only of these.
+UNREADABLE = frozenset({"invalid utf-8", "malformed json", "not an object", "line too long"})
 CHUNK_TOKENS = 256  # MiniLM reads 256 tokens; a longer chunk's tail would not be embedded
+EMBED_STEP = 16  # chunks embedded per call while ingesting a file: the bar moves per step
 
 
 @dataclass(slots=True)
@@ -41,10 +45,11 @@ class FileResult:
     redactions: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
     reason: str | None = None
+    read_after: str | None = None  # deferred: when the file will have been idle long enough
 
     def event(self) -> dict[str, Any]:
         out: dict[str, Any] = {"event": "file", "path": self.path, "status": self.status}
-        for key in ("format", "session", "reason"):
+        for key in ("format", "session", "reason", "read_after"):
             if getattr(self, key):
                 out[key] = getattr(self, key)
         if self.status in ("ingested", "reread"):
@@ -105,19 +110,44 @@ class Ingestor:
     """One ingest run over many files."""
 
     def __init__(self, h: Hippo, *, idle_minutes: float, fmt: str | None = None,
-                 backstop: bool = False, now: float | None = None) -> None:
+                 backstop: bool = False, now: float | None = None, strict: bool = False) -> None:
         self.h = h
+        self.strict = strict  # a file without one readable message is skipped, not stored
         self.idle_s = idle_minutes * 60
         self.fmt = fmt
         self.backstop = backstop
         self.now = now if now is not None else time.time()
         self.marks = wmarks.load_all(h.db)
+        self.totals: Counter[str] = Counter()  # so far: what an interrupted run has kept
+        self._share = 0  # the bytes of the file being read: its part of the progress bar
+        self._progress_to: Callable[[int], None] = lambda done: None
+
+    def pending(self, path: Path) -> int:
+        """Bytes of `path` past its watermark: what reading it costs (the progress unit)."""
+        try:
+            size = path.stat().st_size
+        except OSError:
+            return 0
+        wm = self.marks.get(str(path))
+        return size - wm.offset if wm and 0 <= wm.offset <= size else size
 
     def run(self, files: Iterable[Path], emit: Callable[[FileResult], None],
-            advance: Callable[[], None] = lambda: None) -> dict[str, Any]:
-        totals: Counter[str] = Counter()
+            advance: Callable[[int], None] = lambda n: None) -> dict[str, Any]:
+        """Ingest each file; `advance(n)` as n more bytes are read and embedded."""
+        totals = self.totals
         skipped: Counter[str] = Counter()
         for path in files:
+            self._share = share = self.pending(path)
+            given = 0
+
+            def progress_to(done: int, share: int = share) -> None:
+                nonlocal given
+                n = min(done, share) - given
+                if n > 0:
+                    given += n
+                    advance(n)
+
+            self._progress_to = progress_to
             res = self.one(path)
             totals[res.status] += 1
             totals["messages"] += res.messages
@@ -125,11 +155,11 @@ class Ingestor:
             totals["redactions"] += res.redactions
             totals["duplicates"] += res.duplicates
             skipped.update(res.skipped)
-            if res.reason:
+            if res.reason and res.status == "skipped":  # a deferred file is not skipped
                 skipped[res.reason] += 1
             if res.status != "unchanged":
                 emit(res)
-            advance()
+            progress_to(share)
         return {"event": "summary", "files": sum(totals[k] for k in (
                     "ingested", "reread", "unchanged", "deferred", "skipped")),
                 "ingested": totals["ingested"] + totals["reread"],
@@ -151,7 +181,7 @@ class Ingestor:
             # unchanged (a restore or in-place rewrite can keep both).
             return FileResult(key, "unchanged")
         if self.now - st.st_mtime < self.idle_s:
-            return FileResult(key, "deferred", reason=None)
+            return _deferred(key, self.now - st.st_mtime, self.idle_s, st.st_mtime)
         if st.st_size == 0:
             return FileResult(key, "skipped", reason="empty file")
         try:
@@ -176,6 +206,9 @@ class Ingestor:
         res = reader.read(path, start_offset, start_line)
         out = FileResult(key, "reread" if reread else "ingested", format=reader.name)
         out.skipped = dict(Counter(s.reason for s in res.skipped))
+        if self.strict and not res.messages and any(s.reason in UNREADABLE for s in res.skipped):
+            out.status, out.reason = "skipped", f"not a readable {reader.name} transcript"
+            return out
         self._store(path, st, res, out, reread)
         return out
 
@@ -212,7 +245,7 @@ class Ingestor:
             out.chunks += len(chunks)
             planned.append((key, msgs, chunks))
         texts = [c.text for _, _, chunks in planned for c in chunks]
-        vectors = self.h.embed(texts, store="echo") if texts else None
+        vectors = self._embed(texts)
         head = wmarks.head_hash(path, res.end_offset) if res.end_offset else None
         complete = res.end_offset >= st.st_size
         with db.transaction():
@@ -245,9 +278,46 @@ class Ingestor:
             wmarks.save(db, str(path), offset=res.end_offset, line=res.end_line, head=head,
                         size=st.st_size, mtime=st.st_mtime, fmt=res.session.format,
                         session_id=sid, complete=complete)
+            failpoint("ingest.txn")  # crash and Ctrl-C tests: before the file's commit
         self.marks[str(path)] = wmarks.Watermark(str(path), res.end_offset, res.end_line, head,
                                                  st.st_size, st.st_mtime, res.session.format,
                                                  sid, complete)
+
+
+    def _embed(self, texts: list[str]) -> Any:
+        """The chunks' vectors, a batch at a time, so the progress bar moves through a
+        big session (embedding is most of an ingest's time)."""
+        if not texts:
+            return None
+        import numpy as np
+
+        parts = []
+        for start in range(0, len(texts), EMBED_STEP):
+            parts.append(self.h.embed(texts[start: start + EMBED_STEP], store="echo"))
+            # The bar's share of this file, in proportion to the texts embedded so far.
+            self._progress_to(self._share * (start + len(parts[-1])) // len(texts))
+        return np.concatenate(parts)
+
+
+def _deferred(key: str, idle_s: float, gate_s: float, mtime: float) -> FileResult:
+    """A file written to too recently: the session may still be going on."""
+    import datetime as dt
+
+    from hippo.timeutil import iso
+
+    when = dt.datetime.fromtimestamp(mtime + gate_s, dt.UTC)
+    reason = (f"written {_ago(idle_s)} ago, read once idle {_ago(gate_s)} "
+              f"(by a run after {when:%H:%M} UTC)")
+    return FileResult(key, "deferred", reason=reason, read_after=iso(when))
+
+
+def _ago(seconds: float) -> str:
+    seconds = max(seconds, 0)
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def _not_stored(db: Database, key: str, msgs: list[Message]) -> list[Message]:

@@ -59,13 +59,15 @@ def batches(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
 
 
 def failpoint(name: str) -> None:
-    """Crash tests: HIPPO_FAILPOINT=name:N kills this process with SIGKILL on the Nth hit."""
+    """Crash tests: HIPPO_FAILPOINT=name:N kills this process with SIGKILL on the Nth hit;
+    name:N:INT sends SIGINT instead (a Ctrl-C at exactly that point)."""
     spec = os.environ.get("HIPPO_FAILPOINT")
     if not spec or not spec.startswith(name + ":"):
         return
+    parts = spec[len(name) + 1:].split(":")
     hits = _HITS[name] = _HITS.get(name, 0) + 1
-    if hits >= int(spec.rsplit(":", 1)[1]):
-        os.kill(os.getpid(), signal.SIGKILL)
+    if hits >= int(parts[0]):
+        os.kill(os.getpid(), signal.SIGINT if parts[1:] == ["INT"] else signal.SIGKILL)
 
 
 _HITS: dict[str, int] = {}

@@ -32,6 +32,19 @@ POINTING_AT = "SELECT id FROM memories WHERE consolidated_into = ? OR superseded
 LINKS = ("link", "unlink")
 KEEP_APART_ADD = "INSERT OR IGNORE INTO keep_apart(a, b, run_id, at) VALUES (?, ?, ?, ?)"
 KEEP_APART_DROP = "DELETE FROM keep_apart WHERE run_id = ?"
+# The undo runs that undid a run, newest first.
+UNDONE_BY = ("SELECT id FROM runs WHERE job = 'undo' AND outcome = 'ok' AND "
+             "json_extract(summary, '$.undid') = ? ORDER BY started_at DESC, id DESC")
+
+
+def undone_by(db: Database, run_id: str, depth: int = 0) -> str | None:
+    """The undo run whose effect still stands on `run_id` (one not itself undone), if any."""
+    if depth > 50:  # an undo of an undo of ...: far past any real history
+        return None
+    for (undo_id,) in db.execute(UNDONE_BY, (run_id,)):
+        if undone_by(db, undo_id, depth + 1) is None:
+            return str(undo_id)
+    return None
 
 
 @dataclass(slots=True)
@@ -133,6 +146,11 @@ def run(h: Hippo, run_id: str, *, force: bool = False, dry_run: bool = False,
     db = h.db
     p = plan(db, run_id)
     moves = projects.moved(db, run_id)  # sessions, chunks, dirs a project rename/merge moved
+    if not force:
+        by = undone_by(db, run_id)
+        if by is not None:
+            raise HippoError(f"run {run_id} was already undone by run {by}; to bring its "
+                             f"changes back, `hippo undo {by}`")
     if p.conflicts and not force:
         ids = ", ".join(map(str, p.conflicts[:10]))
         raise HippoError(f"{len(p.conflicts)} memories changed after run {run_id} (ids {ids}); "

@@ -125,7 +125,7 @@ def _cached(h: Hippo, model: str, text: str) -> bytes | None:
     except HippoError:
         pass
     finally:
-        db.conn.set_busy_timeout(int(h.settings["busy_timeout_ms"]))
+        db.conn.set_busy_timeout(db.busy_timeout_ms)  # this connection's (a hook caps it)
     return bytes(blob)
 
 

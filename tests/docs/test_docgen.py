@@ -117,9 +117,9 @@ def test_bash_completes_commands_options_and_types(bash_script: Path) -> None:
     assert complete(bash_script, "hippo", "list", "--tier", "") == ["procedural", "semantic",
                                                                      "episodic"]
     assert "--type" in complete(bash_script, "hippo", "add", "--ty")
-    assert complete(bash_script, "hippo", "hook", "") == ["claude-code"]
-    assert complete(bash_script, "hippo", "hook", "claude-code", "") == ["session-start",
-                                                                         "prompt"]
+    assert complete(bash_script, "hippo", "hook", "") == ["claude-code", "codex"]
+    assert complete(bash_script, "hippo", "hook", "codex", "") == ["session-start", "prompt",
+                                                                   "session-end", "stop"]
     assert complete(bash_script, "hippo", "context", "--budget", "") == []
 
 

@@ -101,6 +101,7 @@ def test_ingest_of_a_removed_worktree_uses_the_record(cli, worktree: Path, tmp_p
                                                      db_path: Path) -> None:
     hook = orjson.dumps({"session_id": "s", "cwd": str(worktree / "src"),
                          "hook_event_name": "SessionStart"}).decode()
+    connect(db_path).close()  # a hook (a read) records into a database, never creates one
     r = cli("hook", "claude-code", input=hook)
     assert r.exit_code == 0 and "hippo hook:" not in r.stderr, r.stderr
     assert recorded(db_path) == [(str(worktree.resolve()), "spotter")]

@@ -71,8 +71,12 @@ def test_one_line_errors(cli, tmp_path: Path) -> None:
     assert "known types:" in r.stderr and "decision" in r.stderr
     r = cli("add", "x", "--importance", "1.5")
     assert r.exit_code == 2 and "importance must be between 0 and 1" in r.stderr
-    r = cli("list", db=tmp_path / "missing" / "h.db")
+    r = cli("add", "x", db=tmp_path / "missing" / "h.db")
     assert r.exit_code == 1 and r.stderr.startswith("hippo: directory")
+    r = cli("list", db=tmp_path / "missing" / "h.db")  # a read command: nothing to list
+    assert r.exit_code == 0 and r.stderr.startswith("hippo: no database at")
+    assert not (tmp_path / "missing").exists()
+    assert cli("add", "a first memory").exit_code == 0
     r = cli("show", "999")
     assert r.exit_code == 1 and r.stderr == "hippo: no memory with id 999\n"
 

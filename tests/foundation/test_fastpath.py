@@ -105,7 +105,7 @@ def same_call(call: fastpath.Call, argv: list[str]) -> None:
             expected = normal(want[dest], kind)
             # Options whose default is a value: what run() takes when the fast path leaves
             # them out.
-            default = {"budget": 800, "min_score": 0.0}.get(dest, default)
+            default = {"budget": 800}.get(dest, default)
             assert got.get(dest, default) == expected, (argv, dest)
     assert call.query == params["query"]
 

@@ -65,5 +65,5 @@ def rules_db(rules_template: Path, db_path: Path) -> Path:
     for suffix in ("", "-wal", "-shm"):
         src = Path(f"{rules_template}{suffix}")
         if src.exists():
-            shutil.copyfile(src, f"{db_path}{suffix}")
+            shutil.copy(src, f"{db_path}{suffix}")  # with its user-only mode
     return db_path

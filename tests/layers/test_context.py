@@ -97,7 +97,11 @@ def test_superseded_rules_leave_the_floor(cli, db_path: Path) -> None:
     assert cli("context").stdout == "## Rules (project: testproj)\n- Use ruff\n"
 
 
-def test_empty_database_prints_nothing(cli) -> None:
+def test_empty_database_prints_nothing(cli, db_path: Path) -> None:
+    r = cli("context")  # no database yet: said on stderr, nothing created
+    assert r.exit_code == 0 and r.stdout == "" and "no database at" in r.stderr
+    assert not db_path.exists()
+    connect(db_path).close()
     r = cli("context")
     assert r.exit_code == 0 and r.stdout == ""
     *_, summary = cli("context", "--json").records

@@ -115,11 +115,19 @@ def test_errors_never_break_the_agent(cli, args: list[str], stdin: str, why: str
 
 
 def test_database_error_in_a_real_process(hippo_proc, tmp_path: Path, repo: Path) -> None:
-    bad = tmp_path / "missing" / "dir" / "h.db"
+    missing = tmp_path / "missing" / "dir" / "h.db"  # nothing stored yet: nothing to say
+    out = subprocess.run([sys.executable, "-m", "hippo", "--db", str(missing), "hook",
+                          "claude-code"], input=payload(repo, "SessionStart", source="startup"),
+                         capture_output=True, text=True, check=False)
+    assert (out.returncode, out.stdout, out.stderr) == (0, "", "")
+    assert not missing.parent.exists()
+    bad = tmp_path / "notes.txt"  # not a database at all: one line, never the agent's failure
+    bad.write_text("my notes\n")
     out = subprocess.run([sys.executable, "-m", "hippo", "--db", str(bad), "hook", "claude-code"],
                          input=payload(repo, "SessionStart", source="startup"),
                          capture_output=True, text=True, check=False)
     assert out.returncode == 0 and out.stdout == ""
     assert out.stderr.startswith("hippo hook: ") and out.stderr.count("\n") == 1
+    assert bad.read_text() == "my notes\n"
     ok = hippo_proc(["hook", "claude-code"], input=payload(repo, "SessionStart", source="resume"))
     assert ok.returncode == 0 and ok.stdout == ""  # empty database: nothing to add

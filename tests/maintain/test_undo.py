@@ -74,3 +74,21 @@ def test_undo_keeps_memories_others_point_at(cli, seed, db_path) -> None:
     r = cli("undo", run.id)
     assert r.exit_code == 1 and "referenced by memory 1" in r.stderr
     assert len(cli("export").records) == 2
+
+
+def test_undoing_a_run_twice_names_the_undo_that_did_it(cli, seed, db_path, check) -> None:
+    seed([{"text": TEXT}, {"text": TEXT + " today"}])
+    run_id = cli("consolidate").records[-1]["run_id"]
+    first = cli("undo", run_id)
+    assert first.exit_code == 0, first.stderr
+    undo_id = first.records[-1]["run_id"]
+    again = cli("undo", run_id)
+    assert again.exit_code == 1 and again.stdout == ""
+    assert again.stderr == (f"hippo: run {run_id} was already undone by run {undo_id}; to "
+                            f"bring its changes back, `hippo undo {undo_id}`\n")
+    # Undoing the undo brings the merge back; then the merge can be undone once more.
+    redo = cli("undo", undo_id)
+    assert redo.exit_code == 0, redo.stderr
+    assert cli("undo", run_id).exit_code == 0
+    assert {x["status"] for x in cli("export").records} == {"active"}
+    check(db_path)

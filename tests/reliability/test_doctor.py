@@ -15,7 +15,7 @@ def test_healthy_database_passes(cli) -> None:
     cli("add", "a healthy memory")
     r = cli("doctor", "--json")
     assert r.exit_code == 0 and all(c["ok"] for c in r.records)
-    assert len(r.records) == 11
+    assert len(r.records) == 13
 
 
 def test_missing_and_stale_vectors_are_repaired(cli, db_path: Path) -> None:

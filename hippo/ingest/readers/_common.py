@@ -119,9 +119,10 @@ def iso_utc(value: Any) -> str | None:
         dt = dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
     except (OverflowError, ValueError):
         return None
-    if dt.microsecond:
-        return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
-    return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+    # f"{year:04d}": strftime's %Y does not pad years below 1000 (text order = time order)
+    head = (f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:"
+            f"{dt.second:02d}")
+    return f"{head}.{dt.microsecond // 1000:03d}Z" if dt.microsecond else f"{head}Z"
 
 
 def str_or_none(value: Any) -> str | None:

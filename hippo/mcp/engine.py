@@ -1,0 +1,424 @@
+"""The warm engine behind `hippo mcp`: one open database and one loaded embedder for the
+life of the server, and every tool as a plain method that returns a JSON-ready dict or
+raises a `HippoError` (the MCP layer, `hippo.mcp.server`, turns that into a tool error).
+
+Nothing here imports the MCP SDK, so the tools are tested in-process as well as through it.
+Calls are serialised by one lock (the SDK runs each sync tool on a worker thread; one
+SQLite connection serves them in turn). A write that meets a busy database is retried
+until `[mcp] busy_retry_seconds`, then fails with the CLI's busy message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from hippo.errors import BusyError, ConfigError, UsageError
+
+if TYPE_CHECKING:
+    from hippo.core import Hippo
+
+T = TypeVar("T")
+ACTOR = "mcp"  # the audit log's actor for every change made through the server
+MAX_LIMIT = 50  # results per search/echo call: a model's context is the scarce thing
+SNIPPET = 600  # characters of a source chunk `get` returns (the rest: `echo`)
+FLOOR_TYPES = ("rule", "preference")
+
+
+@dataclass(frozen=True, slots=True)
+class McpParams:
+    """`[mcp]` in the config file (docs/agents.md, MCP)."""
+
+    max_writes: int = 50  # writes (remember, supersede, forget, done, verify) per session
+    allow_verify: bool = False  # let the agent set verified_at (a person's review)
+    busy_retry_seconds: float = 10.0  # keep retrying a busy write this long
+
+    @classmethod
+    def from_table(cls, table: dict[str, Any], **flags: Any) -> McpParams:
+        values = {**table, **{k: v for k, v in flags.items() if v is not None}}
+        unknown = sorted(set(values) - {"max_writes", "allow_verify", "busy_retry_seconds"})
+        if unknown:
+            raise ConfigError(f"unknown setting {unknown[0]!r} in [mcp]; known: "
+                              "allow_verify, busy_retry_seconds, max_writes")
+        p = cls(**values)
+        if isinstance(p.max_writes, bool) or not isinstance(p.max_writes, int) \
+                or p.max_writes < 0:
+            raise ConfigError(f"[mcp] max_writes must be a whole number >= 0, got "
+                              f"{p.max_writes!r}")
+        if not isinstance(p.allow_verify, bool):
+            raise ConfigError(f"[mcp] allow_verify must be true or false, got "
+                              f"{p.allow_verify!r}")
+        if isinstance(p.busy_retry_seconds, bool) or not isinstance(
+                p.busy_retry_seconds, (int, float)) or p.busy_retry_seconds < 0:
+            raise ConfigError("[mcp] busy_retry_seconds must be a number >= 0, got "
+                              f"{p.busy_retry_seconds!r}")
+        return p
+
+
+def _limit(value: int, name: str = "limit") -> int:
+    if not 1 <= value <= MAX_LIMIT:
+        raise UsageError(f"{name} must be between 1 and {MAX_LIMIT}, got {value}")
+    return value
+
+
+def provenance(rec: dict[str, Any]) -> str:
+    """One line: who wrote it, when, and where it came from (session, file and lines)."""
+    src = rec.get("source") or {}
+    bits = [f"{rec['author']}-written {str(rec['created_at'])[:10]}"]
+    if src.get("session"):
+        where = f"session {src['session']}"
+        if src.get("file"):
+            lines = src.get("lines")
+            where += f" ({src['file']}" + (f" lines {lines[0]}-{lines[1]})" if lines else ")")
+        bits.append(f"from {where}")
+    elif src.get("via"):
+        bits.append(f"via {src['via']}")
+    if rec.get("confirmed_at"):
+        bits.append(f"confirmed {str(rec['confirmed_at'])[:10]}")
+    if rec.get("verified_at"):
+        bits.append("verified by a person")
+    return "; ".join(bits)
+
+
+def compact(rec: dict[str, Any]) -> dict[str, Any]:
+    """The record's useful fields for a model: no nulls, no defaults worth nothing."""
+    out: dict[str, Any] = {"id": rec["id"], "text": rec["text"], "type": rec["type"],
+                           "project": rec["project"] or "global"}
+    if "score" in rec:
+        out["score"] = round(float(rec["score"]), 3)
+    if rec.get("tags"):
+        out["tags"] = rec["tags"]
+    out["importance"] = rec["importance"]
+    out["date"] = str(rec["created_at"])[:10]
+    for key in ("pinned", "canonical"):
+        if rec.get(key):
+            out[key] = True
+    if rec.get("status", "active") != "active":
+        out["status"] = rec["status"]
+    if rec.get("superseded_by"):
+        out["superseded_by"] = rec["superseded_by"]
+    out["provenance"] = provenance(rec)
+    return out
+
+
+class Engine:
+    """One server's hippo: settings, database and embedder opened once, warmed in the
+    background, and the count of writes this client session has made."""
+
+    def __init__(self, h: Hippo, params: McpParams | None = None) -> None:
+        self.h = h
+        self.params = params or McpParams.from_table(h.settings.table("mcp"))
+        self.writes = 0
+        self._lock = threading.Lock()
+        self._warm: Any = None
+        self._runs = contextlib.ExitStack()
+        self._run: Any = None
+
+    # -- life cycle ----------------------------------------------------------------
+    def warm(self) -> None:
+        """Open the database and load the embedding model in a background thread, so the
+        server answers `initialize` at once and the first search does not pay for both."""
+        from hippo.background import Pending
+
+        self._warm = Pending(self._load, "hippo-mcp-warm")
+
+    def _load(self) -> None:
+        with self._lock:
+            emb = self.h.embedder("brain")
+            self.h.embedder("echo")  # shares the loaded model when it is the same one
+        import hippo.retrieve.echo
+        import hippo.retrieve.pipeline  # noqa: F401 - imported now, not by the first search
+
+        # The local model's session loads on first touch (a cached property): with full
+        # graph optimisation, the right choice for a long-lived process; one pass makes
+        # onnxruntime allocate its buffers now. Other embedders have nothing to load.
+        if getattr(emb, "_session", None) is not None:
+            emb.embed_batch(["warm up"])
+
+    def ready(self) -> None:
+        """Wait for the warm-up (a failure there is met again, and reported, by the call)."""
+        if self._warm is not None:
+            with contextlib.suppress(Exception):  # the tool's own call meets it and reports it
+                self._warm.result()
+
+    @property
+    def warming(self) -> bool:
+        """Whether the background warm-up is still running."""
+        if self._warm is None:
+            return False
+        try:
+            self._warm.result(timeout=0)
+        except TimeoutError:
+            return True
+        except Exception:  # noqa: BLE001 - finished, with an error the next call reports
+            return False
+        return False
+
+    def close(self) -> None:
+        """Close the database, after the warm-up: a process that exits while onnxruntime
+        is still building its session aborts (SIGABRT) instead of exiting 0."""
+        self.ready()
+        with self._lock:
+            if self._run is not None:
+                self._run.summary["writes"] = self.writes
+                self._runs.close()  # records the run's end and outcome
+                self._run = None
+            self.h.close()
+
+    def call(self, fn: Callable[[], T], *, embeds: bool = False, write: bool = False) -> T:
+        """Run one tool body under the lock; retry it while the database is busy. A `write`
+        counts against the session's budget once it succeeded."""
+        if write:
+            self._budget()
+        if embeds:
+            self.ready()
+        deadline = time.monotonic() + self.params.busy_retry_seconds
+        pause, tries = 0.05, 0
+        while True:
+            tries += 1
+            try:
+                with self._lock:
+                    value = fn()
+                if write:
+                    self.writes += 1
+                return value
+            except BusyError as exc:
+                if time.monotonic() + pause > deadline:
+                    raise BusyError(f"{exc} (gave up after {tries} tries in "
+                                    f"{self.params.busy_retry_seconds:g} s)") from None
+                time.sleep(pause)
+                pause = min(pause * 2, 1.0)
+
+    def run_id(self) -> str:
+        """The run this session's writes belong to, recorded on the first write (job
+        `mcp`, no lock: several sessions may write at once): `hippo undo RUN` reverts
+        everything the agent changed in the session."""
+        if self._run is None:
+            from hippo.jobs import job
+
+            self._run = self._runs.enter_context(job(self.h.db, "mcp", lock=False))
+        return str(self._run.id)
+
+    def _budget(self) -> None:
+        """Refuse a write past the session's budget (a write counts once it succeeded)."""
+        cap = self.params.max_writes
+        if self.writes >= cap:
+            raise UsageError(f"this session made its {cap} writes, the limit ([mcp] "
+                             "max_writes in the config file); ask the user before storing more, "
+                             "or start a new session")
+
+    # -- tools ---------------------------------------------------------------------
+    def search(self, query: str, *, limit: int = 5, type_: Sequence[str] = (),
+               project: str | None = None, min_score: float = 0.0,
+               all_projects: bool = False) -> dict[str, Any]:
+        from hippo.retrieve.pipeline import search
+
+        _limit(limit)
+        if not 0.0 <= min_score <= 1.0:
+            raise UsageError(f"min_score must be between 0 and 1, got {min_score}")
+        projects: Any = (None if all_projects else [project, None] if project else ...)
+
+        def run() -> dict[str, Any]:
+            found = search(self.h, query, limit=limit, types=type_, projects=projects)
+            out: dict[str, Any] = {"results": [compact(r) for r in found.results
+                                               if r["score"] >= min_score]}
+            if found.degraded:
+                out["degraded"] = found.degraded
+            if not found.results and found.query and not all_projects:
+                elsewhere = int(self.h.db.scalar(
+                    "SELECT count(*) FROM memories WHERE status = 'active' AND project IS NOT "
+                    "NULL AND project IS NOT ?", (project or self.h.project,)) or 0)
+                if elsewhere:
+                    out["note"] = (f"no match in this project or global memories; {elsewhere} "
+                                   "active memories are in other projects (all_projects=true)")
+            elif found.results and not out["results"]:
+                best = max(r["score"] for r in found.results)
+                out["note"] = f"no result scored {min_score:g} or more (best {best:.2f})"
+            return out
+
+        return self.call(run, embeds=True)
+
+    def remember(self, text: str, type_: str, *, importance: float | None = None,
+                 tags: Sequence[str] = (), project: str | None = None,
+                 global_: bool = False) -> dict[str, Any]:
+        from hippo.ingest.redact import redact
+        from hippo.records import from_input
+
+        if global_ and project:
+            raise UsageError("give project or global_memory, not both")
+        clean, masked = redact(text) if isinstance(text, str) else (text, 0)
+        fields: dict[str, Any] = {"text": clean, "type": type_, "tags": list(tags),
+                                  "author": "machine", "source": {"via": "mcp"}}
+        if importance is not None:
+            fields["importance"] = importance
+        if project is not None:
+            fields["project"] = project
+        if global_:
+            fields["project"] = None
+
+        def run() -> dict[str, Any]:
+            mem = from_input(fields, self.h.types, default_project=self.h.project,
+                             default_author="machine")
+            run = self.run_id()
+            (change,) = self.h.add([mem], actor=ACTOR, run_id=run)
+            rec = change.record
+            out: dict[str, Any] = {"action": change.action, "id": rec["id"],
+                                   "type": rec["type"], "project": rec["project"] or "global",
+                                   "run": run}
+            if masked:
+                out["redacted"] = masked
+            if rec["type"] in FLOOR_TYPES and rec["author"] == "machine" \
+                    and not rec["pinned"] and not rec.get("verified_at"):
+                out["note"] = (f"search finds it now; it loads with the rule floor once a "
+                               f"person runs `hippo verify {rec['id']}`")
+            return out
+
+        return self.call(run, embeds=True, write=True)
+
+    def get(self, memory_id: int) -> dict[str, Any]:
+        from hippo import audit, brain
+
+        def run() -> dict[str, Any]:
+            rec = brain.get(self.h.db, memory_id)
+            rec["provenance"] = provenance(rec)
+            rec["sources"] = [{**src, "text": _snip(src.get("text"))}
+                              for src in brain.sources(self.h.db, memory_id)]
+            rec["history"] = [{"at": e["at"], "action": e["action"], "actor": e["actor"]}
+                              for e in audit.history(self.h.db, memory_id)]
+            return rec
+
+        return self.call(run)
+
+    def echo(self, query: str, *, session: str | None = None, limit: int = 5,
+             context: int = 0) -> dict[str, Any]:
+        from hippo.retrieve.echo import EchoFilters, search
+
+        _limit(limit)
+        if not 0 <= context <= 5:
+            raise UsageError(f"context must be between 0 and 5, got {context}")
+
+        def run() -> dict[str, Any]:
+            f = EchoFilters(sessions=[session] if session else [])
+            res = search(self.h, query, filters=f, limit=limit, context=context)
+            results = []
+            for r in res.results:
+                item = {k: r[k] for k in ("id", "score", "session", "project", "roles",
+                                          "started_at", "text")}
+                item["where"] = (f"{r['source_path']} lines {r['line_start']}-{r['line_end']}"
+                                 if r.get("line_start") is not None else r["source_path"])
+                if r.get("context"):
+                    item["context"] = [{"id": c["id"], "roles": c["roles"], "text": c["text"]}
+                                       for c in r["context"]]
+                results.append(item)
+            out: dict[str, Any] = {"results": results}
+            if res.degraded:
+                out["degraded"] = res.degraded
+            return out
+
+        return self.call(run, embeds=True)
+
+    def context(self, *, route: bool = False, topic: Sequence[str] = (),
+                budget: int = 800) -> dict[str, Any]:
+        from hippo.layers import Route, guidance, render, rule_floor, wordpiece
+
+        if not 0 <= budget <= 20_000:
+            raise UsageError(f"budget must be between 0 and 20000 tokens, got {budget}")
+
+        def run() -> dict[str, Any]:
+            where = Route(self.h.project, tuple(topic))
+            parts = [rule_floor(self.h.db, where, budget)]
+            if route or topic:
+                parts.append(guidance(self.h.db, where, 1500))
+            text = render(parts)
+            return {"text": text, "tokens": wordpiece.count(text),
+                    "layers": {p.layer: p.summary() for p in parts}}
+
+        return self.call(run)
+
+    def forget(self, memory_id: int) -> dict[str, Any]:
+        from hippo import brain
+
+        def run() -> dict[str, Any]:
+            brain.get(self.h.db, memory_id)  # a missing id opens no run
+            run = self.run_id()
+            with self.h.db.transaction():
+                rec = brain.update(self.h.db, memory_id, {"status": "deleted"}, actor=ACTOR,
+                                   action="forget", run_id=run)
+            return {"id": rec["id"], "status": rec["status"], "run": run}
+
+        return self.call(run, write=True)
+
+    def done(self, memory_id: int) -> dict[str, Any]:
+        from hippo import brain
+        from hippo.maintain import lifecycle
+
+        def run() -> dict[str, Any]:
+            brain.get(self.h.db, memory_id)
+            run = self.run_id()
+            (rec,) = lifecycle.done(self.h, [memory_id], actor=ACTOR, run_id=run)
+            return {"id": rec["id"], "status": rec["status"], "run": run}
+
+        return self.call(run, write=True)
+
+    def supersede(self, old_id: int, text: str) -> dict[str, Any]:
+        from hippo import brain
+        from hippo.ingest.redact import redact
+        from hippo.maintain import lifecycle
+        from hippo.records import from_input
+
+        clean, masked = redact(text)
+
+        def run() -> dict[str, Any]:
+            old = brain.get(self.h.db, old_id)
+            if old["status"] not in lifecycle.LIVE:
+                raise UsageError(f"memory {old_id} is {old['status']}; only an active or done "
+                                 "memory can be superseded")
+            mem = from_input({"text": clean, "type": old["type"], "tier": old["tier"],
+                              "project": old["project"], "tags": old["tags"],
+                              "importance": old["importance"], "author": "machine",
+                              "source": {"via": "mcp", "supersedes": old_id}},
+                             self.h.types, default_project=self.h.project)
+            self.h.embed([mem.text])  # outside the transaction: the write lock is held briefly
+            run = self.run_id()
+            with self.h.db.transaction():
+                (change,) = self.h.add([mem], actor=ACTOR, run_id=run)
+                new_id = change.record["id"]
+                if new_id == old_id:
+                    raise UsageError("the new text says the same as the old one")
+                lifecycle.supersede(self.h.db, old_id, new_id, actor=ACTOR, run_id=run)
+            out: dict[str, Any] = {"old": old_id, "new": new_id, "action": change.action,
+                                   "run": run}
+            if masked:
+                out["redacted"] = masked
+            return out
+
+        return self.call(run, embeds=True, write=True)
+
+    def verify(self, memory_id: int) -> dict[str, Any]:
+        from hippo import brain
+        from hippo.maintain import lifecycle
+
+        if not self.params.allow_verify:
+            raise UsageError(
+                "verify is a person's review: a machine-written rule or preference loads in "
+                "the rule floor only once a person confirms it. Ask the user to run "
+                f"`hippo verify {memory_id}` (or to set allow_verify = true under [mcp] in "
+                "the config file)")
+
+        def run() -> dict[str, Any]:
+            brain.get(self.h.db, memory_id)
+            run = self.run_id()
+            (rec,) = lifecycle.verify(self.h.db, [memory_id], actor=ACTOR, run_id=run)
+            return {"id": rec["id"], "verified_at": rec["verified_at"], "run": run}
+
+        return self.call(run, write=True)
+
+
+def _snip(text: str | None) -> str | None:
+    if text is None or len(text) <= SNIPPET:
+        return text
+    return text[:SNIPPET] + "…"
