@@ -41,6 +41,13 @@ VEC_INSERT = (
     "VALUES (?, ?, ?, ?, ?, ?)"
 )
 EXPORT = f"SELECT {COLUMNS} FROM memories ORDER BY id"
+# Cache rows of these hashes (a JSON list, three times) that no stored text still has.
+DROP_CACHED = (
+    "DELETE FROM embed_cache WHERE content_hash IN (SELECT value FROM json_each(?)) "
+    "AND content_hash NOT IN (SELECT content_hash FROM memories WHERE content_hash IN "
+    "(SELECT value FROM json_each(?))) AND content_hash NOT IN (SELECT content_hash FROM "
+    "echo_chunks WHERE content_hash IN (SELECT value FROM json_each(?)))"
+)
 SOURCES = (
     "SELECT s.chunk_id, c.session_id, e.session_key, c.source_path, c.line_start, c.line_end, "
     "c.started_at, c.text FROM memory_sources s LEFT JOIN echo_chunks c ON c.id = s.chunk_id "
@@ -167,6 +174,30 @@ def add_many(db: Database, mems: Sequence[NewMemory], vectors: np.ndarray, *, ac
     return out
 
 
+def _redacted(db: Database, text: str) -> str:
+    """The redaction choke point for changed text (`edit --text`, merges, undo): `text` with
+    its secrets masked. Callers mask before they embed; if one did not, the cache rows of
+    the raw text (whose token ids spell it out) are dropped here."""
+    from hippo.redact import redact_text
+
+    clean = redact_text(text)
+    if clean != text:
+        drop_cached(db, [text])
+    return clean
+
+
+def drop_cached(db: Database, texts: Sequence[str]) -> int:
+    """Erase the embed cache rows (sentence vectors and token matrices) of `texts` that no
+    memory and no Echo chunk still holds; returns how many rows went."""
+    import orjson
+
+    hashes = orjson.dumps(sorted({content_hash(t) for t in texts if t})).decode()
+    if hashes == "[]":
+        return 0
+    db.execute(DROP_CACHED, (hashes, hashes, hashes))
+    return int(db.conn.changes())
+
+
 def update(db: Database, memory_id: int, changes: dict[str, Any], *, actor: str, action: str,
            run_id: str | None = None, vector: np.ndarray | None = None) -> dict[str, Any]:
     """Change columns of one memory, keep vec0 in step with its status, and audit it."""
@@ -179,6 +210,8 @@ def update(db: Database, memory_id: int, changes: dict[str, Any], *, actor: str,
     bad = set(changes) - allowed
     if bad:
         raise UsageError(f"cannot change {min(bad)}")
+    if "text" in changes:
+        changes = {**changes, "text": _redacted(db, changes["text"])}
     stamp = now_iso()
     values = dict(changes)
     for key in ("tags", "source"):
@@ -216,8 +249,16 @@ def update(db: Database, memory_id: int, changes: dict[str, Any], *, actor: str,
 
 
 def purge(db: Database, memory_id: int, *, actor: str) -> dict[str, Any]:
-    """Hard forget: the text, tags, provenance, vector and audit text are erased."""
+    """Hard forget: the text, tags, provenance, vector and audit text are erased, and so is
+    every cache row of every text the memory ever had (its audit holds the texts before an
+    `edit --text`): sentence vectors and token matrices, whose ids spell the text out.
+
+    Freed pages are zeroed (`secure_delete`), the FTS index drops the terms at once (its
+    'secure-delete' option, migration 0006) and is merged; the caller checkpoints the WAL
+    after committing (`Database.checkpoint`), so no old page stays in `-wal` either.
+    """
     before = get(db, memory_id)
+    texts = [before["text"], *_audited_texts(db, memory_id)]
     db.execute("PRAGMA secure_delete = ON")
     vec_drop(db, memory_id)
     db.execute(
@@ -226,13 +267,21 @@ def purge(db: Database, memory_id: int, *, actor: str) -> dict[str, Any]:
         (f"purged:{memory_id}", now_iso(), memory_id),
     )
     db.execute("DELETE FROM memory_sources WHERE memory_id = ?", (memory_id,))
-    h = content_hash(before["text"])
-    if not db.scalar("SELECT 1 FROM memories WHERE content_hash = ?", (h,)):
-        db.execute("DELETE FROM embed_cache WHERE content_hash = ?", (h,))
     db.execute(audit.PURGE_TEXT, (memory_id,))
+    drop_cached(db, texts)
     db.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
     audit.log(db, memory_id, "purge", actor=actor)
     return get(db, memory_id)
+
+
+def _audited_texts(db: Database, memory_id: int) -> set[str]:
+    """Every text the audit records for this memory (before and after each change)."""
+    texts: set[str] = set()
+    for entry in audit.history(db, memory_id):
+        for rec in (entry["before"], entry["after"]):
+            if isinstance(rec, dict) and isinstance(rec.get("text"), str):
+                texts.add(rec["text"])
+    return texts
 
 
 def sources(db: Database, memory_id: int) -> list[dict[str, Any]]:
@@ -334,6 +383,7 @@ def restore(db: Database, rec: dict[str, Any], vector: np.ndarray | None, *, act
     from hippo.records import dedup_key
 
     before = get(db, rec["id"])
+    rec = {**rec, "text": _redacted(db, rec["text"])}
     params = {k: rec[k] for k in ("id", "text", "type", "tier", "project", "importance",
                                   "author", "status", "confidence", "created_at", "updated_at",
                                   "confirmed_at", "consolidated_into", "superseded_by")}

@@ -393,6 +393,9 @@ def connect(path: Path, *, busy_timeout_ms: int = 5000, mode: Mode = "write",
         conn.set_busy_timeout(busy_timeout_ms)
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA synchronous=NORMAL")
+        # Freed space is zeroed: an old text must not outlive its row in a free page (the FTS
+        # index rewrites its pages in place on every edit; docs/privacy.md).
+        conn.execute("PRAGMA secure_delete=ON")
         # Map the file: exact vector search reads every vector; mapping saves a copy per page.
         conn.execute("PRAGMA mmap_size=1073741824")
         kind = "empty" if memory else _kind(conn, path)

@@ -98,26 +98,36 @@ def add_chunks(db: Database, sid: int, chunks: Sequence[Chunk], texts: Sequence[
 
 def delete_file_chunks(db: Database, source_path: str) -> int:
     """Remove every chunk read from a file (it was replaced or truncated and is re-read);
-    memories citing them lose those links (their re-read chunks get new ids)."""
+    memories citing them lose those links (their re-read chunks get new ids), and the cache
+    rows of texts no longer stored go."""
     from hippo import brain
 
     ids = [r[0] for r in db.execute(CHUNKS_OF_FILE, (source_path,))]
+    texts = _texts(db, ids)
     brain.detach_chunks(db, ids, actor="ingest")
     has_vec = bool(db.scalar("SELECT 1 FROM sqlite_master WHERE name = 'echo_vec'"))
     for cid in ids:
         if has_vec:
             db.execute(DELETE_CHUNK_VEC, (cid,))
         db.execute(DELETE_CHUNK, (cid,))
+    brain.drop_cached(db, texts)
     return len(ids)
 
 
+def _texts(db: Database, ids: Sequence[int]) -> list[str]:
+    return [r["text"] for r in chunks(db, ids).values()] if ids else []
+
+
 def forget_session(db: Database, key: str, *, cited: list[int] | None = None) -> int:
-    """Purge a session's chunks, vectors and FTS rows (privacy). Memories extracted from it
-    stay, their links to it removed and `source.forgotten` naming it (docs/reliability.md);
-    their ids are appended to `cited` when given."""
+    """Purge a session's chunks, vectors, FTS rows and cache rows (sentence vectors and
+    token matrices of texts no longer stored); freed pages are zeroed, and the caller
+    checkpoints the WAL after committing (docs/privacy.md). Memories extracted from it
+    stay, their links to it removed and `source.forgotten` naming it
+    (docs/reliability.md); their ids are appended to `cited` when given."""
     from hippo import brain
 
     ids = [r[0] for r in db.execute(SESSION_CHUNK_IDS, (key,))]
+    texts = _texts(db, ids)
     touched = brain.detach_chunks(db, ids, forgotten_session=key)
     if cited is not None:
         cited.extend(touched)
@@ -128,6 +138,7 @@ def forget_session(db: Database, key: str, *, cited: list[int] | None = None) ->
             db.execute(DELETE_CHUNK_VEC, (cid,))
         db.execute(DELETE_CHUNK, (cid,))
     db.execute("DELETE FROM echo_sessions WHERE session_key = ?", (key,))
+    brain.drop_cached(db, texts)
     db.execute("INSERT INTO echo_fts(echo_fts) VALUES ('optimize')")
     return len(ids)
 

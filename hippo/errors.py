@@ -24,15 +24,19 @@ class ExitCode(IntEnum):
 
 
 def scrub(text: str) -> str:
-    """`text` with every credential from the environment masked.
+    """`text` with every credential from the environment masked, then every secret the
+    redactor knows (`hippo.redact`).
 
     Providers (and proxies in front of them) may quote the key they were sent in an error
-    body; such text reaches stderr, JSON output and the database only through here.
+    body, and an error about a bad input line may quote the line; such text reaches
+    stderr, JSON output and the database only through here.
     """
     for name, value in os.environ.items():
         if len(value) >= 8 and name.upper().endswith(SECRET_SUFFIXES) and value in text:
             text = text.replace(value, REDACTED)
-    return text
+    from hippo.redact import redact_text
+
+    return redact_text(text)
 
 
 class HippoError(Exception):

@@ -253,6 +253,20 @@ CREATE TABLE project_moves (
 ) WITHOUT ROWID;
 """
 
+# Nothing erased can be read back (docs/privacy.md). The FTS indexes drop a deleted row's
+# terms at once instead of leaving delete markers over segments that still hold them
+# (FTS5 'secure-delete', SQLite 3.42+; a persistent option of each table). A query's
+# token matrix is no longer cached with its token ids, whose ids spell the query out:
+# the token matrices no stored text has are queries' (or leftovers of a purge), so they go.
+M0006_PRIVATE_CACHES = """
+PRAGMA secure_delete = ON;
+INSERT INTO memories_fts(memories_fts, rank) VALUES ('secure-delete', 1);
+INSERT INTO echo_fts(echo_fts, rank) VALUES ('secure-delete', 1);
+DELETE FROM embed_cache WHERE model LIKE '%#tokens-t1'
+  AND content_hash NOT IN (SELECT content_hash FROM memories)
+  AND content_hash NOT IN (SELECT content_hash FROM echo_chunks);
+"""
+
 
 # Ids are never reused (issue 17). Without AUTOINCREMENT SQLite hands out max(id) + 1, so
 # after `echo --forget-session`, a re-read file or an `undo` the next row took the id of
@@ -358,6 +372,7 @@ MIGRATIONS: tuple[tuple[str, Step], ...] = (
     ("0003_ternary_tokens", M0003_TERNARY_TOKENS),
     ("0004_verified_at", M0004_VERIFIED_AT),
     ("0005_project_dirs", M0005_PROJECT_DIRS),
+    ("0006_private_caches", M0006_PRIVATE_CACHES),
     ("0007_ids_never_reused", m0007_ids_never_reused),
 )
 
@@ -365,7 +380,8 @@ MIGRATIONS: tuple[tuple[str, Step], ...] = (
 def _apply(db: Database, step: Step, *, check_keys: bool) -> None:
     before = len(db.rows("PRAGMA foreign_key_check")) if check_keys else 0
     if isinstance(step, str):
-        db.execute(step)
+        for _ in db.execute(step):  # apsw runs the statements after one that returns rows
+            pass  # (a PRAGMA) only as its cursor is read
     else:
         step(db)
     if check_keys and len(db.rows("PRAGMA foreign_key_check")) > before:

@@ -72,7 +72,12 @@ def _unit(value: Any, name: str) -> float:
 
 @dataclass(slots=True)
 class NewMemory:
-    """A validated memory ready to store (ids and timestamps optional, kept when given)."""
+    """A validated memory ready to store (ids and timestamps optional, kept when given).
+
+    The redaction choke point for new memories: every Brain insert (`add`, `add -`,
+    `import`, the extractor, undo, an MCP `remember`) builds one of these, so its text is
+    masked here (`hippo.redact`), before it is embedded, hashed or stored.
+    """
 
     text: str
     type: str
@@ -93,6 +98,11 @@ class NewMemory:
     consolidated_into: int | None = None
     superseded_by: int | None = None
     source: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        from hippo.redact import redact_text
+
+        self.text = redact_text(self.text)
 
     @property
     def dedup_key(self) -> str:

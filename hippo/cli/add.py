@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from hippo.cli.common import DbOpt, EmbedderOpt, JsonOpt, ProjectOpt, open_hippo
-from hippo.errors import ExitCode, HippoError, UsageError
+from hippo.errors import ExitCode, HippoError, UsageError, scrub
 
 COLUMNS = ("id", "action", "type", "project", "text")
 
@@ -58,7 +58,7 @@ def add(
     emit(({"id": c.record["id"], "action": c.action, **{k: c.record[k] for k in
            ("type", "project", "text")}} for c in changes), json_flag=json, columns=COLUMNS)
     for err in errors:
-        sys.stderr.write(f"hippo: {err}\n")
+        sys.stderr.write(scrub(f"hippo: {err}\n"))
     if errors:
         sys.stderr.write(f"hippo: stored {len(changes)}, skipped {len(errors)} bad lines\n")
         raise typer.Exit(int(ExitCode.PARTIAL))

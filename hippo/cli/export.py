@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from hippo.cli.common import DbOpt, EmbedderOpt, JsonOpt, open_hippo
-from hippo.errors import ExitCode, HippoError, UsageError
+from hippo.errors import ExitCode, HippoError, UsageError, scrub
 
 
 def export(
@@ -206,7 +206,7 @@ def import_(
         write_json_lines([{"event": "summary", "job": "import", "imported": len(mems),
                            "errors": len(errors)}])
     for err in errors:
-        sys.stderr.write(f"hippo: {err}\n")
+        sys.stderr.write(scrub(f"hippo: {err}\n"))
     if errors:
         raise typer.Exit(int(ExitCode.PARTIAL))
 

@@ -17,7 +17,7 @@ from hippo.cli.common import DbOpt, JsonOpt, ProjectOpt, open_hippo, root_flags
 from hippo.cli.context import TopicOpt
 from hippo.cli.hook_learn import AGENT_EVENTS, AGENTS, LEARN, HookInputError, learn, read_payload
 from hippo.db import HOOK_WAIT_MS
-from hippo.errors import NoDatabase
+from hippo.errors import NoDatabase, scrub
 from hippo.layers.recall import MIN_SCORE
 
 # Our event names and the agent's, both accepted; the agent's is what we answer with.
@@ -74,7 +74,7 @@ def hook(
     except Exception as exc:  # noqa: BLE001 - the agent must go on whatever happened here
         message = " ".join(str(exc).split()) or type(exc).__name__
         lost = "nothing learned" if set(resolved) & set(LEARN) else "no context added"
-        sys.stderr.write(f"hippo hook: {message} ({lost})\n")
+        sys.stderr.write(scrub(f"hippo hook: {message} ({lost})\n"))
         return
     if not text:
         return

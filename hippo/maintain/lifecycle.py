@@ -76,7 +76,9 @@ def edit(h: Hippo, memory_id: int, *, text: str | None = None, type_: str | None
         text = text.strip()
         if not text:
             raise UsageError("--text must not be empty")
-        check_text(text)
+        from hippo.redact import redact_text
+
+        text = redact_text(check_text(text))  # before it is embedded (the cache keeps tokens)
     if tier is not None and tier not in TIERS:
         raise UsageError(f"unknown tier {tier!r}; known tiers: {', '.join(TIERS)}")
     if importance is not None and not 0.0 <= importance <= 1.0:

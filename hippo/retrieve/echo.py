@@ -153,8 +153,8 @@ def _rank(h: Hippo, query: str, f: EchoFilters, qv: Any, rankings: dict[str, lis
             pool = list(dict.fromkeys(pool + [n for i in pool for n in adj.get(i, [])]))
             rows = echo.chunks(h.db, pool)
             pool = [i for i in pool if i in rows]
-            mats = q.token_matrices(h.db, emb, [query] + [rows[i]["text"] for i in pool])
-            scaled = q.rescale(q.late_scores(mats[0], mats[1:]))
+            mats = q.token_matrices(h.db, emb, [rows[i]["text"] for i in pool])
+            scaled = q.rescale(q.late_scores(q.query_matrix(h.db, emb, query), mats))
             late = dict(zip(pool, scaled))
             floor = min(scaled, default=0.0)
             late.update({x.id: floor * x.score for x in fused if x.id not in late})
@@ -172,6 +172,16 @@ def _rank(h: Hippo, query: str, f: EchoFilters, qv: Any, rankings: dict[str, lis
     return rel
 
 
+def _query_vector(h: Hippo, query: str) -> Any:
+    """The query's vector from the cache, else the model. Not `Hippo.embed`: that is for
+    stored text and caches its token matrix, whose ids would spell the query out."""
+    from hippo.vectors import check_model, embed_texts
+
+    emb = h.embedder("echo")
+    check_model(h.db, "echo", emb)
+    return embed_texts(h.db, emb, [query])
+
+
 def _encode_once(h: Hippo, query: str, params: Any) -> None:
     """A new query's vector and token matrix from one model pass (late interaction needs
     both); a database that cannot take the write leaves it to the usual path."""
@@ -183,9 +193,9 @@ def _encode_once(h: Hippo, query: str, params: Any) -> None:
     from hippo.retrieve import query as q
 
     emb = h.embedder("echo")
-    if q.can_encode_tokens(emb):
+    if q.can_encode_tokens(emb) and not q.query_cached(h.db, emb, query):
         with contextlib.suppress(HippoError, apsw.Error):
-            q.warm_caches(h.db, emb, [query])
+            q.encode_query(h.db, emb, query)  # its token ids are not kept
 
 
 def search(h: Hippo, query: str, *, filters: EchoFilters | None = None, limit: int = 5,
@@ -212,7 +222,7 @@ def search(h: Hippo, query: str, *, filters: EchoFilters | None = None, limit: i
     if has_vec and query.strip():
         try:
             _encode_once(h, query, params)
-            (qv,) = h.embed([query], store="echo")
+            (qv,) = _query_vector(h, query)
             hits = semantic(h, qv, f)
             rankings[VECTOR] = [cid for cid, _ in hits]
             distances = dict(hits)

@@ -428,10 +428,8 @@ def _late_relevance(h: Hippo, text: str, fused: Sequence[Any],
         pool = list(fused[: p.late_pool])
         texts = [records[f.id]["text"] for f in pool]
         if query_tokens is None:
-            mats = q.token_matrices(h.db, emb, [text, *texts])
-            query_tokens, mats = mats[0], mats[1:]
-        else:
-            mats = q.token_matrices(h.db, emb, texts)
+            query_tokens = q.query_matrix(h.db, emb, text)
+        mats = q.token_matrices(h.db, emb, texts)
         raw = q.late_scores(query_tokens, mats)
     except Exception as exc:  # noqa: BLE001 - an optional stage: the fused order stands
         degraded.append(f"late interaction: {_note(exc)} (fused order)")

@@ -165,6 +165,7 @@ TERNARY_SHARE = 1 / 3
 # chunks, 7.5 % in conversation turns, recall unchanged (docs/quality.md).
 DISTINCT_COSINE = 0.7
 _CACHED = "SELECT content_hash, vector FROM embed_cache WHERE model = ? AND content_hash IN ({marks})"
+_CACHED_ONE = "SELECT vector FROM embed_cache WHERE model = ? AND content_hash = ?"
 _STORE = ("INSERT OR IGNORE INTO embed_cache(model, content_hash, vector, created_at) "
           "VALUES (?, ?, ?, ?)")
 # A token matrix encoded because the cached one was missing or damaged replaces it.
@@ -247,6 +248,18 @@ class TokenMatrix:
         signs = bits[:, 0].astype(np.int16) - bits[:, 1]
         rows = _distinct_rows(self.ids, signs, cosine)
         return self if len(rows) == n else self._rows(rows)
+
+    def positions(self, cosine: float = DISTINCT_COSINE) -> list[int]:
+        """The rows `distinct(cosine)` keeps (every row when no token id repeats)."""
+        n = len(self.ids)
+        if n < 2 or len(set(self.ids)) == n:
+            return list(range(n))
+        import numpy as np
+
+        w = self.width
+        bits = np.unpackbits(np.frombuffer(self.planes, dtype=np.uint8).reshape(n, 2, w),
+                             axis=2, bitorder="little")
+        return _distinct_rows(self.ids, bits[:, 0].astype(np.int16) - bits[:, 1], cosine)
 
     def content(self) -> TokenMatrix:
         """The tokens with a letter or digit (all of them when none has one).
@@ -392,26 +405,93 @@ def warm_for_search(db: Database, settings: Settings, embedder: Embedder,
 def encode_query(db: Database, embedder: Embedder, text: str) -> tuple[bytes, TokenMatrix]:
     """A new query's float32 vector blob and token matrix from one forward pass.
 
-    Both go to `embed_cache` when the database takes the write; a busy or read-only
-    database still gets its answer (the next search pays the model again).
+    Both go to `embed_cache` under the text's hash when the database takes the write (a
+    busy or read-only database still gets its answer): the vector, and the token matrix
+    WITHOUT its token ids (`QUERY_SUFFIX`), which would spell the query out; a prompt is
+    not a memory (docs/privacy.md).
     """
-    from hippo.timeutil import now_iso
-    from hippo.vectors import bump, content_hash, to_blob
+    from hippo.vectors import bump, to_blob
 
-    pooled, (mat,) = _forward(embedder, [text], 1)
-    blob = to_blob(pooled[0])
-    h = content_hash(text)
+    pooled, mat, kept = _query_forward(embedder, text)
+    blob = to_blob(pooled)
     with contextlib.suppress(HippoError, apsw.Error), db.transaction():
-        stamp = now_iso()
-        db.execute(_STORE, (embedder.model_id, h, blob, stamp))
-        db.execute(_STORE, (embedder.model_id + TOKENS_SUFFIX, h, mat.to_blob(), stamp))
+        _store_query(db, embedder, text, blob, mat, kept)
         bump(db, "embed.model_calls", 1)
         bump(db, "embed.texts_embedded", 1)
     return blob, mat
 
 
+# A query's token matrix is cached under the model id plus this suffix with the POSITIONS
+# of its tokens instead of their ids; a repeat takes the ids from the query it is given
+# (the pure-Python tokenizer, no model), so the cache alone cannot spell the query out.
+QUERY_SUFFIX = "#query-t1"
+
+
+def _query_forward(embedder: Embedder, text: str) -> tuple[Any, TokenMatrix, list[int]]:
+    """One model pass over a query: pooled vector, token matrix, and the positions (among
+    all its tokens) of the rows the matrix keeps."""
+    pooled, ((ids, vecs, words),) = embedder.forward(  # type: ignore[attr-defined]
+        [text], tokens=True, batch=1)
+    full = TokenMatrix.from_vectors(ids, vecs, words, distinct=2.0)  # no cosine is above 1
+    kept = full.positions()
+    return pooled[0], full._rows(kept), kept
+
+
+def _store_query(db: Database, embedder: Embedder, text: str, blob: bytes | None,
+                 mat: TokenMatrix, kept: Sequence[int]) -> None:
+    from hippo.timeutil import now_iso
+    from hippo.vectors import content_hash
+
+    stamp, h = now_iso(), content_hash(text)
+    if blob is not None:
+        db.execute(_STORE, (embedder.model_id, h, blob, stamp))
+    anonymous = TokenMatrix(tuple(kept), mat.planes, mat.dimensions, mat.words)
+    db.execute(_RESTORE, (embedder.model_id + QUERY_SUFFIX, h, anonymous.to_blob(), stamp))
+
+
+def query_cached(db: Database, embedder: Embedder, text: str) -> bool:
+    """Whether both the vector and the (id-less) token matrix of this query are cached."""
+    from hippo.vectors import content_hash
+
+    h = content_hash(text)
+    return all(db.scalar(_CACHED_ONE, (model, h)) is not None
+               for model in (embedder.model_id, embedder.model_id + QUERY_SUFFIX))
+
+
+def _query_ids(text: str) -> list[int] | None:
+    """The query's token ids as the model saw them ([CLS]/[SEP] dropped), in pure Python;
+    None when the pure-Python tokenizer is not known to match for this text."""
+    from hippo.embed import wordpiece
+    from hippo.embed.local import MAX_TOKENS
+
+    if not wordpiece.usable(text):
+        return None
+    ids = wordpiece.encode(text, MAX_TOKENS).ids
+    return ids[1:-1] if len(ids) > 2 else ids
+
+
+def query_matrix(db: Database, embedder: Embedder, text: str) -> TokenMatrix:
+    """A query's token matrix: from the cache (ids from the text itself, no model), else
+    encoded now and cached without its ids (best effort)."""
+    from hippo.vectors import content_hash
+
+    blob = db.scalar(_CACHED_ONE, (embedder.model_id + QUERY_SUFFIX, content_hash(text)))
+    ids = _query_ids(text) if blob is not None else None
+    if blob is not None and ids is not None:
+        with contextlib.suppress(ValueError, struct.error, IndexError):
+            stored = TokenMatrix.from_blob(bytes(blob))
+            return TokenMatrix(tuple(ids[p] for p in stored.ids), stored.planes,
+                               stored.dimensions, stored.words)
+    _, mat, kept = _query_forward(embedder, text)
+    with contextlib.suppress(HippoError, apsw.Error), db.transaction():
+        _store_query(db, embedder, text, None, mat, kept)
+    return mat
+
+
 def token_matrices(db: Database, embedder: Embedder, texts: Sequence[str]) -> list[TokenMatrix]:
-    """Token matrices of `texts`, from the cache when this model has seen the text before."""
+    """Token matrices of stored `texts` (memories, chunks), from the cache when this model
+    has seen the text before; those encoded here are cached. Never a query's
+    (`query_matrix`): the cache keeps what a purge can find, the text of a row."""
     from hippo.timeutil import now_iso
     from hippo.vectors import content_hash
 

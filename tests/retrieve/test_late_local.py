@@ -1,8 +1,9 @@
 """Late interaction with the real local model: what is cached when, and what a search loads.
 
 `hippo add` caches each memory's ternary token matrix in the same model pass as its
-vector; a new query runs the model once for its vector and its token matrix; a repeated
-query loads neither numpy nor onnxruntime and ranks exactly as the first time.
+vector; a new query runs the model once for its vector and its token matrix (cached
+without its token ids: docs/privacy.md); a repeated query loads neither numpy nor
+onnxruntime and ranks exactly as the first time.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import pytest
 import hippo
 from hippo.records import from_input
 from hippo.retrieve.constants import SearchParams
-from hippo.retrieve.query import TOKENS_SUFFIX
+from hippo.retrieve.query import QUERY_SUFFIX, TOKENS_SUFFIX, TokenMatrix
 
 MODEL = "all-MiniLM-L6-v2-int8"
 NOTES = [
@@ -98,7 +99,14 @@ def test_new_query_runs_the_model_once_and_a_repeat_loads_no_model(local_db: Pat
     assert counters(local_db)["embed.model_calls"] == before + 1
     # The query's vector and token matrix were cached; no candidate needed the model.
     assert cached(local_db, MODEL) == len(NOTES) + 1
-    assert cached(local_db, MODEL + TOKENS_SUFFIX) == len(NOTES) + 1
+    assert cached(local_db, MODEL + TOKENS_SUFFIX) == len(NOTES)
+    assert cached(local_db, MODEL + QUERY_SUFFIX) == 1
+    conn = apsw.Connection(str(local_db))
+    (blob,) = conn.execute("SELECT vector FROM embed_cache WHERE model = ?",
+                           (MODEL + QUERY_SUFFIX,)).fetchone()
+    conn.close()
+    stored = TokenMatrix.from_blob(bytes(blob))  # positions, not the ids that spell it
+    assert stored.ids == tuple(range(len(stored.ids)))
     assert first[0]["text"] == NOTES[1]
     assert all("late" in r["explain"] for r in first)
 
@@ -267,7 +275,6 @@ def test_a_damaged_token_matrix_is_encoded_again(local_db: Path) -> None:
     assert res.results[0]["text"] == NOTES[3]
     assert "late" in res.results[0]["explain"]
     # ... and written back whole: the next search finds it cached.
-    from hippo.retrieve.query import TokenMatrix
 
     conn = apsw.Connection(str(local_db))
     try:
@@ -282,7 +289,7 @@ def test_a_damaged_token_matrix_is_encoded_again(local_db: Path) -> None:
             repaired += 1
         except ValueError:
             pass
-    assert repaired == len(blobs) == len(NOTES) + 1  # the five memories and the query
+    assert repaired == len(blobs) == len(NOTES)  # the five memories (the query: no ids)
 
 
 def test_late_interaction_off_stores_no_token_matrices(cli, db_path: Path, tmp_path: Path,
