@@ -80,6 +80,8 @@ def _typer_app(argv: list[str]) -> None:
     Click's standalone mode prints three lines (Usage, Try, Error) for a bad flag; scripts
     and agents read the last line of stderr, people the first, so both get the same one.
     """
+    from typer import Abort
+
     from hippo.cli.app import app
 
     try:  # Typer 0.2x carries its own copy of Click (pinned in pyproject)
@@ -100,7 +102,7 @@ def _typer_app(argv: list[str]) -> None:
     except click.ClickException as exc:  # e.g. a file argument Click could not open
         sys.stderr.write(scrub(f"hippo: {exc.format_message()}\n"))
         sys.exit(exc.exit_code)
-    except click.Abort:  # Ctrl-C (or EOF at a prompt) that Click caught first
+    except Abort:  # Ctrl-C (or EOF at a prompt) that Click caught first
         raise KeyboardInterrupt from None
     # Outside standalone mode Click returns a command's `typer.Exit(code)` instead of
     # exiting; commands themselves return None.

@@ -245,8 +245,8 @@ class Engine:
     def remember(self, text: str, type_: str, *, importance: float | None = None,
                  tags: Sequence[str] = (), project: str | None = None,
                  global_: bool = False) -> dict[str, Any]:
-        from hippo.ingest.redact import redact
         from hippo.records import from_input
+        from hippo.redact import redact  # NewMemory masks too; this pass counts for the reply
 
         if global_ and project:
             raise UsageError("give project or global_memory, not both")
@@ -366,9 +366,9 @@ class Engine:
 
     def supersede(self, old_id: int, text: str) -> dict[str, Any]:
         from hippo import brain
-        from hippo.ingest.redact import redact
         from hippo.maintain import lifecycle
         from hippo.records import from_input
+        from hippo.redact import redact  # NewMemory masks too; this pass counts for the reply
 
         clean, masked = redact(text)
 
