@@ -249,18 +249,6 @@ class TokenMatrix:
         rows = _distinct_rows(self.ids, signs, cosine)
         return self if len(rows) == n else self._rows(rows)
 
-    def positions(self, cosine: float = DISTINCT_COSINE) -> list[int]:
-        """The rows `distinct(cosine)` keeps (every row when no token id repeats)."""
-        n = len(self.ids)
-        if n < 2 or len(set(self.ids)) == n:
-            return list(range(n))
-        import numpy as np
-
-        w = self.width
-        bits = np.unpackbits(np.frombuffer(self.planes, dtype=np.uint8).reshape(n, 2, w),
-                             axis=2, bitorder="little")
-        return _distinct_rows(self.ids, bits[:, 0].astype(np.int16) - bits[:, 1], cosine)
-
     def content(self) -> TokenMatrix:
         """The tokens with a letter or digit (all of them when none has one).
 
@@ -407,50 +395,62 @@ def encode_query(db: Database, embedder: Embedder, text: str) -> tuple[bytes, To
 
     Both go to `embed_cache` under the text's hash when the database takes the write (a
     busy or read-only database still gets its answer): the vector, and the token matrix
-    WITHOUT its token ids (`QUERY_SUFFIX`), which would spell the query out; a prompt is
-    not a memory (docs/privacy.md).
+    with its token ids masked by the query's own text (`QUERY_SUFFIX`): the ids would spell
+    the query out, and a prompt is not a memory (docs/privacy.md).
     """
     from hippo.vectors import bump, to_blob
 
-    pooled, mat, kept = _query_forward(embedder, text)
+    pooled, mat = _query_forward(embedder, text)
     blob = to_blob(pooled)
     with contextlib.suppress(HippoError, apsw.Error), db.transaction():
-        _store_query(db, embedder, text, blob, mat, kept)
+        _store_query(db, embedder, text, blob, mat)
         bump(db, "embed.model_calls", 1)
         bump(db, "embed.texts_embedded", 1)
     return blob, mat
 
 
-# A query's token matrix is cached under the model id plus this suffix with the POSITIONS
-# of its tokens instead of their ids; a repeat takes the ids from the query it is given
-# (the pure-Python tokenizer, no model), so the cache alone cannot spell the query out.
+# A query's token matrix is cached under the model id plus this suffix with its token ids
+# XOR a keystream that only the query's own text gives (SHAKE-256 of the text under a
+# label; the row's key is its SHA-256), so the file alone cannot spell the query out, and
+# a repeat, holding the text, takes the ids back for free (no tokenizer, no model).
 QUERY_SUFFIX = "#query-t1"
+_ID_LABEL = b"hippo query token ids\x00"
 
 
-def _query_forward(embedder: Embedder, text: str) -> tuple[Any, TokenMatrix, list[int]]:
-    """One model pass over a query: pooled vector, token matrix, and the positions (among
-    all its tokens) of the rows the matrix keeps."""
+def _id_mask(text: str, n: int) -> tuple[int, ...]:
+    import hashlib
+
+    stream = hashlib.shake_256(_ID_LABEL + text.encode("utf-8", "surrogatepass")).digest(4 * n)
+    return struct.unpack(f"<{n}I", stream)
+
+
+def _masked(mat: TokenMatrix, text: str) -> TokenMatrix:
+    """`mat` with its ids XOR the text's keystream (its own inverse)."""
+    ids = tuple(i ^ k for i, k in zip(mat.ids, _id_mask(text, len(mat.ids)), strict=True))
+    return TokenMatrix(ids, mat.planes, mat.dimensions, mat.words)
+
+
+def _query_forward(embedder: Embedder, text: str) -> tuple[Any, TokenMatrix]:
+    """One model pass over a query: pooled vector and token matrix."""
     pooled, ((ids, vecs, words),) = embedder.forward(  # type: ignore[attr-defined]
         [text], tokens=True, batch=1)
-    full = TokenMatrix.from_vectors(ids, vecs, words, distinct=2.0)  # no cosine is above 1
-    kept = full.positions()
-    return pooled[0], full._rows(kept), kept
+    return pooled[0], TokenMatrix.from_vectors(ids, vecs, words)
 
 
 def _store_query(db: Database, embedder: Embedder, text: str, blob: bytes | None,
-                 mat: TokenMatrix, kept: Sequence[int]) -> None:
+                 mat: TokenMatrix) -> None:
     from hippo.timeutil import now_iso
     from hippo.vectors import content_hash
 
     stamp, h = now_iso(), content_hash(text)
     if blob is not None:
         db.execute(_STORE, (embedder.model_id, h, blob, stamp))
-    anonymous = TokenMatrix(tuple(kept), mat.planes, mat.dimensions, mat.words)
-    db.execute(_RESTORE, (embedder.model_id + QUERY_SUFFIX, h, anonymous.to_blob(), stamp))
+    db.execute(_RESTORE, (embedder.model_id + QUERY_SUFFIX, h, _masked(mat, text).to_blob(),
+                          stamp))
 
 
 def query_cached(db: Database, embedder: Embedder, text: str) -> bool:
-    """Whether both the vector and the (id-less) token matrix of this query are cached."""
+    """Whether both the vector and the (masked) token matrix of this query are cached."""
     from hippo.vectors import content_hash
 
     h = content_hash(text)
@@ -458,33 +458,18 @@ def query_cached(db: Database, embedder: Embedder, text: str) -> bool:
                for model in (embedder.model_id, embedder.model_id + QUERY_SUFFIX))
 
 
-def _query_ids(text: str) -> list[int] | None:
-    """The query's token ids as the model saw them ([CLS]/[SEP] dropped), in pure Python;
-    None when the pure-Python tokenizer is not known to match for this text."""
-    from hippo.embed import wordpiece
-    from hippo.embed.local import MAX_TOKENS
-
-    if not wordpiece.usable(text):
-        return None
-    ids = wordpiece.encode(text, MAX_TOKENS).ids
-    return ids[1:-1] if len(ids) > 2 else ids
-
-
 def query_matrix(db: Database, embedder: Embedder, text: str) -> TokenMatrix:
-    """A query's token matrix: from the cache (ids from the text itself, no model), else
-    encoded now and cached without its ids (best effort)."""
+    """A query's token matrix: from the cache (ids unmasked with the text itself, no
+    model), else encoded now and cached masked (best effort)."""
     from hippo.vectors import content_hash
 
     blob = db.scalar(_CACHED_ONE, (embedder.model_id + QUERY_SUFFIX, content_hash(text)))
-    ids = _query_ids(text) if blob is not None else None
-    if blob is not None and ids is not None:
-        with contextlib.suppress(ValueError, struct.error, IndexError):
-            stored = TokenMatrix.from_blob(bytes(blob))
-            return TokenMatrix(tuple(ids[p] for p in stored.ids), stored.planes,
-                               stored.dimensions, stored.words)
-    _, mat, kept = _query_forward(embedder, text)
+    if blob is not None:
+        with contextlib.suppress(ValueError, struct.error):
+            return _masked(TokenMatrix.from_blob(bytes(blob)), text)
+    _, mat = _query_forward(embedder, text)
     with contextlib.suppress(HippoError, apsw.Error), db.transaction():
-        _store_query(db, embedder, text, None, mat, kept)
+        _store_query(db, embedder, text, None, mat)
     return mat
 
 
