@@ -386,7 +386,7 @@ def connect(path: Path, *, busy_timeout_ms: int = 5000, mode: Mode = "write",
         _prepare(path, mode, check)
     conn: apsw.Connection | None = None
     try:
-        conn = _open(path, mode)
+        conn = _open(path, mode, busy_timeout_ms)
         conn.enable_load_extension(True)
         conn.load_extension(_vec_extension_path())
         conn.enable_load_extension(False)
@@ -439,10 +439,13 @@ def connect(path: Path, *, busy_timeout_ms: int = 5000, mode: Mode = "write",
     return db
 
 
-def _open(path: Path, mode: Mode) -> apsw.Connection:
-    """The connection. A read on a read-only file system, where SQLite cannot create the WAL
-    index beside a cleanly closed file, reads it as immutable (nothing can change it)."""
+def _open(path: Path, mode: Mode, busy_timeout_ms: int) -> apsw.Connection:
+    """The connection, with its busy timeout set before its first statement (a read's probe
+    below meets a writer that is creating the file or closing its WAL: it must wait, not
+    fail). A read on a read-only file system, where SQLite cannot create the WAL index
+    beside a cleanly closed file, reads it as immutable (nothing can change it)."""
     conn = apsw.Connection(str(path))
+    conn.set_busy_timeout(busy_timeout_ms)
     if mode != "read" or str(path) == ":memory:":
         return conn
     try:

@@ -4,6 +4,7 @@ holds the write lock (docs/reliability.md, "The database file")."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sqlite3
@@ -450,3 +451,41 @@ def test_reads_answer_while_another_process_holds_the_write_lock(
                for x in search.stdout.splitlines())
     assert listing.returncode == 0 and len(listing.stdout.splitlines()) == 1
     assert echo.returncode == 0 and "busy" not in echo.stderr
+
+
+def _has_open(pid: int, path: Path) -> bool:
+    try:
+        return any(os.path.realpath(f"/proc/{pid}/fd/{fd}") == str(path.resolve())
+                   for fd in os.listdir(f"/proc/{pid}/fd"))
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
+def test_a_read_waits_for_a_lock_held_at_its_first_statement(tmp_path: Path) -> None:
+    """A read's first statement (the probe of `_open`) waits out the busy timeout like any
+    other: a writer that holds the file whole (creating it, closing its WAL) made every read
+    command exit 75 at once. Released only once the reader has the file open."""
+    home = tmp_path / "home"
+    db = home / "hippo.db"
+    env = env_for(home)
+    assert run(db, "add", "one memory", env=env).rc == 0
+    holder = apsw.Connection(str(db))
+    holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("UPDATE meta SET value = value WHERE 0")
+    proc = subprocess.Popen([sys.executable, "-m", "hippo", "--db", str(db), "list", "--json"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        while proc.poll() is None and not _has_open(proc.pid, db):
+            pass
+        with contextlib.suppress(subprocess.TimeoutExpired):  # main's read exits 75 here
+            proc.wait(timeout=0.5)
+    finally:
+        holder.execute("COMMIT")
+        holder.execute("PRAGMA locking_mode=NORMAL")
+        holder.execute("SELECT 1").fetchall()  # the exclusive lock goes with the next read
+        holder.close()
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err.decode()
+    assert orjson.loads(out.splitlines()[0])["text"] == "one memory"
