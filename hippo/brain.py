@@ -284,6 +284,13 @@ def _audited_texts(db: Database, memory_id: int) -> set[str]:
     return texts
 
 
+def active_elsewhere(db: Database, project: str | None) -> int:
+    """Active memories outside the default scope of `project` (it and the global ones): the
+    "they are in other projects" hint of a search that found nothing (CLI and MCP)."""
+    return int(db.scalar("SELECT count(*) FROM memories WHERE status = 'active' AND project "
+                         "IS NOT NULL AND project IS NOT ?", (project,)) or 0)
+
+
 def sources(db: Database, memory_id: int) -> list[dict[str, Any]]:
     return db.rows(SOURCES, (memory_id,))
 

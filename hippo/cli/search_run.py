@@ -108,9 +108,9 @@ def _echoed(h: Any) -> int:
 
 
 def _elsewhere(h: Any) -> int:
-    """Active memories outside the default scope (the current project and global ones)."""
-    return int(h.db.scalar("SELECT count(*) FROM memories WHERE status = 'active' AND project "
-                           "IS NOT NULL AND project IS NOT ?", (h.project,)) or 0)
+    from hippo.brain import active_elsewhere
+
+    return active_elsewhere(h.db, h.project)
 
 
 def _markdown(results: list[dict[str, Any]], budget: int) -> None:

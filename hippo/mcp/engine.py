@@ -229,9 +229,9 @@ class Engine:
             if found.degraded:
                 out["degraded"] = found.degraded
             if not found.results and found.query and not all_projects:
-                elsewhere = int(self.h.db.scalar(
-                    "SELECT count(*) FROM memories WHERE status = 'active' AND project IS NOT "
-                    "NULL AND project IS NOT ?", (project or self.h.project,)) or 0)
+                from hippo.brain import active_elsewhere
+
+                elsewhere = active_elsewhere(self.h.db, project or self.h.project)
                 if elsewhere:
                     out["note"] = (f"no match in this project or global memories; {elsewhere} "
                                    "active memories are in other projects (all_projects=true)")
