@@ -237,6 +237,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--db", type=Path, default=None,
                     help="keep the database here (reused when it exists: no re-embedding)")
     ap.add_argument("--embedder", default="local")
+    ap.add_argument("--ranked", type=Path, default=None,
+                    help="write every question's ranked results here (JSON), to compare runs")
     args = ap.parse_args(argv)
 
     convs = lc.load(args.data)
@@ -257,6 +259,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         levels = match_levels(h, convs)
         h.close()
 
+    if args.ranked:
+        lc.write_ranked(reports, args.ranked)
     drops = lc.dropped_counts(convs)
     print(f"LoCoMo observations as Brain memories: {args.data.name}, "
           f"{len(convs)} conversations, embedder {args.embedder}")

@@ -283,13 +283,22 @@ class Report:
     by_cat: dict[int, Tally] = field(default_factory=lambda: {c: Tally() for c in CATEGORIES})
     # Per conversation (its sample_id), in the order first seen.
     by_conv: dict[str, Tally] = field(default_factory=dict)
+    # What each question retrieved, ranked, in the order added (`write_ranked`).
+    ranked: list[list[list[str]]] = field(default_factory=list)
 
     def add(self, category: int, retrieved: Sequence[Iterable[str]],
             evidence: Iterable[str], conversation: str | None = None) -> None:
+        self.ranked.append([sorted(r) for r in retrieved])
         self.overall.add(retrieved, evidence)
         self.by_cat[category].add(retrieved, evidence)
         if conversation is not None:
             self.by_conv.setdefault(conversation, Tally()).add(retrieved, evidence)
+
+
+def write_ranked(reports: Mapping[str, Report], path: Path) -> None:
+    """Every system's ranked results, question by question, as JSON: two runs (before and
+    after a change that must not change behaviour) compare with `cmp`."""
+    path.write_text(json.dumps({name: rep.ranked for name, rep in reports.items()}) + "\n")
 
 
 def percentile(values: Sequence[float], p: float) -> float:

@@ -215,6 +215,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--db", type=Path, default=None,
                     help="keep the database here (reused when it exists: no re-embedding)")
     ap.add_argument("--embedder", default="local")
+    ap.add_argument("--ranked", type=Path, default=None,
+                    help="write every question's ranked results here (JSON), to compare runs")
     ap.add_argument("--captions", action="store_true",
                     help="append a shared photo's caption to its turn's text")
     args = ap.parse_args(argv)
@@ -257,6 +259,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         eval_s = time.perf_counter() - t0
         h.close()
 
+    if args.ranked:
+        lc.write_ranked(reports, args.ranked)
     drops = lc.dropped_counts(convs)
     print(f"LoCoMo turns as Echo chunks: {args.data.name}, {len(convs)} conversations, "
           f"embedder {args.embedder}{', photo captions in the text' if args.captions else ''}")
