@@ -170,8 +170,8 @@ def synthetic_case(work: Path, n: int, frac: float, rng: random.Random, *, knn: 
     import numpy as np
 
     from hippo import brain, embed
-    from hippo.db import connect
     from hippo.records import NewMemory
+    from hippo.store import connect
     from hippo.vectors import ensure_store, to_blob
 
     db_path = work / f"synthetic-{n}.db"

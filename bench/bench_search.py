@@ -184,10 +184,10 @@ def build_big(path: Path, n: int) -> None:
     import numpy as np
 
     from hippo.brain import INSERT, VEC_INSERT
-    from hippo.db import connect
     from hippo.embed.local import LocalEmbedder
     from hippo.memtypes import BUILTIN
     from hippo.records import dedup_key
+    from hippo.store import connect
     from hippo.timeutil import epoch, normalise
     from hippo.vectors import content_hash, ensure_store
 

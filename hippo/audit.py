@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from hippo.timeutil import now_iso
 
 if TYPE_CHECKING:
-    from hippo.db import Database
+    from hippo.store.sqlite.database import Database
 
 INSERT = (
     "INSERT INTO audit(memory_id, run_id, actor, action, at, before, after) "

@@ -15,7 +15,7 @@ from hippo.vectors import content_hash, to_blob
 if TYPE_CHECKING:
     import numpy as np
 
-    from hippo.db import Database
+    from hippo.store.sqlite.database import Database
 
 COLUMNS = (
     "id, text, type, tier, project, tags, importance, author, status, pinned, canonical, "

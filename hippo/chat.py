@@ -26,8 +26,8 @@ from hippo.errors import BusyError, ConfigError, HippoError, scrub
 
 if TYPE_CHECKING:
     from hippo.config import Settings
-    from hippo.db import Database
     from hippo.extract.settings import ExtractSettings
+    from hippo.store.sqlite.database import Database
 
 PROVIDER = "openai-chat"
 # Keywords that strict structured output may refuse; our own validation checks them.

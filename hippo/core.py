@@ -14,9 +14,9 @@ from hippo.records import NewMemory
 from hippo.vectors import check_model, embed_texts, ensure_store
 
 if TYPE_CHECKING:
-    from hippo.db import Database
     from hippo.embed import Embedder
     from hippo.project import Location
+    from hippo.store.sqlite.database import Database
 
 
 def detect_project(cwd: str | os.PathLike[str] | None = None) -> str | None:
@@ -55,7 +55,7 @@ class Hippo:
                  busy_timeout_ms: int | None = None, **flags: Any) -> None:
         self.settings = settings or config.load(flags)
         # A read command (search, list, show, ...) never creates, migrates or converts the
-        # file, and its cache writes never wait (`hippo.db.connect`, mode "read").
+        # file, and its cache writes never wait (`hippo.store.connect`, mode "read").
         self.read = read
         self.busy_timeout_ms = busy_timeout_ms  # a caller's own deadline (a hook)
         if location is not None:  # where the caller works (a hook: its agent's cwd)
@@ -67,7 +67,8 @@ class Hippo:
 
     @cached_property
     def db(self) -> Database:
-        from hippo.db import check_private_dir, connect
+        from hippo.store import check_private_dir
+        from hippo.store.sqlite.database import connect
 
         path = self.settings.db_path
         home = config.home_dir()
@@ -132,8 +133,8 @@ class Hippo:
         else:
             ensure_store(self.db, store, emb)
         if texts:
-            from hippo.db import skippable
             from hippo.retrieve.query import warm_for_search
+            from hippo.store import skippable
 
             try:
                 warm_for_search(self.db, self.settings, emb, texts)

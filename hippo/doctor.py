@@ -38,7 +38,7 @@ def _fts(h: Hippo, table: str, fix: bool) -> Check:
         h.db.conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
         return Check(f"fts:{table}", True)
     except (apsw.BusyError, apsw.LockedError) as exc:  # a writer, not a broken index: 75
-        from hippo.db import translate
+        from hippo.store.sqlite.database import translate
 
         raise translate(exc, h.db.path) from exc
     except apsw.ReadOnlyError:  # FTS5 runs its check as a write: nothing known either way
@@ -325,9 +325,10 @@ def _integrity(h: Hippo, fix: bool) -> tuple[Check, list[str]]:
     """SQLite's own check of the file, before hippo reads anything from it, and the schema
     steps it lacks. A damaged file is marked (writes refuse it); `fix` salvages every
     readable row into a new file that takes its place, the old one kept aside."""
-    from hippo.db import clear_corrupt, connect, corrupt_marker, mark_corrupt
     from hippo.errors import CorruptDatabase
-    from hippo.migrations import pending
+    from hippo.store import clear_corrupt, corrupt_marker, mark_corrupt
+    from hippo.store.sqlite.database import connect
+    from hippo.store.sqlite.migrations import pending
 
     path = h.settings.db_path
     h.close()

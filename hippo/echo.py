@@ -11,8 +11,8 @@ from hippo.vectors import content_hash, to_blob
 if TYPE_CHECKING:
     import numpy as np
 
-    from hippo.db import Database
     from hippo.ingest.chunk import Chunk
+    from hippo.store.sqlite.database import Database
 
 SESSION_GET = "SELECT id, messages FROM echo_sessions WHERE session_key = ?"
 SESSION_INSERT = (

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from hippo.db import Database
+    from hippo.store.sqlite.database import Database
 
 EXPORT = (
     "SELECT c.id, e.session_key AS session, e.format, c.project, c.source_path, c.roles, "

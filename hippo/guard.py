@@ -33,7 +33,7 @@ from hippo.errors import BusyError, ConfigError
 
 if TYPE_CHECKING:
     from hippo.config import Settings
-    from hippo.db import Database
+    from hippo.store.sqlite.database import Database
 
 MAX_ERROR_CHARS = 300
 

@@ -13,7 +13,7 @@ from hippo.errors import BusyError
 from hippo.timeutil import now_iso
 
 if TYPE_CHECKING:
-    from hippo.db import Database
+    from hippo.store.sqlite.database import Database
 
 
 def _alive(pid: int | None) -> bool:

@@ -17,7 +17,7 @@ from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from hippo.db import Database
+    from hippo.store.sqlite.database import Database
 
 # A recording waits this long at most for another writer: it must never slow a command.
 RECORD_BUSY_MS = 20

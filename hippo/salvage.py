@@ -63,7 +63,7 @@ class Report:
 
 def open_source(path: Path | str) -> apsw.Connection:
     """The damaged file, read-only, with sqlite-vec loaded (nothing is ever written to it)."""
-    from hippo.db import _vec_extension_path, translate
+    from hippo.store.sqlite.database import _vec_extension_path, translate
 
     try:
         conn = apsw.Connection(f"file:{Path(path).resolve()}?mode=ro",
@@ -270,7 +270,8 @@ def rebuild(path: Path) -> tuple[Report, Path]:
     """Salvage `path` into a new hippo file that takes its place; the damaged file (and its
     -wal) is kept beside it as PATH.corrupt-STAMP. Returns what was read and where the old
     file went."""
-    from hippo.db import clear_corrupt, connect
+    from hippo.store import clear_corrupt
+    from hippo.store.sqlite.database import connect
     from hippo.vectors import VEC_TABLES, vec_table_ddl
 
     stamp = _stamp()

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from hippo.db import Database
     from hippo.records import NewMemory
+    from hippo.store.sqlite.database import Database
 
 REFS = ("consolidated_into", "superseded_by")
 HELD = "SELECT id, dedup_key FROM memories WHERE id IN (SELECT value FROM json_each(?))"

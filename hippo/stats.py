@@ -10,7 +10,7 @@ from hippo.maintain import session_job
 from hippo.vectors import store_model
 
 if TYPE_CHECKING:
-    from hippo.db import Database
+    from hippo.store.sqlite.database import Database
 
 
 def _counts(db: Database, column: str, where: str = "1") -> dict[str, int]:

@@ -16,8 +16,8 @@ from hippo.timeutil import now_iso
 if TYPE_CHECKING:
     import numpy as np
 
-    from hippo.db import Database
     from hippo.embed import Embedder
+    from hippo.store.sqlite.database import Database
 
 # store -> (vec table, key column, metadata columns)
 VEC_TABLES = {

@@ -11,8 +11,8 @@ import pytest
 
 from hippo import guard
 from hippo.config import load
-from hippo.db import Database, connect
 from hippo.errors import BusyError, ConfigError, ExitCode
+from hippo.store.sqlite.database import Database, connect
 
 T0 = datetime(2026, 3, 10, 23, 50, tzinfo=UTC).timestamp()
 LIM = guard.Limits(calls_per_day=5, tokens_per_day=1000, failures_to_open=3, open_seconds=300)
@@ -135,7 +135,7 @@ def test_another_process_sees_the_open_circuit(db: Database, db_path: Path) -> N
         guard.record_failure(db, "voyage", "HTTP 500: boom")
     code = (
         "import sys; from pathlib import Path; from hippo import guard; "
-        "from hippo.db import connect\n"
+        "from hippo.store.sqlite.database import connect\n"
         "try:\n"
         f"    guard.check(connect(Path({str(db_path)!r})), 'voyage')\n"
         "except guard.CircuitOpen as exc:\n"

@@ -51,7 +51,7 @@ def export(
                 out.write(dumps(rec))
                 count, last = count + 1, rec["id"]
         except apsw.Error as exc:  # a damaged page met half way: the file is left unwritten
-            from hippo.db import translate
+            from hippo.store.sqlite.database import translate
 
             raise translate(exc, h.settings.db_path) from exc
         except UnicodeDecodeError:
@@ -141,7 +141,7 @@ def _destination(output: Path | None) -> Iterator[Any]:
         fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp",
                                    dir=output.parent if str(output.parent) else ".")
     except OSError as exc:
-        from hippo.db import unwritable
+        from hippo.store import unwritable
 
         why = unwritable(output.parent) or exc.strerror
         raise HippoError(f"cannot write {output}: {why}") from None

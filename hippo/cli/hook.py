@@ -16,9 +16,9 @@ import typer
 from hippo.cli.common import DbOpt, JsonOpt, ProjectOpt, open_hippo, root_flags
 from hippo.cli.context import TopicOpt
 from hippo.cli.hook_learn import AGENT_EVENTS, AGENTS, LEARN, HookInputError, learn, read_payload
-from hippo.db import HOOK_WAIT_MS
 from hippo.errors import NoDatabase, scrub
 from hippo.layers.recall import MIN_SCORE
+from hippo.store import HOOK_WAIT_MS
 
 # Our event names and the agent's, both accepted; the agent's is what we answer with.
 EVENTS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit",

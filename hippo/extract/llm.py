@@ -21,8 +21,8 @@ from hippo.extract import Candidate, EchoChunk, Extractor, SessionChunks, SkipSe
 if TYPE_CHECKING:
     from hippo.config import Settings
     from hippo.core import Hippo
-    from hippo.db import Database
     from hippo.extract.settings import ExtractSettings
+    from hippo.store.sqlite.database import Database
 
 ANSWER_TOKENS = 1500  # added to the prompt's estimate when asking the guard
 CONFIDENCE = 0.6

@@ -24,8 +24,8 @@ from hippo.vectors import to_blob
 if TYPE_CHECKING:
     import numpy as np
 
-    from hippo.db import Database
     from hippo.records import NewMemory
+    from hippo.store.sqlite.database import Database
 
 ACTOR = "extract"
 NEIGHBOURS = 5

@@ -20,8 +20,8 @@ from hippo.maintain.common import failpoint
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
-    from hippo.db import Database
     from hippo.ingest.model import Message, ReadResult
+    from hippo.store.sqlite.database import Database
 
 DIR_PATTERNS = ("*.jsonl", "*.json", ".aider.chat.history.md", "*.aider.chat.history.md")
 DEFAULT_LOCATIONS = ("~/.claude/projects", "~/.codex/sessions", "~/.gemini/tmp")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from hippo.timeutil import now_iso
 
 if TYPE_CHECKING:
-    from hippo.db import Database
+    from hippo.store.sqlite.database import Database
 
 HEAD = 4096
 ALL = "SELECT path, offset, line, head_hash, size, mtime, format, session_id, complete FROM watermarks"

@@ -18,7 +18,7 @@ from hippo.layers.pack import Packed, pack
 from hippo.records import FIELDS, to_record
 
 if TYPE_CHECKING:
-    from hippo.db import Database
+    from hippo.store.sqlite.database import Database
 
 FLOOR_BUDGET = 800  # tokens; the floor is paid at every session start
 GUIDANCE_BUDGET = 1500

@@ -16,7 +16,7 @@ from hippo.layers.floor import (
 from hippo.layers.pack import Packed, bullet
 
 if TYPE_CHECKING:
-    from hippo.db import Database
+    from hippo.store.sqlite.database import Database
 
 CURATED = f"SELECT text FROM memories m WHERE {CURRENT} AND {{scope}}"
 ECHO_TEXTS = "SELECT text FROM echo_chunks m WHERE {scope}"

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import apsw
 
 if TYPE_CHECKING:
-    from hippo.db import Database
+    from hippo.store.sqlite.database import Database
 
 Event = dict[str, Any]
 OnEvent = Callable[[Event], object]
@@ -45,7 +45,7 @@ def fts_backstop(db: Database, *, repair: bool = True) -> str:
         if not repair:
             return "corrupt"
     except (apsw.BusyError, apsw.LockedError) as exc:  # the check takes the write lock
-        from hippo.db import translate
+        from hippo.store.sqlite.database import translate
 
         raise translate(exc, db.path) from exc
     with db.transaction():

@@ -30,10 +30,10 @@ from hippo.records import to_record
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
-    from hippo.db import Database
     from hippo.maintain.llm_merge import LlmMerger
     from hippo.maintain.settings import MaintainParams
     from hippo.memtypes import MemType
+    from hippo.store.sqlite.database import Database
 
 ACTOR = "consolidate"
 # Types whose repeats raise the survivor's confidence (SPEC: learned procedures).

@@ -14,7 +14,7 @@ from hippo.timeutil import now_iso
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
-    from hippo.db import Database
+    from hippo.store.sqlite.database import Database
 
 ACTOR = "human"
 LIVE = ("active", "done")

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy as np
 
-    from hippo.db import Database
+    from hippo.store.sqlite.database import Database
 
 Key = tuple[str, str]  # (type, project or "") — vec0's own metadata columns
 Pairs = dict[tuple[int, int], float]  # (lower id, higher id) -> cosine

@@ -25,7 +25,7 @@ from hippo.records import dedup_key, to_record
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
-    from hippo.db import Database
+    from hippo.store.sqlite.database import Database
 
 ACTOR = "human"
 JOB = "project"

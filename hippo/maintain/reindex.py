@@ -21,8 +21,8 @@ from hippo.vectors import VEC_TABLES, embed_texts, store_model, to_blob, vec_tab
 if TYPE_CHECKING:
     from hippo.config import Settings
     from hippo.core import Hippo
-    from hippo.db import Database
     from hippo.embed import Embedder
+    from hippo.store.sqlite.database import Database
 
 # store -> the table holding the text each vector was computed from
 CONTENT = {"brain": "memories", "echo": "echo_chunks"}

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
-    from hippo.db import Database
     from hippo.jobs import Run
+    from hippo.store.sqlite.database import Database
 
 STATUS = "session-jobs.json"
 LOCK = "session-jobs.lock"

@@ -23,7 +23,7 @@ from hippo.timeutil import now_iso
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
-    from hippo.db import Database
+    from hippo.store.sqlite.database import Database
 
 ACTOR = "human"
 RUN = "SELECT id, job, outcome FROM runs WHERE id = ?"

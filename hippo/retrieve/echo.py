@@ -16,7 +16,7 @@ from hippo.retrieve.querytext import prepare
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
-    from hippo.db import Database
+    from hippo.store.sqlite.database import Database
 
 CANDIDATES = 30
 

@@ -16,8 +16,8 @@ from hippo.errors import BusyError, HippoError
 from hippo.retrieve.ftsquery import build_match
 
 if TYPE_CHECKING:
-    from hippo.db import Database
     from hippo.retrieve.filters import Filters
+    from hippo.store.sqlite.database import Database
 
 # bm25() is negative, more negative = better; ties by id keep the order stable.
 MATCH = (

@@ -44,7 +44,7 @@ from hippo.retrieve.score import age_days, final_score, freshness, match_factor,
 if TYPE_CHECKING:
     from hippo.config import Settings
     from hippo.core import Hippo
-    from hippo.db import Database
+    from hippo.store.sqlite.database import Database
 
 CACHED_VECTOR = "SELECT vector FROM embed_cache WHERE model = ? AND content_hash = ?"
 RECORDS = "SELECT {columns} FROM memories WHERE id IN ({marks})"

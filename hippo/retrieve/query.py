@@ -46,8 +46,8 @@ if TYPE_CHECKING:
     import numpy as np
 
     from hippo.config import Settings
-    from hippo.db import Database
     from hippo.embed import Embedder
+    from hippo.store.sqlite.database import Database
 
 # -- dates named in a query ------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from hippo.background import Pending
 
 if TYPE_CHECKING:
     from hippo.config import Settings
-    from hippo.db import Database
+    from hippo.store.sqlite.database import Database
 
 PROVIDER = "voyage"
 DEFAULT_MODEL = "rerank-2.5-lite"

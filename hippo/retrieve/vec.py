@@ -23,8 +23,8 @@ import apsw
 from hippo.timeutil import epoch
 
 if TYPE_CHECKING:
-    from hippo.db import Database
     from hippo.retrieve.filters import Filters
+    from hippo.store.sqlite.database import Database
 
 VEC0_MAX_K = 4096  # sqlite-vec's limit on k in one KNN query
 # vec0 results are ordered by distance; ties are left in vec0's order.

@@ -13,7 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from hippo.db import connect
+from hippo.store import connect
 from tests.conftest import DATA
 
 T = DATA / "transcripts"

@@ -15,7 +15,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from hippo.db import connect
+from hippo.store import connect
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
 ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",

@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from hippo.db import connect
+from hippo.store import connect
 
 
 def write_transcript(path: Path, session: str, turns: Sequence[tuple[str, str]], *,

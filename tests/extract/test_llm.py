@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from hippo import guard
-from hippo.db import connect
+from hippo.store import connect
 from tests.extract.conftest import links, memories, meta
 from tests.extract.fake_openai import FakeOpenAI, Reply
 from tests.extract.fake_openai import memories as answer

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hippo.db import connect
+from hippo.store import connect
 from tests.extract.conftest import links, memories, meta
 
 DECISION = "We decided to use PostgreSQL for the event store."

@@ -387,7 +387,7 @@ def test_real_sessions_every_word_is_in_the_cited_chunks(cli, db_path: Path) -> 
     assert r.exit_code == 0, r.stderr
     mems = memories(db_path)
     assert 60 <= len(mems) <= 300
-    from hippo.db import connect
+    from hippo.store import connect
 
     db = connect(db_path)
     for m in mems:

@@ -17,10 +17,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from hippo.db import connect
 from hippo.extract import EchoChunk
 from hippo.extract.blocks import messages, prose_lines, sentences
 from hippo.extract.rules import scan
+from hippo.store import connect
 from tests.conftest import DATA
 from tests.extract.conftest import memories
 

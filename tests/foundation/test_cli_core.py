@@ -6,7 +6,7 @@ from pathlib import Path
 
 import orjson
 
-from hippo.db import connect
+from hippo.store import connect
 
 
 def test_add_show_list_stats_json(cli) -> None:

@@ -9,9 +9,9 @@ import pytest
 
 from hippo import embed
 from hippo.core import Hippo
-from hippo.db import connect
 from hippo.errors import ConfigError, HippoError
 from hippo.records import from_input
+from hippo.store import connect
 from hippo.vectors import embed_texts, ensure_store, from_blob, to_blob
 
 
@@ -20,7 +20,7 @@ def test_connect_sets_wal_fk_and_loads_vec(db_path: Path) -> None:
     assert db.scalar("PRAGMA journal_mode") == "wal"
     assert db.scalar("PRAGMA foreign_keys") == 1
     assert db.scalar("SELECT vec_version()").startswith("v")
-    from hippo.migrations import MIGRATIONS
+    from hippo.store.sqlite.migrations import MIGRATIONS
 
     applied = [r[0] for r in db.execute("SELECT name FROM _migrations ORDER BY name")]
     assert applied == [name for name, _ in MIGRATIONS] and applied[0] == "0001_core"
@@ -44,7 +44,7 @@ def test_newer_schema_is_refused(db_path: Path) -> None:
 def test_verified_at_is_backfilled_from_a_persons_verify_in_the_audit(db_path: Path) -> None:
     """A database from before 0004: who verified what is read from the audit log (human
     actor, action verify), not from confirmed_at, which reinforcement sets too."""
-    from hippo.migrations import MIGRATIONS
+    from hippo.store.sqlite.migrations import MIGRATIONS
 
     db = connect(db_path, migrate=False)
     db.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from hippo import brain, tokens
-from hippo.db import connect
+from hippo.store import connect
 
 REPORT = re.compile(r"^hippo: (\d+) tokens printed; rules (\d+) \((\d+)/(\d+) tokens")
 

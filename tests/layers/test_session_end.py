@@ -14,8 +14,8 @@ from pathlib import Path
 import orjson
 
 from hippo import jobs as joblocks
-from hippo.db import connect
 from hippo.maintain import session_job
+from hippo.store import connect
 from tests.layers.session_support import CLAUDE_A, CLAUDE_B, copy, jobs, real, wait_finished
 
 

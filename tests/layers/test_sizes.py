@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from hippo import tokens
-from hippo.db import connect
 from hippo.layers import layer_sizes
+from hippo.store import connect
 
 
 def test_sizes_match_the_commands(cli, rules_db: Path) -> None:

@@ -9,7 +9,7 @@ import apsw
 import orjson
 import pytest
 
-from hippo.db import connect
+from hippo.store import connect
 
 
 def jsonl(records: Iterable[dict]) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from hippo.db import connect
+from hippo.store import connect
 
 CACHE = "the build cache lives in the hidden cache folder at the root of the repository checkout"
 CACHE2 = CACHE + " today"

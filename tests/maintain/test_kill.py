@@ -7,7 +7,7 @@ import signal
 
 import orjson
 
-from hippo.db import connect
+from hippo.store import connect
 from hippo.vectors import store_model
 
 NAMES = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",

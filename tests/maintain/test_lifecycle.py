@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hippo.db import connect
+from hippo.store import connect
 from hippo.vectors import from_blob
 
 

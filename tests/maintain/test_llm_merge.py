@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from hippo import guard
-from hippo.db import connect
 from hippo.maintain.llm_merge import check, prompt
+from hippo.store import connect
 from tests.extract.fake_openai import FakeOpenAI, Reply
 from tests.maintain.conftest import jsonl
 from tests.maintain.test_consolidate import CACHE, CACHE2, RELEASE, by_id, dump

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from hippo.db import connect
 from hippo.maintain.neighbors import knn_pairs, scan_pairs
+from hippo.store import connect
 from hippo.vectors import to_blob
 
 

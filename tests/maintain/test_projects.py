@@ -8,8 +8,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from hippo.db import connect
 from hippo.project import Location, remember
+from hippo.store import connect
 
 
 @pytest.fixture(autouse=True)

@@ -7,9 +7,9 @@ import pytest
 
 from hippo import embed
 from hippo.core import Hippo
-from hippo.db import connect
 from hippo.embed.hashed import HashEmbedder
 from hippo.maintain import reindex
+from hippo.store import connect
 from hippo.vectors import content_hash, ensure_store, from_blob, store_model, to_blob
 
 

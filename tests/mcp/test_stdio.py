@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import orjson
 
-from hippo.db import connect
+from hippo.store import connect
 from tests.mcp.conftest import DECISION, data, text_of
 
 

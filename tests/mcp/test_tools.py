@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from hippo.db import connect
+from hippo.store import connect
 from tests.mcp.conftest import DECISION, calls, data, text_of
 
 TOOLS = ["search", "remember", "echo", "context", "get", "supersede", "forget", "done",

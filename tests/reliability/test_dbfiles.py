@@ -18,7 +18,7 @@ import apsw
 import orjson
 import pytest
 
-from hippo.db import connect
+from hippo.store import connect
 from tests.reliability.harness import env_for, one_line_error, run
 
 READS = (["list"], ["search", "deploy"], ["show", "1"], ["echo", "deploy"], ["context"],
@@ -104,7 +104,7 @@ def test_an_empty_file_is_no_store_for_a_read_and_a_new_one_for_a_write(cli,
 
 
 def _old_schema(db_path: Path, steps: int = 3) -> None:
-    from hippo.migrations import MIGRATIONS
+    from hippo.store.sqlite.migrations import MIGRATIONS
 
     db = connect(db_path, migrate=False)
     db.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
@@ -115,7 +115,7 @@ def _old_schema(db_path: Path, steps: int = 3) -> None:
 
 
 def test_a_read_command_never_migrates(cli, db_path: Path) -> None:
-    from hippo.migrations import MIGRATIONS
+    from hippo.store.sqlite.migrations import MIGRATIONS
 
     _old_schema(db_path)
     con = sqlite3.connect(db_path)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hippo.db import connect
+from hippo.store import connect
 
 
 def checks(result) -> dict[str, dict]:  # type: ignore[no-untyped-def]

@@ -14,7 +14,7 @@ import apsw
 import orjson
 import pytest
 
-from hippo.db import connect
+from hippo.store import connect
 
 
 def _session(path: Path, key: str, job: int, tech: str) -> Path:
@@ -119,7 +119,7 @@ def test_add_and_import_refuse_an_id_this_store_once_used(cli, tmp_path, db_path
 
 def _old_schema(path: Path) -> None:
     """A file as hippo left it before migration 0007, with ids that were already reused."""
-    from hippo.migrations import MIGRATIONS
+    from hippo.store.sqlite.migrations import MIGRATIONS
 
     db = connect(path, migrate=False)
     db.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")

@@ -17,7 +17,7 @@ from pathlib import Path
 import apsw
 import pytest
 
-from hippo.db import connect
+from hippo.store import connect
 
 REPO = Path(__file__).resolve().parents[2]
 OPENAI_KEY = "sk-MARKER-openai-0f9e8d7c6b5a"

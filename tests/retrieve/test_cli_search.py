@@ -171,7 +171,7 @@ def test_table_format(cli: CLI, corpus: None) -> None:
 
 def test_degradation_is_on_stderr_and_in_every_result(cli: CLI, corpus: None,
                                                       db_path: Path) -> None:
-    from hippo.db import connect
+    from hippo.store import connect
 
     connect(db_path).execute("DROP TABLE memories_fts")
     r = cli("search", "deploy staging")

@@ -200,7 +200,7 @@ def test_cached_search_does_not_wait_behind_a_writer(db_path: Path, h: Hippo,
     its cache hit once the lock was free; it did not count it, so it did not wait."""
     import threading
 
-    from hippo.db import connect
+    from hippo.store import connect
 
     first = search(h, "deploy key")
     monkeypatch.setenv("HIPPO_BUSY_TIMEOUT_MS", "600000")

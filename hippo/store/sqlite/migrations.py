@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from hippo.errors import ConfigError
 
 if TYPE_CHECKING:
-    from hippo.db import Database
+    from hippo.store.sqlite.database import Database
 
 M0001_CORE = """
 CREATE TABLE meta (

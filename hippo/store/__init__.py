@@ -1,0 +1,36 @@
+"""The store: every read and write of hippo's data goes through it.
+
+`connect(path)` opens one and returns a `Store` (`hippo.store.base`); its repositories
+(`store.memories`, `store.chunks`, `store.vectors`, ...) speak the domain. Nothing outside
+this package builds SQL or touches a connection; SQLite's implementation, with every SQL
+string, the schema's migrations and the only imports of apsw and sqlite-vec, is in
+`hippo.store.sqlite` (tests/foundation/test_store_seam.py checks it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hippo.store.base import Mode, Row, Store
+from hippo.store.sqlite.database import HOOK_WAIT_MS, skippable
+from hippo.store.sqlite.files import (
+    check_private_dir,
+    clear_corrupt,
+    corrupt_marker,
+    mark_corrupt,
+    unwritable,
+)
+
+__all__ = [
+    "HOOK_WAIT_MS", "Mode", "Row", "Store", "check_private_dir", "clear_corrupt", "connect",
+    "corrupt_marker", "mark_corrupt", "skippable", "unwritable",
+]
+
+
+def connect(path: Path | str, *, busy_timeout_ms: int = 5000, mode: Mode = "write",
+            check: bool = True, migrate: bool = True) -> Store:
+    """Open the store at `path` (see `hippo.store.sqlite.database.connect`)."""
+    from hippo.store.sqlite.database import connect as sqlite_connect
+
+    return sqlite_connect(Path(path), busy_timeout_ms=busy_timeout_ms, mode=mode, check=check,
+                          migrate=migrate)

@@ -1,0 +1,13 @@
+"""SQLite: vectors already computed, by model and content hash."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hippo.store.sqlite.database import Database
+
+
+class SqliteEmbedCache:
+    def __init__(self, db: Database) -> None:
+        self.db = db
