@@ -27,42 +27,27 @@ class Check:
         return out
 
 
-def _exists(h: Hippo, table: str) -> bool:
-    return bool(h.db.scalar("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)))
-
-
 def _fts(h: Hippo, table: str, fix: bool) -> Check:
-    import apsw
-
-    try:
-        h.db.conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
-        return Check(f"fts:{table}", True)
-    except (apsw.BusyError, apsw.LockedError) as exc:  # a writer, not a broken index: 75
-        from hippo.store.sqlite.database import translate
-
-        raise translate(exc, h.db.path) from exc
-    except apsw.ReadOnlyError:  # FTS5 runs its check as a write: nothing known either way
+    found = h.db.health.check_fulltext(table)  # busy (a writer, not a broken index): 75
+    if not found.checked:  # FTS5 runs its check as a write: nothing known either way
         return Check(f"fts:{table}", True, "not checked: the database is read-only here")
-    except apsw.Error as exc:
-        check = Check(f"fts:{table}", False, f"integrity-check failed: {exc}")
-        if fix:
-            with h.db.transaction():
-                h.db.execute(f"INSERT INTO {table}({table}) VALUES ('rebuild')")
-            check.fixed = "rebuilt the index from its table"
-        return check
+    if found.error is None:
+        return Check(f"fts:{table}", True)
+    check = Check(f"fts:{table}", False, f"integrity-check failed: {found.error}")
+    if fix:
+        with h.db.transaction():
+            h.db.health.rebuild_fulltext(table)
+        check.fixed = "rebuilt the index from its table"
+    return check
 
 
 def _brain_vectors(h: Hippo, fix: bool) -> Check:
-    if not _exists(h, "memories_vec"):
-        active = h.db.scalar("SELECT count(*) FROM memories WHERE status = 'active'")
+    if not h.db.health.has_vectors("brain"):
+        active = h.db.health.active_memories()
         return Check("vectors:brain", active == 0, f"{active} active memories, no vector table"
                      if active else "")
-    missing = [r[0] for r in h.db.execute(
-        "SELECT id FROM memories WHERE status = 'active' AND id NOT IN "
-        "(SELECT memory_id FROM memories_vec)")]
-    stale = [r[0] for r in h.db.execute(
-        "SELECT memory_id FROM memories_vec WHERE memory_id NOT IN "
-        "(SELECT id FROM memories WHERE status = 'active')")]
+    missing = h.db.health.unembedded("brain")
+    stale = h.db.health.orphan_vectors("brain")
     check = Check("vectors:brain", not missing and not stale,
                   f"{len(missing)} active memories without a vector, {len(stale)} vectors of "
                   "inactive or missing memories" if missing or stale else "")
@@ -81,41 +66,33 @@ def _brain_vectors(h: Hippo, fix: bool) -> Check:
 
 
 def _echo_vectors(h: Hippo, fix: bool) -> Check:
-    chunks = h.db.scalar("SELECT count(*) FROM echo_chunks")
-    if not _exists(h, "echo_vec"):
+    chunks = h.db.health.chunk_count()
+    if not h.db.health.has_vectors("echo"):
         return Check("vectors:echo", chunks == 0, f"{chunks} chunks, no vector table"
                      if chunks else "")
-    missing = [r[0] for r in h.db.execute(
-        "SELECT id FROM echo_chunks WHERE id NOT IN (SELECT chunk_id FROM echo_vec)")]
-    stale = [r[0] for r in h.db.execute(
-        "SELECT chunk_id FROM echo_vec WHERE chunk_id NOT IN (SELECT id FROM echo_chunks)")]
+    missing = h.db.health.unembedded("echo")
+    stale = h.db.health.orphan_vectors("echo")
     check = Check("vectors:echo", not missing and not stale,
                   f"{len(missing)} chunks without a vector, {len(stale)} orphan vectors"
                   if missing or stale else "")
     if fix and (missing or stale):
-        import orjson
-
         from hippo.timeutil import epoch
         from hippo.vectors import to_blob
 
-        rows = h.db.rows("SELECT id, text, project, session_id, started_at FROM echo_chunks "
-                         "WHERE id IN (SELECT value FROM json_each(?))",
-                         (orjson.dumps(missing).decode(),)) if missing else []
+        rows = h.db.health.chunks_to_embed(missing) if missing else []
         vectors = h.embed([r["text"] for r in rows], store="echo") if rows else []
         with h.db.transaction():
             for cid in stale:
-                h.db.execute("DELETE FROM echo_vec WHERE chunk_id = ?", (cid,))
+                h.db.health.drop_chunk_vector(cid)
             for r, v in zip(rows, vectors):
-                h.db.execute("INSERT INTO echo_vec(chunk_id, embedding, project, session_id, "
-                             "started) VALUES (?, ?, ?, ?, ?)", (r["id"], to_blob(v),
-                             r["project"] or "", r["session_id"], epoch(r["started_at"])))
+                h.db.health.put_chunk_vector(r["id"], to_blob(v), r["project"] or "",
+                                             r["session_id"], epoch(r["started_at"]))
         check.fixed = f"embedded {len(rows)}, removed {len(stale)}"
     return check
 
 
-# Texts each store's searches score by late interaction (`hippo.retrieve.query`).
-_SCORED = {"brain": "SELECT text, content_hash FROM memories WHERE status = 'active'",
-           "echo": "SELECT text, content_hash FROM echo_chunks"}
+# The stores whose searches score texts by late interaction (`hippo.retrieve.query`).
+_SCORED = ("brain", "echo")
 
 
 def _token_matrices(h: Hippo, fix: bool) -> Check:
@@ -123,22 +100,19 @@ def _token_matrices(h: Hippo, fix: bool) -> Check:
     meets, a model pass each (seconds for transcript chunks). Texts written before writes
     cached them (Echo chunks before December 2026), or with `late_pool = 0`, lack one;
     `--fix` encodes them now."""
-    from hippo.maintain.common import meta_get
     from hippo.retrieve import query as q
     from hippo.retrieve.pipeline import load_params
     from hippo.vectors import store_model
 
     if load_params(h.settings).late_pool <= 0:
         return Check("token-matrices", True)
-    missing: dict[str, list[Any]] = {}
-    for store, sql in _SCORED.items():
+    missing: dict[str, list[str]] = {}
+    for store in _SCORED:
         recorded = store_model(h.db, store)
-        if recorded is None or meta_get(h.db, f"{store}.embedder") != "local":
+        if recorded is None or h.db.meta.get(f"{store}.embedder") != "local":
             continue  # no vectors yet, or a model without token vectors
-        missing[store] = h.db.rows(
-            f"SELECT text FROM ({sql}) AS t WHERE NOT EXISTS (SELECT 1 FROM embed_cache e "
-            "WHERE e.model = ? AND e.content_hash = t.content_hash)",
-            (recorded[0] + q.TOKENS_SUFFIX,))
+        missing[store] = h.db.health.texts_without_token_matrix(
+            store, recorded[0] + q.TOKENS_SUFFIX)
     count = sum(len(rows) for rows in missing.values())
     if not count:
         return Check("token-matrices", True)
@@ -155,7 +129,7 @@ def _token_matrices(h: Hippo, fix: bool) -> Check:
             for store, rows in missing.items():
                 emb = h.embedder(store)
                 for start in range(0, len(rows), 256):
-                    part = [r["text"] for r in rows[start : start + 256]]
+                    part = rows[start : start + 256]
                     done += q.warm_caches(h.db, emb, part)  # repeated texts: encoded once
                     bar.advance(len(part))
         check.fixed = f"encoded {done}"
@@ -166,14 +140,12 @@ def _token_repeats(h: Hippo, fix: bool) -> Check:
     """Token matrices cached before near-copies of a repeated token were dropped (December
     2026) are valid, only larger (up to twice, for transcript chunks). `--fix` compacts
     them from their stored planes: no model, about a millisecond each."""
-    from hippo.maintain.common import meta_get, meta_set
     from hippo.retrieve import query as q
     from hippo.retrieve.constants import TOKENS_DISTINCT_KEY
 
-    if meta_get(h.db, TOKENS_DISTINCT_KEY) is not None:
+    if h.db.meta.get(TOKENS_DISTINCT_KEY) is not None:
         return Check("token-repeats", True)
-    pattern = "%" + q.TOKENS_SUFFIX
-    count = int(h.db.scalar("SELECT count(*) FROM embed_cache WHERE model LIKE ?", (pattern,)))
+    count = h.db.health.token_matrix_count(q.TOKENS_SUFFIX)
     what = f"{count} token matri{'x' if count == 1 else 'ces'}"
     check = Check("token-repeats", True, f"{what} cached before December 2026 may keep "
                   "near-copies of repeated tokens (up to half their size); --fix compacts "
@@ -188,9 +160,7 @@ def _token_repeats(h: Hippo, fix: bool) -> Check:
     last = ("", "")
     with progress("token matrices", total=count) as bar:
         while True:
-            rows = h.db.rows("SELECT model, content_hash, vector FROM embed_cache WHERE model "
-                             "LIKE ? AND (model, content_hash) > (?, ?) ORDER BY model, "
-                             "content_hash LIMIT 500", (pattern, *last))
+            rows = h.db.health.token_matrices_after(q.TOKENS_SUFFIX, last, 500)
             if not rows:
                 break
             last = (rows[-1]["model"], rows[-1]["content_hash"])
@@ -202,13 +172,12 @@ def _token_repeats(h: Hippo, fix: bool) -> Check:
                     except (ValueError, struct.error):
                         continue  # damaged: a search encodes it again when it meets it
                     if len(small) < len(blob):
-                        h.db.execute("UPDATE embed_cache SET vector = ? WHERE model = ? AND "
-                                     "content_hash = ?", (small, r["model"], r["content_hash"]))
+                        h.db.health.replace_token_matrix(r["model"], r["content_hash"], small)
                         compacted += 1
                         saved += len(blob) - len(small)
             bar.advance(len(rows))
     with h.db.transaction():
-        meta_set(h.db, TOKENS_DISTINCT_KEY, "1")
+        h.db.meta.set(TOKENS_DISTINCT_KEY, "1")
     if count:
         check.fixed = (f"compacted {compacted} of {count} ({saved / 1e6:.1f} MB, reused by "
                        "later writes)")
@@ -216,34 +185,21 @@ def _token_repeats(h: Hippo, fix: bool) -> Check:
 
 
 def _provenance(h: Hippo, fix: bool) -> Check:
-    dangling = h.db.scalar("SELECT count(*) FROM memory_sources WHERE chunk_id NOT IN "
-                           "(SELECT id FROM echo_chunks)")
+    dangling = h.db.health.dangling_provenance()
     check = Check("provenance", dangling == 0,
                   f"{dangling} provenance links point at missing Echo chunks" if dangling else "")
     if fix and dangling:
         with h.db.transaction():
-            h.db.execute("DELETE FROM memory_sources WHERE chunk_id NOT IN "
-                         "(SELECT id FROM echo_chunks)")
+            h.db.health.drop_dangling_provenance()
         check.fixed = f"removed {dangling} links (the memories keep their source record)"
     return check
 
 
-# A link whose chunk belongs to a session the memory's `source` does not name: the chunk id
-# was reused (before migration 0007) or the link is wrong; either way `show` would present
-# another session's text as this memory's evidence.
-FOREIGN_LINKS = (
-    "SELECT s.memory_id, s.chunk_id, e.session_key FROM memory_sources s "
-    "JOIN echo_chunks c ON c.id = s.chunk_id JOIN echo_sessions e ON e.id = c.session_id "
-    "JOIN memories m ON m.id = s.memory_id "
-    "WHERE m.source IS NOT NULL AND json_valid(m.source) "
-    "AND json_type(m.source, '$.session') IS NOT NULL "
-    "AND NOT EXISTS (SELECT 1 FROM json_each(m.source, '$.session') j "
-    "WHERE j.value = e.session_key) ORDER BY s.memory_id, s.chunk_id"
-)
-
-
 def _provenance_sessions(h: Hippo, fix: bool) -> Check:
-    rows = h.db.rows(FOREIGN_LINKS)
+    """Links whose chunk belongs to a session the memory's `source` does not name: the
+    chunk id was reused (before migration 0007) or the link is wrong; either way `show`
+    would present another session's text as this memory's evidence."""
+    rows = h.db.health.foreign_provenance()
     check = Check("provenance-sessions", not rows,
                   f"{len(rows)} provenance links point at a chunk of another session than "
                   f"their memory's source.session (e.g. memory {rows[0]['memory_id']} -> "
@@ -259,16 +215,12 @@ def _provenance_sessions(h: Hippo, fix: bool) -> Check:
     return check
 
 
-REFERENCES = ("SELECT id, superseded_by, consolidated_into FROM memories "
-              "WHERE superseded_by IS NOT NULL OR consolidated_into IS NOT NULL")
-
-
 def _reference_cycles(h: Hippo) -> Check:
     """Chains of superseded_by or consolidated_into that lead back to where they began
     (`hippo supersede` refuses them; an import or an old hippo could write them)."""
     from hippo.screen import cycles
 
-    rows = h.db.rows(REFERENCES)
+    rows = h.db.health.references()
     problems = []
     for column in ("superseded_by", "consolidated_into"):
         edges = {r["id"]: r[column] for r in rows if r[column] is not None}
@@ -282,7 +234,7 @@ def _reference_cycles(h: Hippo) -> Check:
 
 def _watermarks(h: Hippo, fix: bool) -> Check:
     bad = []
-    for path, offset in h.db.execute("SELECT path, offset FROM watermarks"):
+    for path, offset in h.db.health.watermarks():
         try:
             size = os.path.getsize(path)
         except OSError:
@@ -299,7 +251,7 @@ def _watermarks(h: Hippo, fix: bool) -> Check:
             for path in bad:
                 # As ingest does for a replaced file: drop what was read; the next run re-reads.
                 echo.delete_file_chunks(h.db, path)
-                h.db.execute("DELETE FROM watermarks WHERE path = ?", (path,))
+                h.db.health.drop_watermark(path)
         check.fixed = f"{len(bad)} files reset; the next ingest reads them from the start"
     return check
 
@@ -308,15 +260,14 @@ def _models(h: Hippo) -> Check:
     from hippo.vectors import VEC_TABLES, store_model
 
     problems = []
-    for store, (table, _key, _cols) in VEC_TABLES.items():
+    for store in VEC_TABLES:
         recorded = store_model(h.db, store)
-        if not _exists(h, table):
+        if not h.db.health.has_vectors(store):
             continue
         if recorded is None:
             problems.append(f"{store}: vectors but no recorded model")
             continue
-        sql = h.db.scalar("SELECT sql FROM sqlite_master WHERE name = ?", (table,)) or ""
-        if f"float[{recorded[1]}]" not in sql:
+        if not h.db.health.vectors_declare(store, recorded[1]):
             problems.append(f"{store}: table dimension differs from recorded {recorded[1]}")
     return Check("embedding-model", not problems, "; ".join(problems))
 
@@ -326,9 +277,7 @@ def _integrity(h: Hippo, fix: bool) -> tuple[Check, list[str]]:
     steps it lacks. A damaged file is marked (writes refuse it); `fix` salvages every
     readable row into a new file that takes its place, the old one kept aside."""
     from hippo.errors import CorruptDatabase
-    from hippo.store import clear_corrupt, corrupt_marker, mark_corrupt
-    from hippo.store.sqlite.database import connect
-    from hippo.store.sqlite.migrations import pending
+    from hippo.store import clear_corrupt, connect, corrupt_marker, mark_corrupt
 
     path = h.settings.db_path
     h.close()
@@ -337,8 +286,8 @@ def _integrity(h: Hippo, fix: bool) -> tuple[Check, list[str]]:
         db = connect(path, busy_timeout_ms=int(h.settings["busy_timeout_ms"]), mode="read",
                      migrate=False)
         try:
-            found = [str(r["integrity_check"]) for r in db.rows("PRAGMA integrity_check(5)")]
-            waiting = pending(db) if found == ["ok"] else []
+            found = db.health.integrity(5)
+            waiting = db.health.pending_migrations() if found == ["ok"] else []
         finally:
             db.close()
     except CorruptDatabase as exc:
@@ -357,10 +306,10 @@ def _integrity(h: Hippo, fix: bool) -> tuple[Check, list[str]]:
         check = Check("sqlite-integrity", False, f"{detail} (writes are refused until --fix "
                       "salvages every readable row into a new file)", data={"damaged": True})
         if fix:
-            from hippo import salvage
+            from hippo.store import rebuild
 
-            report, aside = salvage.rebuild(path)
-            kept = ", ".join(f"{n} {t}" for t, n in report.rows.items()
+            report, aside = rebuild(path)
+            kept = ", ".join(f"{n} {t}" for t, n in report.counts.items()
                              if t in ("memories", "echo_chunks", "audit"))
             lost = report.problems()
             check.fixed = (f"salvaged every readable row ({kept}) into a new file; the damaged "
@@ -384,8 +333,8 @@ def run(h: Hippo, *, fix: bool = False) -> list[Check]:
         checks.append(Check("schema", False, f"{len(waiting)} schema steps pending "
                             f"({', '.join(waiting)}); --fix (or any write command) applies them"))
         return checks
-    fk = h.db.rows("PRAGMA foreign_key_check")
-    checks.append(Check("foreign-keys", not fk, f"{len(fk)} violations" if fk else ""))
+    fk = h.db.health.foreign_key_violations()
+    checks.append(Check("foreign-keys", not fk, f"{fk} violations" if fk else ""))
     checks += [_fts(h, "memories_fts", fix), _fts(h, "echo_fts", fix), _models(h),
                _brain_vectors(h, fix), _echo_vectors(h, fix), _token_matrices(h, fix),
                _token_repeats(h, fix), _provenance(h, fix), _provenance_sessions(h, fix),

@@ -10,6 +10,7 @@ string, the schema's migrations and the only imports of apsw and sqlite-vec, is 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hippo.store.base import Mode, Row, Store
 from hippo.store.sqlite.database import HOOK_WAIT_MS, skippable
@@ -21,9 +22,13 @@ from hippo.store.sqlite.files import (
     unwritable,
 )
 
+if TYPE_CHECKING:
+    from hippo.store.sqlite.salvage import Reader as SalvageReader
+    from hippo.store.sqlite.salvage import Report as SalvageReport
+
 __all__ = [
     "HOOK_WAIT_MS", "Mode", "Row", "Store", "check_private_dir", "clear_corrupt", "connect",
-    "corrupt_marker", "mark_corrupt", "skippable", "unwritable",
+    "corrupt_marker", "mark_corrupt", "rebuild", "salvage_reader", "skippable", "unwritable",
 ]
 
 
@@ -34,3 +39,19 @@ def connect(path: Path | str, *, busy_timeout_ms: int = 5000, mode: Mode = "writ
 
     return sqlite_connect(Path(path), busy_timeout_ms=busy_timeout_ms, mode=mode, check=check,
                           migrate=migrate)
+
+
+def salvage_reader(path: Path | str) -> SalvageReader:
+    """Every readable row of the damaged store at `path`, read-only, past damaged pages:
+    `reader.read(table, columns)` yields them, `reader.report` says what could not be read."""
+    from hippo.store.sqlite.salvage import Reader
+
+    return Reader(path)
+
+
+def rebuild(path: Path) -> tuple[SalvageReport, Path]:
+    """Salvage the damaged store at `path` into a new one that takes its place; returns what
+    was read and where the damaged file was kept (`hippo doctor --fix`)."""
+    from hippo.store.sqlite.salvage import rebuild as sqlite_rebuild
+
+    return sqlite_rebuild(path)

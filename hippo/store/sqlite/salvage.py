@@ -53,12 +53,15 @@ class Gap:
 class Report:
     """What a salvage read: rows per table, gaps, and texts kept with bad bytes replaced."""
 
-    rows: dict[str, int] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
     gaps: list[Gap] = field(default_factory=list)
     mended: list[str] = field(default_factory=list)
 
     def problems(self) -> list[str]:
         return [g.describe() for g in self.gaps] + self.mended
+
+
+EMBED_DIM = "SELECT value FROM meta WHERE key = ?"
 
 
 def open_source(path: Path | str) -> apsw.Connection:
@@ -140,7 +143,7 @@ def scan(conn: apsw.Connection, table: str, columns: Sequence[str],
             continue
         if got < BATCH:
             break
-    report.rows[table] = report.rows.get(table, 0) + count
+    report.counts[table] = report.counts.get(table, 0) + count
 
 
 def _reads(conn: apsw.Connection, table: str, after: int) -> int | None | bool:
@@ -188,7 +191,7 @@ def scan_plain(conn: apsw.Connection, table: str, columns: Sequence[str],
             yield _decode(raw, columns, table, count, report)
     except READ_ERRORS as exc:
         report.gaps.append(Gap(table, count + 1, None, _reason(exc)))
-    report.rows[table] = report.rows.get(table, 0) + count
+    report.counts[table] = report.counts.get(table, 0) + count
 
 
 def _reason(exc: BaseException) -> str:
@@ -262,6 +265,27 @@ def _sequences(src: apsw.Connection, dst: apsw.Connection, report: Report) -> No
             dst.execute("INSERT INTO sqlite_sequence(name, seq) VALUES (?, ?)", (name, seq))
 
 
+class Reader:
+    """Every readable row of a damaged file (`hippo.store.salvage_reader`): opened on the
+    first read, read-only; what could not be read is gathered in `report`."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.report = Report()
+        self._conn: apsw.Connection | None = None
+
+    def read(self, table: str, columns: Sequence[str]) -> Iterator[dict[str, Any]]:
+        """Every readable row of `table` (those `columns`), in id order."""
+        if self._conn is None:
+            self._conn = open_source(self.path)
+        return scan(self._conn, table, columns, self.report)
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
 def _stamp() -> str:
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
 
@@ -270,8 +294,8 @@ def rebuild(path: Path) -> tuple[Report, Path]:
     """Salvage `path` into a new hippo file that takes its place; the damaged file (and its
     -wal) is kept beside it as PATH.corrupt-STAMP. Returns what was read and where the old
     file went."""
-    from hippo.store import clear_corrupt
     from hippo.store.sqlite.database import connect
+    from hippo.store.sqlite.files import clear_corrupt
     from hippo.vectors import VEC_TABLES, vec_table_ddl
 
     stamp = _stamp()
@@ -283,7 +307,7 @@ def rebuild(path: Path) -> tuple[Report, Path]:
         try:
             report = copy_readable(src, new.conn)
             for store in VEC_TABLES:
-                dim = new.scalar("SELECT value FROM meta WHERE key = ?", (f"{store}.embed_dim",))
+                dim = new.scalar(EMBED_DIM, (f"{store}.embed_dim",))
                 if dim:  # an empty index of the recorded model: doctor fills it
                     new.execute(vec_table_ddl(store, int(dim)))
         finally:
