@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib.util
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import apsw
 
-from hippo.errors import BusyError, ConfigError, CorruptDatabase, HippoError, NoDatabase
+from hippo.errors import BusyError, ConfigError, CorruptDatabase, HippoError
 from hippo.store.base import Mode, Row
 from hippo.store.sqlite.files import (
     _filesystem_state,
@@ -20,8 +19,8 @@ from hippo.store.sqlite.files import (
     _why_cannot_open,
     _why_read_only,
     mark_corrupt,
-    tighten,
 )
+from hippo.store.sqlite.opening import _configure, _open, _schema
 
 if TYPE_CHECKING:
     from hippo.store.audit import Audit
@@ -47,14 +46,6 @@ CACHE_WAIT_MS = 0
 # A hook's own deadline for a read: in WAL mode only a crash recovery or a WAL reset by
 # another process can make a reader wait, never a writer; an agent waits for no more.
 HOOK_WAIT_MS = 1000
-
-
-def _vec_extension_path() -> str:
-    # Importing sqlite_vec pulls in numpy (~0.15 s); find its loadable file without importing it.
-    spec = importlib.util.find_spec("sqlite_vec")
-    if spec is None or not spec.submodule_search_locations:
-        raise ConfigError("sqlite-vec is not installed; reinstall hippo (pip install hippo)")
-    return str(Path(next(iter(spec.submodule_search_locations))) / "vec0")
 
 
 def translate(exc: BaseException, path: Path | str) -> HippoError:
@@ -356,89 +347,29 @@ def connect(path: Path, *, busy_timeout_ms: int = 5000, mode: Mode = "write",
     conn: apsw.Connection | None = None
     try:
         conn = _open(path, mode, busy_timeout_ms)
-        conn.enable_load_extension(True)
-        conn.load_extension(_vec_extension_path())
-        conn.enable_load_extension(False)
-        conn.set_busy_timeout(busy_timeout_ms)
-        conn.execute("PRAGMA foreign_keys=ON")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        # Freed space is zeroed: an old text must not outlive its row in a free page (the FTS
-        # index rewrites its pages in place on every edit; docs/privacy.md).
-        conn.execute("PRAGMA secure_delete=ON")
-        # Map the file: exact vector search reads every vector; mapping saves a copy per page.
-        conn.execute("PRAGMA mmap_size=1073741824")
-        kind = "empty" if memory else _kind(conn, path)
-        if check and not memory and (kind == "hippo" or mode == "write"):
-            tighten(path)  # only once it is ours: another application's file is left alone
-        if mode == "read" and kind == "empty":
-            raise NoDatabase(f"database {path} is empty: nothing stored yet (`hippo add` or "
-                             "`hippo ingest` creates it)")
-        if mode == "write":
-            jm = conn.execute("PRAGMA journal_mode=WAL").fetchone()
-            if jm and str(jm[0]).lower() not in ("wal", "memory"):
-                conn.execute("PRAGMA journal_mode=WAL")
+        _configure(conn, path, mode, busy_timeout_ms, check=check, memory=memory)
     except BaseException as exc:
         if conn is not None:
             conn.close()
-        if mode == "read" and isinstance(exc, (apsw.ReadOnlyError, apsw.CantOpenError)):
-            why = _why_cannot_open(path)  # a read stores nothing: say why it cannot open
-            if why:
-                raise HippoError(f"cannot open database {path}{why}") from exc
-        if isinstance(exc, apsw.Error):
-            raise translate(exc, path) from exc
-        raise
+        error = _open_error(exc, path, mode)
+        if error is None:
+            raise
+        raise error from exc
     db = Database(conn, path, busy_timeout_ms, mode)
-    from hippo.store.sqlite.migrations import migrate as run_migrations
-    from hippo.store.sqlite.migrations import pending
-
     try:
-        if mode == "write":
-            if migrate:
-                run_migrations(db)
-        elif migrate:
-            waiting = pending(db)
-            if waiting:
-                raise ConfigError(
-                    f"database {path} was written by an older hippo and needs {len(waiting)} "
-                    f"schema step{'s' * (len(waiting) != 1)} ({waiting[-1]}); a read command "
-                    "never changes it: run `hippo doctor --fix` (or any command that writes)")
+        _schema(db, migrate)
     except BaseException:
         db.close()
         raise
     return db
 
 
-def _open(path: Path, mode: Mode, busy_timeout_ms: int) -> apsw.Connection:
-    """The connection, with its busy timeout set before its first statement (a read's probe
-    below meets a writer that is creating the file or closing its WAL: it must wait, not
-    fail). A read on a read-only file system, where SQLite cannot create the WAL index
-    beside a cleanly closed file, reads it as immutable (nothing can change it)."""
-    conn = apsw.Connection(str(path))
-    conn.set_busy_timeout(busy_timeout_ms)
-    if mode != "read" or str(path) == ":memory:":
-        return conn
-    try:
-        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
-    except (apsw.CantOpenError, apsw.ReadOnlyError) as exc:
-        conn.close()
-        if Path(f"{path}-wal").exists() or _filesystem_state(path) != "read-only":
-            raise exc from None
-        from urllib.parse import quote
-
-        return apsw.Connection(f"file:{quote(str(path.resolve()))}?immutable=1",
-                               flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
-    return conn
-
-
-def _kind(conn: apsw.Connection, path: Path) -> str:
-    """"empty" (no tables yet), "hippo", or refused: another application's database."""
-    names = [r[0] for r in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")]
-    if not [n for n in names if n != "_migrations"]:
-        return "empty"
-    if "_migrations" in names and conn.execute(
-            "SELECT 1 FROM _migrations WHERE name = '0001_core'").fetchone():
-        return "hippo"
-    shown = ", ".join(sorted(names)[:3]) + (", ..." if len(names) > 3 else "")
-    raise ConfigError(f"{path} is not a hippo database (it holds other tables: {shown}); "
-                      "hippo leaves it alone: choose another --db (or HIPPO_DB)")
+def _open_error(exc: BaseException, path: Path, mode: Mode) -> HippoError | None:
+    """The hippo error opening raises for an apsw error `exc`; None: `exc` itself goes up."""
+    if mode == "read" and isinstance(exc, (apsw.ReadOnlyError, apsw.CantOpenError)):
+        why = _why_cannot_open(path)  # a read stores nothing: say why it cannot open
+        if why:
+            return HippoError(f"cannot open database {path}{why}")
+    if isinstance(exc, apsw.Error):
+        return translate(exc, path)
+    return None
