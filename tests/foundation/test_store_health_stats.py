@@ -1,0 +1,100 @@
+"""The `health` and `stats` repositories: what `hippo doctor` checks and `hippo stats` counts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from hippo.store import Store, connect
+
+FIXTURES = Path(__file__).parent.parent / "ingest" / "fixtures" / "claude_project"
+
+
+@pytest.fixture
+def store(cli, db_path: Path) -> Store:
+    for text, kind in (("we chose sqlite", "decision"), ("run the tests", "rule")):
+        assert cli("add", text, "--type", kind).exit_code == 0
+    line = orjson.dumps({"text": "prefers tabs", "type": "preference", "author": "machine"})
+    assert cli("add", "-", input=line).exit_code == 0
+    assert cli("ingest", "--idle-minutes", "0", str(FIXTURES)).exit_code == 0
+    db = connect(db_path)
+    yield db
+    db.close()
+
+
+def test_stats_counts(store: Store) -> None:
+    s = store.stats
+    assert s.memory_count() == 3 and s.memory_count(active=True) == 3
+    assert s.memories_by("type", active=True) == {"decision": 1, "preference": 1, "rule": 1}
+    assert s.memories_by("author", active=False) == {"human": 2, "machine": 1}
+    assert s.memories_by("project", active=True) == {"testproj": 3}
+    assert s.unverified() == 1  # the machine-written preference, until a person verifies it
+    assert s.vector_count("brain") == 3 and s.vector_count("echo") == s.chunk_count() == 1
+    assert s.session_count() == 1 and s.file_count() == 1 and s.cache_entries() >= 4
+    assert s.schema_steps()[0] == "0001_core"
+    assert [r["job"] for r in s.latest_runs()] == ["ingest"]
+    assert s.chunks_pending() == 1 and s.spend() == []
+    assert dict(s.counters(embed=True))["embed.texts_embedded"] >= 4
+    assert s.counters(embed=False) == []
+    with pytest.raises(ValueError):
+        s.memories_by("text", active=True)  # type: ignore[arg-type]
+
+
+def test_stats_without_vector_tables(db_path: Path) -> None:
+    db = connect(db_path)
+    assert db.stats.vector_count("brain") == 0 and db.stats.memories_by("status", active=False) == {}
+    assert not db.health.has_vectors("brain") and db.health.active_memories() == 0
+    db.close()
+
+
+def test_health_checks_and_repairs(store: Store) -> None:
+    h = store.health
+    assert h.integrity(5) == ["ok"] and h.pending_migrations() == []
+    assert h.foreign_key_violations() == 0
+    assert h.check_fulltext("memories_fts").error is None
+    with pytest.raises(ValueError):
+        h.check_fulltext("memories")
+    assert h.has_vectors("brain") and h.vectors_declare("brain", 384)
+    assert not h.vectors_declare("brain", 768)
+    assert h.unembedded("brain") == h.orphan_vectors("echo") == []
+    (chunk,) = h.chunks_to_embed([1])
+    assert chunk["id"] == 1 and set(chunk) == {"id", "text", "project", "session_id",
+                                               "started_at"}
+    with store.transaction():
+        h.drop_chunk_vector(1)
+    assert h.unembedded("echo") == [1]
+    with store.transaction():
+        h.put_chunk_vector(1, bytes(4 * 384), "testproj", chunk["session_id"], 0)
+    assert h.unembedded("echo") == []
+    assert (path := h.watermarks()[0][0]).endswith(".jsonl")
+    with store.transaction():
+        h.drop_watermark(path)
+        h.rebuild_fulltext("echo_fts")
+    assert h.watermarks() == []
+    assert h.dangling_provenance() == 0 and h.foreign_provenance() == []
+    assert h.references() == []
+
+
+def test_health_token_matrices(store: Store) -> None:
+    h = store.health
+    assert sorted(h.texts_without_token_matrix("brain", "m#t")) == [
+        "prefers tabs", "run the tests", "we chose sqlite"]
+    assert len(h.texts_without_token_matrix("echo", "m#t")) == 1
+    assert h.token_matrix_count("#t") == 0
+    from hippo.store.sqlite.database import Database
+
+    assert isinstance(store, Database)
+    with store.transaction():
+        for key in ("a", "b", "c"):
+            store.execute("INSERT INTO embed_cache(model, content_hash, vector, created_at) "
+                          "VALUES ('m#t', ?, x'00', 'x')", (key,))
+    assert h.token_matrix_count("#t") == 3
+    first = h.token_matrices_after("#t", ("", ""), 2)
+    assert [r["content_hash"] for r in first] == ["a", "b"]
+    rest = h.token_matrices_after("#t", (first[-1]["model"], first[-1]["content_hash"]), 2)
+    assert [r["content_hash"] for r in rest] == ["c"]
+    with store.transaction():
+        h.replace_token_matrix("m#t", "c", b"\x01\x02")
+    assert bytes(h.token_matrices_after("#t", ("m#t", "b"), 5)[0]["vector"]) == b"\x01\x02"
