@@ -68,7 +68,8 @@ def test_health_checks_and_repairs(store: Store) -> None:
     with store.transaction():
         h.put_chunk_vector(1, bytes(4 * 384), "testproj", chunk["session_id"], 0)
     assert h.unembedded("echo") == []
-    assert (path := h.watermarks()[0][0]).endswith(".jsonl")
+    path = h.watermarks()[0][0]
+    assert path.endswith(".jsonl")
     with store.transaction():
         h.drop_watermark(path)
         h.rebuild_fulltext("echo_fts")
