@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
@@ -13,7 +14,7 @@ FIXTURES = Path(__file__).parent.parent / "ingest" / "fixtures" / "claude_projec
 
 
 @pytest.fixture
-def store(cli, db_path: Path) -> Store:
+def store(cli, db_path: Path) -> Iterator[Store]:
     for text, kind in (("we chose sqlite", "decision"), ("run the tests", "rule")):
         assert cli("add", text, "--type", kind).exit_code == 0
     line = orjson.dumps({"text": "prefers tabs", "type": "preference", "author": "machine"})
