@@ -38,10 +38,11 @@ def export(
     h = open_hippo(ctx, db=db, read=True)
     report = None
     if salvage:
-        from hippo import salvage as sv
+        from hippo.store import salvage_reader
 
-        report = sv.Report()
-        rows = _salvaged(h.settings.db_path, store, report)
+        reader = salvage_reader(h.settings.db_path)
+        report = reader.report
+        rows = _salvaged(h.settings.db_path, store, reader)
     else:
         rows = brain.export_rows(h.db) if store == "brain" else echo_export.rows(h.db)
     count, last = 0, None
@@ -69,29 +70,28 @@ def export(
             raise typer.Exit(int(ExitCode.PARTIAL))
 
 
-def _salvaged(path: Path, store: str, report: Any) -> Iterator[dict[str, Any]]:
-    """Records read past damage (`hippo.salvage`), as the plain export prints them."""
-    from hippo import salvage as sv
+def _salvaged(path: Path, store: str, reader: Any) -> Iterator[dict[str, Any]]:
+    """Records read past damage (`hippo.store.salvage_reader`), as the plain export prints them."""
     from hippo.errors import NoDatabase
 
     if not path.exists():
         raise NoDatabase(f"no database at {path}: nothing to salvage")
-    conn = sv.open_source(path)
+    report = reader.report
     try:
         if store == "brain":
             from hippo.brain import COLUMNS
 
             cols = [c.strip() for c in COLUMNS.split(",")]
-            for row in sv.scan(conn, "memories", cols, report):
+            for row in reader.read("memories", cols):
                 yield _memory(row, report)
             return
         from hippo.echo_export import to_record
 
-        sessions = {r["id"]: r for r in sv.scan(conn, "echo_sessions",
-                                                 ["id", "session_key", "format"], report)}
+        sessions = {r["id"]: r for r in reader.read("echo_sessions",
+                                                 ["id", "session_key", "format"])}
         cols = ["id", "session_id", "project", "source_path", "roles", "line_start", "line_end",
                 "message_ids", "started_at", "ended_at", "text"]
-        for row in sv.scan(conn, "echo_chunks", cols, report):
+        for row in reader.read("echo_chunks", cols):
             session = sessions.get(row.pop("session_id"), {})
             rec = {"id": row["id"], "session": session.get("session_key"),
                    "format": session.get("format"), **{k: row[k] for k in cols[2:]}}
@@ -103,7 +103,7 @@ def _salvaged(path: Path, store: str, report: Any) -> Iterator[dict[str, Any]]:
                 rec["message_ids"] = None
                 yield to_record(rec)
     finally:
-        conn.close()
+        reader.close()
 
 
 def _memory(row: dict[str, Any], report: Any) -> dict[str, Any]:
