@@ -2,7 +2,7 @@
 
 Clusters: pairs are taken in descending similarity (ties by ids) and joined greedily, so
 A≈B≈C ends as one cluster whatever order the pairs were found in; a join is refused when
-any two members across the two groups conflict (see `guard`), so a chain can never carry
+any two members across the two groups conflict (see `literals`), so a chain can never carry
 "port 5432" into the same memory as "port 5433".
 
 Survivor: the higher importance, then the higher confidence, then the older (lower) id.
