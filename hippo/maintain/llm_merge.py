@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from hippo.chat import Chat, Invalid, ProviderDown, Rejected, require_key
-from hippo.spend import CapReached, CircuitOpen
 from hippo.maintain.literals import literals, negated, words
+from hippo.spend import CapReached, CircuitOpen
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
