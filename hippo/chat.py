@@ -21,7 +21,7 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
-from hippo import guard
+from hippo import spend as guard
 from hippo.errors import BusyError, ConfigError, HippoError, scrub
 
 if TYPE_CHECKING:

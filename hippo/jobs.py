@@ -13,7 +13,7 @@ from hippo.errors import BusyError
 from hippo.timeutil import now_iso
 
 if TYPE_CHECKING:
-    from hippo.store.sqlite.database import Database
+    from hippo.store import Store
 
 
 def _alive(pid: int | None) -> bool:
@@ -43,28 +43,25 @@ class Run:
     outcome: str = "ok"
 
 
-def acquire(db: Database, name: str, owner: str) -> None:
+def acquire(db: Store, name: str, owner: str) -> None:
     """Take the named lock, or raise BusyError (75) when a live process holds it."""
     with db.transaction():
-        row = db.row("SELECT owner, pid, acquired_at FROM locks WHERE name = ?", (name,))
+        row = db.jobs.lock_holder(name)
         if row and _alive(row["pid"]) and row["pid"] != os.getpid():
             raise BusyError(
                 f"{name} is already running (run {row['owner']}, pid {row['pid']}, since "
                 f"{row['acquired_at']}); try again later"
             )
-        db.execute(
-            "INSERT OR REPLACE INTO locks(name, owner, pid, acquired_at) VALUES (?, ?, ?, ?)",
-            (name, owner, os.getpid(), now_iso()),
-        )
+        db.jobs.take_lock(name, owner, os.getpid(), now_iso())
 
 
-def release(db: Database, name: str, owner: str) -> None:
+def release(db: Store, name: str, owner: str) -> None:
     with db.transaction():
-        db.execute("DELETE FROM locks WHERE name = ? AND owner = ?", (name, owner))
+        db.jobs.release_lock(name, owner)
 
 
 @contextlib.contextmanager
-def job(db: Database, name: str, *, dry_run: bool = False, lock: bool = True) -> Iterator[Run]:
+def job(db: Store, name: str, *, dry_run: bool = False, lock: bool = True) -> Iterator[Run]:
     """Run a job under its lock; record start, finish and outcome (dry runs record nothing)."""
     run = Run(new_run_id(name), name, dry_run)
     if lock and not dry_run:
@@ -72,10 +69,8 @@ def job(db: Database, name: str, *, dry_run: bool = False, lock: bool = True) ->
     if not dry_run:
         with db.transaction():
             if lock:  # we hold the lock: an earlier run still marked running was killed
-                db.execute("UPDATE runs SET outcome = 'killed' WHERE job = ? AND outcome = "
-                           "'running'", (name,))
-            db.execute("INSERT INTO runs(id, job, started_at, outcome) VALUES (?, ?, ?, 'running')",
-                       (run.id, name, now_iso()))
+                db.jobs.mark_killed(name)
+            db.jobs.start_run(run.id, name, now_iso())
     try:
         yield run
     except BaseException as exc:
@@ -87,10 +82,8 @@ def job(db: Database, name: str, *, dry_run: bool = False, lock: bool = True) ->
             import orjson
 
             with contextlib.suppress(Exception), db.transaction():
-                db.execute("UPDATE runs SET finished_at = ?, outcome = ?, summary = ? "
-                           "WHERE id = ?", (now_iso(), run.outcome,
-                                            orjson.dumps(run.summary, default=str).decode(),
-                                            run.id))
+                db.jobs.finish_run(run.id, now_iso(), run.outcome,
+                                   orjson.dumps(run.summary, default=str).decode())
             if lock:
                 with contextlib.suppress(Exception):
                     release(db, f"job:{name}", run.id)

@@ -1,4 +1,4 @@
-"""What every maintenance job shares: meta keys, stale runs, the FTS backstop, a failpoint."""
+"""What every maintenance job shares: the event type, the FTS backstop, batches, a failpoint."""
 
 from __future__ import annotations
 
@@ -7,49 +7,32 @@ import signal
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import apsw
-
 if TYPE_CHECKING:
-    from hippo.store.sqlite.database import Database
+    from hippo.store import Store
 
 Event = dict[str, Any]
 OnEvent = Callable[[Event], object]
 T = TypeVar("T")
 
-META_GET = "SELECT value FROM meta WHERE key = ?"
-META_SET = "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)"
-META_DEL = "DELETE FROM meta WHERE key = ?"
-# Only the lock holder runs a job, so any other run of it still marked running is dead.
-FTS_CHECK = "INSERT INTO memories_fts(memories_fts, rank) VALUES ('integrity-check', 1)"
-FTS_REBUILD = "INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')"
+
+def meta_get(db: Store, key: str) -> str | None:
+    """`db.meta.get`, for doctor.py until it calls that itself."""
+    return db.meta.get(key)
 
 
-def meta_get(db: Database, key: str) -> str | None:
-    value = db.scalar(META_GET, (key,))
-    return None if value is None else str(value)
+def meta_set(db: Store, key: str, value: str | None) -> None:
+    """`db.meta.set`, for doctor.py until it calls that itself."""
+    db.meta.set(key, value)
 
 
-def meta_set(db: Database, key: str, value: str | None) -> None:
-    if value is None:
-        db.execute(META_DEL, (key,))
-    else:
-        db.execute(META_SET, (key, value))
-
-
-def fts_backstop(db: Database, *, repair: bool = True) -> str:
+def fts_backstop(db: Store, *, repair: bool = True) -> str:
     """FTS5 integrity-check of the Brain index; rebuild it when the check fails."""
-    try:
-        db.conn.execute(FTS_CHECK)  # raw: a failed check is apsw.CorruptError, expected here
+    if db.maintenance.fts_intact():
         return "ok"
-    except apsw.CorruptError:
-        if not repair:
-            return "corrupt"
-    except (apsw.BusyError, apsw.LockedError) as exc:  # the check takes the write lock
-        from hippo.store.sqlite.database import translate
-
-        raise translate(exc, db.path) from exc
+    if not repair:
+        return "corrupt"
     with db.transaction():
-        db.execute(FTS_REBUILD)
+        db.maintenance.fts_rebuild()
     return "rebuilt"
 
 

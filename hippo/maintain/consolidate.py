@@ -16,14 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 from hippo import brain
 from hippo.jobs import job
-from hippo.maintain import guard, neighbors
+from hippo.maintain import literals, neighbors
 from hippo.maintain.common import (
     OnEvent,
     batches,
     failpoint,
     fts_backstop,
-    meta_get,
-    meta_set,
 )
 from hippo.maintain.merge import Cluster, Veto, group, merged, restate, same_words
 from hippo.records import to_record
@@ -33,25 +31,11 @@ if TYPE_CHECKING:
     from hippo.maintain.llm_merge import LlmMerger
     from hippo.maintain.settings import MaintainParams
     from hippo.memtypes import MemType
-    from hippo.store.sqlite.database import Database
+    from hippo.store import Store
 
 ACTOR = "consolidate"
 # Types whose repeats raise the survivor's confidence (SPEC: learned procedures).
 CONFIDENCE_TYPES = frozenset({"procedure"})
-
-ELIGIBLE = (
-    "SELECT id, type, coalesce(project, '') FROM memories WHERE status = 'active' "
-    "AND author = 'machine' AND pinned = 0 AND canonical = 0 AND superseded_by IS NULL"
-)
-# A run's own merges need no re-check: a survivor takes one member's statement and vector,
-# whose neighbours were examined when that member was new (or in this run).
-CHANGED_SINCE = (
-    f"SELECT DISTINCT memory_id FROM audit WHERE id > ? AND actor != '{ACTOR}'"
-)
-LAST_AUDIT = "SELECT coalesce(max(id), 0) FROM audit"
-RECORDS = f"SELECT {brain.COLUMNS} FROM memories WHERE id IN (SELECT value FROM json_each(?))"
-HAS_VECTORS = "SELECT 1 FROM sqlite_master WHERE name = 'memories_vec'"
-KEEP_APART = "SELECT a, b, run_id FROM keep_apart"
 
 WATERMARK = "consolidate.audit_watermark"
 THRESHOLD = "consolidate.threshold"
@@ -73,48 +57,47 @@ class Plan:
     records: dict[int, dict[str, Any]] = field(default_factory=dict)
 
 
-def load(db: Database, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-    import orjson
-
+def load(db: Store, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
     out: dict[int, dict[str, Any]] = {}
     for start in range(0, len(ids), 5000):
-        arg = orjson.dumps(list(ids[start:start + 5000])).decode()
-        out.update((r["id"], to_record(r)) for r in db.rows(RECORDS, (arg,)))
+        out.update((r["id"], to_record(r))
+                   for r in db.maintenance.memory_records(ids[start:start + 5000]))
     return out
 
 
-def _full_reason(db: Database, params: MaintainParams, full: bool) -> str | None:
-    last_threshold = meta_get(db, THRESHOLD)
+def _full_reason(db: Store, params: MaintainParams, full: bool) -> str | None:
+    last_threshold = db.meta.get(THRESHOLD)
     if full:
         return "--full"
-    if meta_get(db, WATERMARK) is None:
+    if db.meta.get(WATERMARK) is None:
         return "first run"
-    if meta_get(db, FULL_PENDING):
+    if db.meta.get(FULL_PENDING):
         return "an earlier full run did not finish"
     if last_threshold is not None and params.threshold < float(last_threshold):
         return f"threshold lowered from {last_threshold}"
-    if meta_get(db, GUARD) == "1" and not params.literal_guard:
+    if db.meta.get(GUARD) == "1" and not params.literal_guard:
         return "literal guard turned off"
     return None
 
 
-def plan(db: Database, types: Mapping[str, MemType], params: MaintainParams, *,
+def plan(db: Store, types: Mapping[str, MemType], params: MaintainParams, *,
          full: bool = False) -> Plan:
     """Find what would merge, writing nothing."""
-    watermark = int(db.scalar(LAST_AUDIT))
+    watermark = db.maintenance.last_audit_id()
     frozen = {name for name, t in types.items() if t.frozen}
-    eligible = {r[0]: (r[1], r[2]) for r in db.execute(ELIGIBLE) if r[1] not in frozen}
+    eligible = {r[0]: (r[1], r[2]) for r in db.maintenance.consolidation_candidates()
+                if r[1] not in frozen}
     why = _full_reason(db, params, full)
     if why:
         changed: set[int] | None = None
     else:
-        since = int(meta_get(db, WATERMARK) or 0)
-        changed = {r[0] for r in db.execute(CHANGED_SINCE, (since,)) if r[0] in eligible}
+        since = int(db.meta.get(WATERMARK) or 0)
+        changed = {i for i in db.maintenance.changed_since(since, ACTOR) if i in eligible}
     n_checked = len(eligible) if changed is None else len(changed)
     strategy = "knn" if changed is not None and len(changed) <= params.knn_limit else "scan"
     p = Plan("full" if why else "incremental", why or "changes since the last run", strategy,
              len(eligible), n_checked, 0, watermark)
-    if not n_checked or not db.scalar(HAS_VECTORS):
+    if not n_checked or not db.maintenance.has_memory_vectors():
         return p
     if strategy == "knn":
         assert changed is not None
@@ -123,14 +106,14 @@ def plan(db: Database, types: Mapping[str, MemType], params: MaintainParams, *,
         pairs = neighbors.scan_pairs(db, changed, eligible, params.threshold)
     p.pairs = len(pairs)
     p.records = load(db, sorted({i for pair in pairs for i in pair}))
-    apart = {(a, b): run_id for a, b, run_id in db.execute(KEEP_APART)}
+    apart = {(a, b): run_id for a, b, run_id in db.maintenance.kept_apart()}
 
     def conflict(x: int, y: int) -> str | None:
         undone = apart.get((min(x, y), max(x, y)))
         if undone:
             return f"kept apart since {undone} undid their merge"
         if params.literal_guard:
-            return guard.conflict(p.records[x]["text"], p.records[y]["text"])
+            return literals.conflict(p.records[x]["text"], p.records[y]["text"])
         return None
 
     groups, p.vetoes = group(pairs, conflict)
@@ -152,7 +135,7 @@ def merge_event(c: Cluster, records: Mapping[int, dict[str, Any]],
     surv = records[c.survivor]
     return {"event": "merge", "survivor": c.survivor, "absorbed": c.absorbed,
             "type": surv["type"], "project": surv["project"],
-            "pairs": [[a, b, s] for a, b, s in c.pairs], "text": c.text, "changes": c.changes,
+            "pairs": [[a, b, s] for a, b, s in c.pairs], "text": c.text, "changes": c.updates,
             **how}
 
 
@@ -169,7 +152,7 @@ def restated(merger: LlmMerger, c: Cluster,
     return {"merger": "llm"}
 
 
-def _apply(db: Database, c: Cluster, vector: Any, planned: Mapping[int, dict[str, Any]],
+def _apply(db: Store, c: Cluster, vector: Any, planned: Mapping[int, dict[str, Any]],
            run_id: str) -> bool:
     """Write one merge; False (nothing written) when a member changed since planning."""
     ids = [c.survivor, *c.absorbed]
@@ -177,16 +160,58 @@ def _apply(db: Database, c: Cluster, vector: Any, planned: Mapping[int, dict[str
     if any(i not in now or now[i]["status"] != "active"
            or now[i]["updated_at"] != planned[i]["updated_at"] for i in ids):
         return False
-    brain.update(db, c.survivor, c.changes, actor=ACTOR, action="merge", run_id=run_id,
+    brain.update(db, c.survivor, c.updates, actor=ACTOR, action="merge", run_id=run_id,  # type: ignore[arg-type]  # takes Database until it moves (#23)
                  vector=vector)
-    have = set(brain.chunk_ids(db, c.survivor))
+    have = set(brain.chunk_ids(db, c.survivor))  # type: ignore[arg-type]  # takes Database until it moves (#23)
     gained: set[int] = set()
     for absorbed in c.absorbed:
-        brain.update(db, absorbed, {"status": "consolidated", "consolidated_into": c.survivor},
+        brain.update(db, absorbed, {"status": "consolidated", "consolidated_into": c.survivor},  # type: ignore[arg-type]  # takes Database until it moves (#23)
                      actor=ACTOR, action="consolidate", run_id=run_id)
-        gained.update(brain.chunk_ids(db, absorbed))
-    brain.link(db, c.survivor, sorted(gained - have), actor=ACTOR, run_id=run_id)
+        gained.update(brain.chunk_ids(db, absorbed))  # type: ignore[arg-type]  # takes Database until it moves (#23)
+    brain.link(db, c.survivor, sorted(gained - have), actor=ACTOR, run_id=run_id)  # type: ignore[arg-type]  # takes Database until it moves (#23)
     return True
+
+
+def _merge(h: Hippo, p: Plan, params: MaintainParams, merger: LlmMerger | None,
+           rules: dict[str, str], run_id: str, *, dry_run: bool,
+           on_event: OnEvent) -> tuple[int, int]:
+    """Merge the plan's clusters in batches (one transaction each); (merged, skipped)."""
+    merged_n = skipped = 0
+    for batch in batches(p.clusters, params.batch):
+        how = {c.survivor: restated(merger, c, p.records) if merger else rules
+               for c in batch}
+        if dry_run:
+            for c in batch:
+                on_event(merge_event(c, p.records, how[c.survivor]))
+            merged_n += sum(len(c.absorbed) for c in batch)
+            continue
+        written = _write_batch(h, batch, p.records, run_id)
+        skipped += len(batch) - len(written)
+        for c in written:
+            merged_n += len(c.absorbed)
+            on_event(merge_event(c, p.records, how[c.survivor]))
+        for c in batch:
+            if c not in written:
+                on_event({"event": "skip", "survivor": c.survivor, "absorbed": c.absorbed,
+                          "reason": "changed while consolidating; next run retries"})
+        failpoint("consolidate.batch")
+    return merged_n, skipped
+
+
+def _write_batch(h: Hippo, batch: Sequence[Cluster], records: Mapping[int, dict[str, Any]],
+                 run_id: str) -> list[Cluster]:
+    """Embed the batch's new statements, then write its merges in one transaction; the
+    clusters written (the others changed since planning)."""
+    db = h.db
+    wanted = [c for c in batch if "text" in c.updates]
+    vecs = dict(zip((c.survivor for c in wanted), h.embed([c.text for c in wanted])))
+    written = []
+    with db.transaction():
+        for c in batch:
+            if _apply(db, c, vecs.get(c.survivor), records, run_id):
+                written.append(c)
+        failpoint("consolidate.txn")
+    return written
 
 
 def run(h: Hippo, params: MaintainParams, *, full: bool = False, dry_run: bool = False,
@@ -206,44 +231,19 @@ def run(h: Hippo, params: MaintainParams, *, full: bool = False, dry_run: bool =
         p = plan(db, h.types, params, full=full)
         if p.mode == "full" and not dry_run:
             with db.transaction():  # a killed full run is finished by the next run
-                meta_set(db, FULL_PENDING, "1")
+                db.meta.set(FULL_PENDING, "1")
         for v in p.vetoes:
             on_event({"event": "veto", "a": v.a, "b": v.b, "similarity": v.similarity,
                       "reason": v.reason})
-        merged_n = skipped = 0
-        for batch in batches(p.clusters, params.batch):
-            how = {c.survivor: restated(merger, c, p.records) if merger else rules
-                   for c in batch}
-            if dry_run:
-                for c in batch:
-                    on_event(merge_event(c, p.records, how[c.survivor]))
-                merged_n += sum(len(c.absorbed) for c in batch)
-                continue
-            wanted = [c for c in batch if "text" in c.changes]
-            vecs = dict(zip((c.survivor for c in wanted), h.embed([c.text for c in wanted])))
-            written = []
-            with db.transaction():
-                for c in batch:
-                    if _apply(db, c, vecs.get(c.survivor), p.records, current.id):
-                        written.append(c)
-                    else:
-                        skipped += 1
-                failpoint("consolidate.txn")
-            for c in written:
-                merged_n += len(c.absorbed)
-                on_event(merge_event(c, p.records, how[c.survivor]))
-            for c in batch:
-                if c not in written:
-                    on_event({"event": "skip", "survivor": c.survivor, "absorbed": c.absorbed,
-                              "reason": "changed while consolidating; next run retries"})
-            failpoint("consolidate.batch")
+        merged_n, skipped = _merge(h, p, params, merger, rules, current.id,
+                                   dry_run=dry_run, on_event=on_event)
         fts = fts_backstop(db, repair=not dry_run)
         if not dry_run:
             with db.transaction():
-                meta_set(db, WATERMARK, str(p.watermark))
-                meta_set(db, THRESHOLD, repr(params.threshold))
-                meta_set(db, GUARD, "1" if params.literal_guard else "0")
-                meta_set(db, FULL_PENDING, None)
+                db.meta.set(WATERMARK, str(p.watermark))
+                db.meta.set(THRESHOLD, repr(params.threshold))
+                db.meta.set(GUARD, "1" if params.literal_guard else "0")
+                db.meta.set(FULL_PENDING, None)
         current.summary = {
             "mode": p.mode, "why": p.why, "strategy": p.strategy, "threshold": params.threshold,
             "candidates": p.candidates, "checked": p.checked, "pairs": p.pairs,

@@ -14,12 +14,11 @@ from hippo.timeutil import now_iso
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
-    from hippo.store.sqlite.database import Database
+    from hippo.memtypes import MemType
+    from hippo.store import Store
 
 ACTOR = "human"
 LIVE = ("active", "done")
-SAME_STATEMENT = ("SELECT id FROM memories WHERE dedup_key = ? AND id != ? "
-                  "AND status IN ('active', 'done') ORDER BY id LIMIT 1")
 
 
 def done(h: Hippo, ids: Sequence[int], *, actor: str = ACTOR,
@@ -43,7 +42,7 @@ def done(h: Hippo, ids: Sequence[int], *, actor: str = ACTOR,
     return out
 
 
-def verify(db: Database, ids: Sequence[int], *, actor: str = ACTOR,
+def verify(db: Store, ids: Sequence[int], *, actor: str = ACTOR,
            run_id: str | None = None) -> list[dict[str, Any]]:
     """A person confirms memories are still true: `confirmed_at` = now, freshness restarts;
     `verified_at` = now records that a person did (a machine-written rule or preference
@@ -52,11 +51,11 @@ def verify(db: Database, ids: Sequence[int], *, actor: str = ACTOR,
     with db.transaction():
         stamp = now_iso()
         for memory_id in ids:
-            rec = brain.get(db, memory_id)
+            rec = brain.get(db, memory_id)  # type: ignore[arg-type]  # takes Database until it moves (#23)
             if rec["status"] not in LIVE:
                 raise UsageError(f"memory {memory_id} is {rec['status']}; only active or done "
                                  "memories can be verified")
-            out.append(brain.update(db, memory_id, {"confirmed_at": stamp,
+            out.append(brain.update(db, memory_id, {"confirmed_at": stamp,  # type: ignore[arg-type]  # takes Database until it moves (#23)
                                                     "verified_at": stamp},
                                     actor=actor, action="verify", run_id=run_id))
     return out
@@ -73,20 +72,8 @@ def edit(h: Hippo, memory_id: int, *, text: str | None = None, type_: str | None
     before the lock is taken: it does not depend on the stored record.
     """
     if text is not None:
-        text = text.strip()
-        if not text:
-            raise UsageError("--text must not be empty")
-        from hippo.redact import redact_text
-
-        text = redact_text(check_text(text))  # before it is embedded (the cache keeps tokens)
-    if tier is not None and tier not in TIERS:
-        raise UsageError(f"unknown tier {tier!r}; known tiers: {', '.join(TIERS)}")
-    if importance is not None and not 0.0 <= importance <= 1.0:
-        raise UsageError(f"importance must be between 0 and 1, got {importance}")
-    if global_ and project is not None:
-        raise UsageError("give --project NAME or --global, not both")
-    if project is not None and not project.strip():
-        raise UsageError("--project must not be empty (use --global for none)")
+        text = _new_text(text)
+    _check_fields(tier, importance, project, global_)
     new_type = resolve(type_, h.types) if type_ is not None else None
     added = {require_utf8(t, "tag") for t in clean_tags(list(add_tags))}
     removed = set(clean_tags(list(remove_tags)))
@@ -95,16 +82,7 @@ def edit(h: Hippo, memory_id: int, *, text: str | None = None, type_: str | None
         vector = h.embed([text])[0]
     with h.db.transaction():
         rec = brain.get(h.db, memory_id)
-        changes: dict[str, Any] = {}
-        if text is not None and text != rec["text"]:
-            changes.update(text=text, author="human")  # a person wrote this statement now
-        if new_type is not None and new_type.name != rec["type"]:
-            changes["type"] = new_type.name
-            old = h.types.get(rec["type"])
-            if tier is None and old is not None and rec["tier"] == old.tier:
-                changes["tier"] = new_type.tier  # the tier followed the type's default
-        if tier is not None:
-            changes["tier"] = tier
+        changes = _type_changes(h, rec, text, new_type, tier)
         if importance is not None:
             changes["importance"] = importance
         if added or removed:
@@ -124,32 +102,70 @@ def edit(h: Hippo, memory_id: int, *, text: str | None = None, type_: str | None
                             vector=vector)
 
 
-def _refuse_copy(db: Database, rec: dict[str, Any], changes: dict[str, Any]) -> None:
+def _new_text(text: str) -> str:
+    """An edit's new text: stripped, not empty, checked and redacted."""
+    text = text.strip()
+    if not text:
+        raise UsageError("--text must not be empty")
+    from hippo.redact import redact_text
+
+    return redact_text(check_text(text))  # before it is embedded (the cache keeps tokens)
+
+
+def _check_fields(tier: str | None, importance: float | None, project: str | None,
+                  global_: bool) -> None:
+    if tier is not None and tier not in TIERS:
+        raise UsageError(f"unknown tier {tier!r}; known tiers: {', '.join(TIERS)}")
+    if importance is not None and not 0.0 <= importance <= 1.0:
+        raise UsageError(f"importance must be between 0 and 1, got {importance}")
+    if global_ and project is not None:
+        raise UsageError("give --project NAME or --global, not both")
+    if project is not None and not project.strip():
+        raise UsageError("--project must not be empty (use --global for none)")
+
+
+def _type_changes(h: Hippo, rec: dict[str, Any], text: str | None, new_type: MemType | None,
+                  tier: str | None) -> dict[str, Any]:
+    """An edit's changes of text, type and tier (the tier follows a type by default)."""
+    changes: dict[str, Any] = {}
+    if text is not None and text != rec["text"]:
+        changes.update(text=text, author="human")  # a person wrote this statement now
+    if new_type is not None and new_type.name != rec["type"]:
+        changes["type"] = new_type.name
+        old = h.types.get(rec["type"])
+        if tier is None and old is not None and rec["tier"] == old.tier:
+            changes["tier"] = new_type.tier  # the tier followed the type's default
+    if tier is not None:
+        changes["tier"] = tier
+    return changes
+
+
+def _refuse_copy(db: Store, rec: dict[str, Any], changes: dict[str, Any]) -> None:
     """An edit must not make a memory an exact copy of another live one: `add` would have
     reinforced that one instead of storing a copy, so say which one it is."""
     from hippo.records import dedup_key
 
     key = dedup_key(changes.get("type", rec["type"]), changes.get("project", rec["project"]),
                     changes.get("text", rec["text"]))
-    other = db.scalar(SAME_STATEMENT, (key, rec["id"]))
+    other = db.maintenance.same_statement(key, rec["id"])
     if other is not None:
         raise UsageError(f"memory {other} already says this (same type and project); keep "
                          f"one: `hippo verify {other}` and `hippo forget {rec['id']}`, or "
                          f"`hippo supersede {rec['id']} --by {other}`")
 
 
-def supersede(db: Database, old: int, new: int | None, *, actor: str = ACTOR,
+def supersede(db: Store, old: int, new: int | None, *, actor: str = ACTOR,
               run_id: str | None = None) -> dict[str, Any]:
     """OLD is replaced by NEW (OLD stays active, out of default search); None clears it."""
     with db.transaction():
-        rec = brain.get(db, old)
+        rec = brain.get(db, old)  # type: ignore[arg-type]  # takes Database until it moves (#23)
         if new is None:
-            return brain.update(db, old, {"superseded_by": None}, actor=actor,
+            return brain.update(db, old, {"superseded_by": None}, actor=actor,  # type: ignore[arg-type]  # takes Database until it moves (#23)
                                 action="unsupersede", run_id=run_id) \
                 if rec["superseded_by"] else rec
         if new == old:
             raise UsageError("a memory cannot supersede itself")
-        repl = brain.get(db, new)
+        repl = brain.get(db, new)  # type: ignore[arg-type]  # takes Database until it moves (#23)
         if repl["status"] not in LIVE:
             raise UsageError(f"memory {new} is {repl['status']}; supersede with an active one")
         seen, cur = {new}, repl
@@ -160,8 +176,8 @@ def supersede(db: Database, old: int, new: int | None, *, actor: str = ACTOR,
             if cur["superseded_by"] in seen:
                 break
             seen.add(cur["superseded_by"])
-            cur = brain.get(db, cur["superseded_by"])
+            cur = brain.get(db, cur["superseded_by"])  # type: ignore[arg-type]  # takes Database until it moves (#23)
         if rec["superseded_by"] == new:
             return rec
-        return brain.update(db, old, {"superseded_by": new}, actor=actor, action="supersede",
+        return brain.update(db, old, {"superseded_by": new}, actor=actor, action="supersede",  # type: ignore[arg-type]  # takes Database until it moves (#23)
                             run_id=run_id)

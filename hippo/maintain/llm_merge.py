@@ -4,7 +4,7 @@
 chat endpoint of `hippo extract --extractor llm` (same `[extract]` model, timeout and
 retries, same `openai-chat` spend guard) for one statement that says what every member
 says. The answer is checked before it is used: it must keep every literal of the members
-(numbers, versions, paths, flags, identifiers; see `guard.literals`) and add none, keep a
+(numbers, versions, paths, flags, identifiers; see `literals.literals`) and add none, keep a
 negation, and stay no longer than the members together. An invalid answer is asked for once
 more; then, or when the request is rejected, that cluster keeps the rule-based statement. When
 the endpoint is down, the circuit open or the day's cap reached, the rest of the run keeps
@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from hippo.chat import Chat, Invalid, ProviderDown, Rejected, require_key
-from hippo.guard import CapReached, CircuitOpen
-from hippo.maintain.guard import literals, negated, words
+from hippo.maintain.literals import literals, negated, words
+from hippo.spend import CapReached, CircuitOpen
 
 if TYPE_CHECKING:
     from hippo.core import Hippo

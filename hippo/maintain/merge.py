@@ -2,7 +2,7 @@
 
 Clusters: pairs are taken in descending similarity (ties by ids) and joined greedily, so
 A≈B≈C ends as one cluster whatever order the pairs were found in; a join is refused when
-any two members across the two groups conflict (see `guard`), so a chain can never carry
+any two members across the two groups conflict (see `literals`), so a chain can never carry
 "port 5432" into the same memory as "port 5433".
 
 Survivor: the higher importance, then the higher confidence, then the older (lower) id.
@@ -37,12 +37,12 @@ class Veto:
 
 @dataclass(slots=True)
 class Cluster:
-    """One merge: the survivor, what it absorbs, and the survivor's field changes."""
+    """One merge: the survivor, what it absorbs, and the survivor's field changes (`updates`)."""
 
     survivor: int
     absorbed: list[int]
     pairs: list[tuple[int, int, float]]
-    changes: dict[str, Any] = field(default_factory=dict)
+    updates: dict[str, Any] = field(default_factory=dict)
     text: str = ""
 
 
@@ -101,7 +101,7 @@ def _seen(rec: Mapping[str, Any]) -> str:
 
 def merged(records: Sequence[Mapping[str, Any]], pairs: Iterable[tuple[int, int, float]],
            *, gains_confidence: bool) -> Cluster:
-    """What a cluster's survivor becomes (only the fields that change are in `changes`)."""
+    """What a cluster's survivor becomes (only the fields that change are in `updates`)."""
     surv = survivor_of(records)
     others = sorted((r for r in records if r["id"] != surv["id"]), key=lambda r: r["id"])
     text = statement_of(records)["text"]
@@ -130,6 +130,6 @@ def restate(c: Cluster, survivor: Mapping[str, Any], text: str) -> None:
     """Give cluster `c` another merged statement (the `llm` merger's)."""
     c.text = text
     if text != survivor["text"]:
-        c.changes["text"] = text
+        c.updates["text"] = text
     else:
-        c.changes.pop("text", None)
+        c.updates.pop("text", None)

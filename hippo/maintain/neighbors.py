@@ -18,17 +18,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy as np
 
-    from hippo.store.sqlite.database import Database
+    from hippo.store import Store
 
 Key = tuple[str, str]  # (type, project or "") — vec0's own metadata columns
 Pairs = dict[tuple[int, int], float]  # (lower id, higher id) -> cosine
 
-KNN = (
-    "SELECT memory_id, distance FROM memories_vec WHERE embedding MATCH ? AND k = ? "
-    "AND type = ? AND project = ?"
-)
-VECTOR = "SELECT embedding FROM memories_vec WHERE memory_id = ?"
-SCAN = "SELECT memory_id, type, project, embedding FROM memories_vec"
 KNN_MAX = 4096  # sqlite-vec's limit on k
 CHUNK = 4096  # stored vectors compared per matrix product while streaming
 SIMS_BUDGET = 1 << 24  # floats in one block of similarities (64 MB)
@@ -39,19 +33,19 @@ def _add(pairs: Pairs, a: int, b: int, sim: float) -> None:
     pairs[key] = max(pairs.get(key, -1.0), round(sim, 6))
 
 
-def knn_pairs(db: Database, changed: Collection[int], eligible: Mapping[int, Key],
+def knn_pairs(db: Store, changed: Collection[int], eligible: Mapping[int, Key],
               threshold: float, k: int = 16) -> Pairs:
     """Neighbours of each changed memory via vec0 KNN, kept when eligible and close enough."""
     pairs: Pairs = {}
     for mid in sorted(changed):
-        blob = db.scalar(VECTOR, (mid,))
+        blob = db.maintenance.memory_vector(mid)
         if blob is None:
             continue
         mtype, project = eligible[mid]
         size = k
         while True:
-            rows = [(int(r[0]), 1.0 - float(r[1]))
-                    for r in db.execute(KNN, (blob, size, mtype, project))]
+            rows = [(other, 1.0 - distance) for other, distance
+                    in db.maintenance.memory_neighbours(blob, size, mtype, project)]
             # Grow k while even the farthest neighbour returned is still a hit.
             if len(rows) == size and rows[-1][1] >= threshold and size < KNN_MAX:
                 size = min(size * 4, KNN_MAX)
@@ -70,7 +64,7 @@ def _unit(vecs: np.ndarray) -> np.ndarray:
     return vecs
 
 
-def scan_pairs(db: Database, changed: Collection[int] | None, eligible: Mapping[int, Key],
+def scan_pairs(db: Store, changed: Collection[int] | None, eligible: Mapping[int, Key],
                threshold: float) -> Pairs:
     """All pairs touching `changed` (every pair when None) from one scan of the vectors."""
     if changed is None:
@@ -80,7 +74,7 @@ def scan_pairs(db: Database, changed: Collection[int] | None, eligible: Mapping[
     queries: dict[Key, tuple[list[int], Any]] = {}
     for key in {eligible[m] for m in changed if m in eligible}:
         ids = sorted(m for m in changed if eligible.get(m) == key)
-        blobs = [db.scalar(VECTOR, (m,)) for m in ids]
+        blobs = [db.maintenance.memory_vector(m) for m in ids]
         kept = [(m, b) for m, b in zip(ids, blobs) if b is not None]
         if kept:
             vecs = np.frombuffer(b"".join(b for _, b in kept), dtype="<f4")
@@ -97,7 +91,7 @@ def scan_pairs(db: Database, changed: Collection[int] | None, eligible: Mapping[
             if qids[r] != ids[c]:
                 _add(pairs, qids[r], ids[c], float(sims[r, c]))
 
-    for mid, mtype, project, blob in db.execute(SCAN):
+    for mid, mtype, project, blob in db.maintenance.memory_vectors():
         key = (mtype, project)
         if key in queries and mid in eligible:
             buf = buffers.setdefault(key, ([], []))
@@ -110,7 +104,7 @@ def scan_pairs(db: Database, changed: Collection[int] | None, eligible: Mapping[
     return pairs
 
 
-def _all_pairs(db: Database, eligible: Mapping[int, Key], threshold: float) -> Pairs:
+def _all_pairs(db: Store, eligible: Mapping[int, Key], threshold: float) -> Pairs:
     """Every pair once, per partition: the partition in memory, compared block by block."""
     import numpy as np
 
@@ -118,7 +112,7 @@ def _all_pairs(db: Database, eligible: Mapping[int, Key], threshold: float) -> P
     dim = None
     parts: dict[Key, tuple[Any, Any]] = {}
     filled: Counter[Key] = Counter()
-    for mid, mtype, project, blob in db.execute(SCAN):
+    for mid, mtype, project, blob in db.maintenance.memory_vectors():
         key = (mtype, project)
         if mid not in eligible or eligible[mid] != key:
             continue

@@ -14,82 +14,57 @@ from typing import TYPE_CHECKING, Any
 
 from hippo.errors import UsageError
 from hippo.jobs import job
-from hippo.maintain.common import OnEvent, batches, failpoint, meta_get, meta_set
+from hippo.maintain.common import OnEvent, batches, failpoint
 from hippo.progress import progress
-from hippo.vectors import VEC_TABLES, embed_texts, store_model, to_blob, vec_table_ddl
+from hippo.vectors import VEC_TABLES, embed_texts, store_model, to_blob
 
 if TYPE_CHECKING:
     from hippo.config import Settings
     from hippo.core import Hippo
     from hippo.embed import Embedder
-    from hippo.store.sqlite.database import Database
+    from hippo.store import Store
 
-# store -> the table holding the text each vector was computed from
-CONTENT = {"brain": "memories", "echo": "echo_chunks"}
-HASH_COL = ", +content_hash TEXT"
 # After a new model the cosine scale differs: the next consolidate re-checks everything.
 RESET_ON_SWAP = {"brain": ("consolidate.audit_watermark",)}
 
 
 class Tables:
-    """The names and column lists of one store's live and side vec0 tables (fixed by code)."""
+    """One store's reindex: its name and the `meta` keys of a reindex in progress."""
 
     def __init__(self, store: str) -> None:
         self.store = store
-        self.live, self.key, meta = VEC_TABLES[store]
-        self.meta = [c.split()[0] for c in meta.split(",")]
-        self.next = f"{self.live}_next"
-        self.content = CONTENT[store]
-        cols = ", ".join(self.meta)
-        self.read_live = f"SELECT {self.key}, {cols} FROM {self.live}"
-        self.read_next = f"SELECT {self.key}, content_hash, {cols} FROM {self.next}"
-        self.texts = (f"SELECT id, text, content_hash FROM {self.content} "
-                      "WHERE id IN (SELECT value FROM json_each(?))")
-        self.hashes = f"SELECT id, content_hash FROM {self.content}"
-        self.delete_next = f"DELETE FROM {self.next} WHERE {self.key} = ?"
-        self.insert_next = (f"INSERT INTO {self.next}({self.key}, embedding, {cols}, "
-                            f"content_hash) VALUES ({', '.join('?' * (len(self.meta) + 3))})")
-        self.copy = (f"INSERT INTO {self.live}({self.key}, embedding, {cols}) "
-                     f"SELECT {self.key}, embedding, {cols} FROM {self.next}")
-        self.exists = "SELECT 1 FROM sqlite_master WHERE name = ?"
 
     def meta_key(self, what: str) -> str:
         return f"{self.store}.reindex_{what}"
 
 
-def _pending(db: Database, t: Tables) -> tuple[list[int], list[int]]:
+def _pending(db: Store, t: Tables) -> tuple[list[int], list[int]]:
     """Keys whose side-table vector is missing or stale, and side rows no longer live."""
-    live = {r[0]: tuple(r[1:]) for r in db.execute(t.read_live)}
-    side = {r[0]: (r[1], tuple(r[2:])) for r in db.execute(t.read_next)}
-    hashes = {k: h for k, h in db.execute(t.hashes) if k in live}
+    live = db.maintenance.vector_metadata(t.store)
+    side = db.maintenance.side_metadata(t.store)
+    hashes = {k: h for k, h in db.maintenance.content_hashes(t.store) if k in live}
     todo = [k for k, meta in live.items()
             if k not in side or side[k] != (hashes.get(k), meta)]
     extra = [k for k in side if k not in live]
     return sorted(todo), sorted(extra)
 
 
-def _build(db: Database, t: Tables, emb: Embedder, keys: Sequence[int],
+def _build(db: Store, t: Tables, emb: Embedder, keys: Sequence[int],
            settings: Settings) -> None:
     """Embed `keys` (embed cache first) and write them into the side table, one transaction.
 
     The texts' token matrices for late interaction are cached in the same model pass, as
     on any write (`warm_for_search`): a reindex to the local model, or `--force` on an
     archive ingested before chunks got them, leaves no search to encode a candidate."""
-    import orjson
-
-    live = {r[0]: tuple(r[1:]) for r in db.execute(
-        f"{t.read_live} WHERE {t.key} IN (SELECT value FROM json_each(?))",
-        (orjson.dumps(list(keys)).decode(),))}
-    rows = [r for r in db.execute(t.texts, (orjson.dumps(list(keys)).decode(),))
-            if r[0] in live]
+    live = db.maintenance.vector_metadata(t.store, keys)
+    rows = [r for r in db.maintenance.texts(t.store, keys) if r[0] in live]
     from hippo.retrieve.query import warm_for_search
 
-    warm_for_search(db, settings, emb, [r[1] for r in rows])
-    vecs = embed_texts(db, emb, [r[1] for r in rows])
+    warm_for_search(db, settings, emb, [r[1] for r in rows])  # type: ignore[arg-type]  # takes Database until it moves (#23)
+    vecs = embed_texts(db, emb, [r[1] for r in rows])  # type: ignore[arg-type]  # takes Database until it moves (#23)
     with db.transaction():
         for (key, _text, chash), vec in zip(rows, vecs):
-            db.execute(t.delete_next, (key,))
-            db.execute(t.insert_next, (key, to_blob(vec), *live[key], chash))
+            db.maintenance.write_side(t.store, key, to_blob(vec), live[key], chash)
 
 
 def run(h: Hippo, store: str, embedder_name: str, *, batch: int = 256, force: bool = False,
@@ -105,7 +80,7 @@ def run(h: Hippo, store: str, embedder_name: str, *, batch: int = 256, force: bo
     with job(db, "reindex", dry_run=dry_run) as current:
         summary: dict[str, Any] = {"store": store, "from": old[0] if old else None,
                                    "to": emb.model_id}
-        pending = meta_get(db, t.meta_key("model"))
+        pending = db.meta.get(t.meta_key("model"))
         if old is None:
             summary["result"] = "no vectors yet; the model is recorded on first use"
             if not dry_run:
@@ -115,10 +90,10 @@ def run(h: Hippo, store: str, embedder_name: str, *, batch: int = 256, force: bo
         elif old == (emb.model_id, emb.dimensions) and not force and pending is None:
             summary["result"] = f"already uses {emb.model_id}; --force re-embeds anyway"
         else:
-            rows = int(db.scalar(f"SELECT count(*) FROM {t.live}"))
+            rows = db.maintenance.vector_count(store)
             if dry_run:
-                reuse = (pending == emb.model_id and db.scalar(t.exists, (t.next,))
-                         and meta_get(db, t.meta_key("dim")) == str(emb.dimensions))
+                reuse = (pending == emb.model_id and db.maintenance.has_side_table(store)
+                         and db.meta.get(t.meta_key("dim")) == str(emb.dimensions))
                 todo = _pending(db, t)[0] if reuse else list(range(rows))
             else:
                 _prepare(db, t, target, pending, on_event)
@@ -137,25 +112,25 @@ def run(h: Hippo, store: str, embedder_name: str, *, batch: int = 256, force: bo
     return out
 
 
-def _prepare(db: Database, t: Tables, target: dict[str, Any], pending: str | None,
+def _prepare(db: Store, t: Tables, target: dict[str, Any], pending: str | None,
              on_event: OnEvent) -> None:
     """Create (or keep, when resuming with the same model) the side table."""
     with db.transaction():
         same = (pending == target["model"]
-                and meta_get(db, t.meta_key("dim")) == str(target["dim"]))
+                and db.meta.get(t.meta_key("dim")) == str(target["dim"]))
         if pending is not None and not same:
             on_event({"event": "restart", "store": t.store, "was": pending,
                       "now": target["model"]})
-            db.execute(f"DROP TABLE IF EXISTS {t.next}")
-        db.execute(vec_table_ddl(t.store, target["dim"], t.next, HASH_COL))
+        db.maintenance.create_side_table(t.store, target["dim"],
+                                         drop_old=pending is not None and not same)
         for what, value in target.items():
-            meta_set(db, t.meta_key(what), str(value))
-    kept = int(db.scalar(f"SELECT count(*) FROM {t.next}"))
+            db.meta.set(t.meta_key(what), str(value))
+    kept = db.maintenance.side_count(t.store)
     if kept:
         on_event({"event": "resume", "store": t.store, "kept": kept})
 
 
-def _fill(db: Database, t: Tables, emb: Embedder, todo: list[int], batch: int,
+def _fill(db: Store, t: Tables, emb: Embedder, todo: list[int], batch: int,
           settings: Settings) -> None:
     with progress(f"reindex {t.store}", total=len(todo)) as bar:
         for keys in batches(todo, batch):
@@ -172,7 +147,7 @@ def _fill(db: Database, t: Tables, emb: Embedder, todo: list[int], batch: int,
                 _build(db, t, emb, keys, settings)
 
 
-def _swap(db: Database, t: Tables, emb: Embedder, target: dict[str, Any],
+def _swap(db: Store, t: Tables, emb: Embedder, target: dict[str, Any],
           settings: Settings) -> None:
     """Replace the live table by the side table and record the model, in one transaction."""
     with db.transaction():
@@ -180,16 +155,13 @@ def _swap(db: Database, t: Tables, emb: Embedder, target: dict[str, Any],
         if todo:  # the few rows written since `_fill`: one model pass, tokens included
             _build(db, t, emb, todo, settings)
         for key in extra:
-            db.execute(t.delete_next, (key,))
-        db.execute(f"DROP TABLE {t.live}")
-        db.execute(vec_table_ddl(t.store, target["dim"]))
-        db.execute(t.copy)
-        db.execute(f"DROP TABLE {t.next}")
+            db.maintenance.drop_side_row(t.store, key)
+        db.maintenance.swap_side_table(t.store, target["dim"])
         for what in ("model", "dim", "embedder"):
-            meta_set(db, t.meta_key(what), None)
-        meta_set(db, f"{t.store}.embed_model", target["model"])
-        meta_set(db, f"{t.store}.embed_dim", str(target["dim"]))
-        meta_set(db, f"{t.store}.embedder", target["embedder"])
+            db.meta.set(t.meta_key(what), None)
+        db.meta.set(f"{t.store}.embed_model", target["model"])
+        db.meta.set(f"{t.store}.embed_dim", str(target["dim"]))
+        db.meta.set(f"{t.store}.embedder", target["embedder"])
         for stale in RESET_ON_SWAP.get(t.store, ()):
-            meta_set(db, stale, None)
+            db.meta.set(stale, None)
         failpoint("reindex.swap")

@@ -23,11 +23,6 @@ if TYPE_CHECKING:
     from hippo.memtypes import MemType
 
 ACTOR = "retire"
-CANDIDATES = (
-    f"SELECT {brain.COLUMNS} FROM memories WHERE pinned = 0 AND canonical = 0 AND "
-    "(status = 'done' OR (status = 'active' AND type IN (SELECT value FROM json_each(?)))) "
-    "ORDER BY id"
-)
 
 
 def windows(retire_days: Mapping[str, float], types: Mapping[str, MemType]) -> dict[str, float]:
@@ -64,12 +59,10 @@ def reason(rec: Mapping[str, Any], now: datetime, windows: Mapping[str, float],
 
 def run(h: Hippo, params: MaintainParams, *, now: datetime, dry_run: bool = False,
         on_event: OnEvent) -> dict[str, Any]:
-    import orjson
-
     db = h.db
     wins = windows(params.retire_days, h.types)
     with job(db, "retire", dry_run=dry_run) as current:
-        rows = db.rows(CANDIDATES, (orjson.dumps(sorted(wins)).decode(),))
+        rows = db.maintenance.retire_candidates(sorted(wins))
         due = []
         for rec in map(to_record, rows):
             why = reason(rec, now, wins, h.types)

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from hippo.core import Hippo
     from hippo.jobs import Run
-    from hippo.store.sqlite.database import Database
+    from hippo.store import Store
 
 STATUS = "session-jobs.json"
 LOCK = "session-jobs.lock"
@@ -239,7 +239,7 @@ class JobFailed(Exception):
 
 
 @contextlib.contextmanager
-def waiting_job(db: Database, name: str, deadline: float) -> Iterator[Run]:
+def waiting_job(db: Store, name: str, deadline: float) -> Iterator[Run]:
     """`jobs.job(db, name)`, waiting (with backoff) while another process holds its lock."""
     from hippo import jobs
     from hippo.errors import BusyError

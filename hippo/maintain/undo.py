@@ -23,25 +23,17 @@ from hippo.timeutil import now_iso
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
-    from hippo.store.sqlite.database import Database
+    from hippo.store import Store
 
 ACTOR = "human"
-RUN = "SELECT id, job, outcome FROM runs WHERE id = ?"
-RUN_AUDIT = "SELECT memory_id, action, before, after FROM audit WHERE run_id = ? ORDER BY id"
-POINTING_AT = "SELECT id FROM memories WHERE consolidated_into = ? OR superseded_by = ?"
 LINKS = ("link", "unlink")
-KEEP_APART_ADD = "INSERT OR IGNORE INTO keep_apart(a, b, run_id, at) VALUES (?, ?, ?, ?)"
-KEEP_APART_DROP = "DELETE FROM keep_apart WHERE run_id = ?"
-# The undo runs that undid a run, newest first.
-UNDONE_BY = ("SELECT id FROM runs WHERE job = 'undo' AND outcome = 'ok' AND "
-             "json_extract(summary, '$.undid') = ? ORDER BY started_at DESC, id DESC")
 
 
-def undone_by(db: Database, run_id: str, depth: int = 0) -> str | None:
+def undone_by(db: Store, run_id: str, depth: int = 0) -> str | None:
     """The undo run whose effect still stands on `run_id` (one not itself undone), if any."""
     if depth > 50:  # an undo of an undo of ...: far past any real history
         return None
-    for (undo_id,) in db.execute(UNDONE_BY, (run_id,)):
+    for undo_id in db.jobs.undoes_of(run_id):
         if undone_by(db, undo_id, depth + 1) is None:
             return str(undo_id)
     return None
@@ -79,18 +71,18 @@ class UndoPlan:
         return sorted((a, b) for ids in clusters.values() for a in ids for b in ids if a < b)
 
 
-def _current(db: Database, memory_id: int) -> dict[str, Any] | None:
+def _current(db: Store, memory_id: int) -> dict[str, Any] | None:
     try:
-        return brain.get(db, memory_id)
+        return brain.get(db, memory_id)  # type: ignore[arg-type]  # takes Database until it moves (#23)
     except NotFoundError:
         return None
 
 
-def plan(db: Database, run_id: str) -> UndoPlan:
+def plan(db: Store, run_id: str) -> UndoPlan:
     import orjson
 
-    run = db.row(RUN, (run_id,))
-    rows = db.rows(RUN_AUDIT, (run_id,))
+    run = db.jobs.get_run(run_id)
+    rows = db.maintenance.run_changes(run_id)
     if run is None and not rows:
         raise NotFoundError(f"no run with id {run_id!r}; `hippo stats` shows each job's last run")
     if run is not None and run["job"] == "reindex":
@@ -117,8 +109,7 @@ def plan(db: Database, run_id: str) -> UndoPlan:
     ours = {s.memory_id for s in p.steps}
     for s in p.steps:  # a memory this run created that others now point at cannot go
         if s.target is None:
-            others = [r[0] for r in db.execute(POINTING_AT, (s.memory_id, s.memory_id))
-                      if r[0] not in ours]
+            others = [i for i in db.maintenance.pointing_at(s.memory_id) if i not in ours]
             if others:
                 raise HippoError(f"memory {s.memory_id}, created by run {run_id}, is now "
                                  f"referenced by memory {others[0]}; undo the later runs first")
@@ -146,20 +137,7 @@ def run(h: Hippo, run_id: str, *, force: bool = False, dry_run: bool = False,
     db = h.db
     p = plan(db, run_id)
     moves = projects.moved(db, run_id)  # sessions, chunks, dirs a project rename/merge moved
-    if not force:
-        by = undone_by(db, run_id)
-        if by is not None:
-            raise HippoError(f"run {run_id} was already undone by run {by}; to bring its "
-                             f"changes back, `hippo undo {by}`")
-    if p.conflicts and not force:
-        ids = ", ".join(map(str, p.conflicts[:10]))
-        raise HippoError(f"{len(p.conflicts)} memories changed after run {run_id} (ids {ids}); "
-                         "undo the later runs first, or --force to overwrite those changes")
-    moved_since = projects.conflicts(db, moves)
-    if moved_since and not force:
-        raise HippoError(f"{moved_since} sessions, chunks or directories changed project after "
-                         f"run {run_id}; undo the later runs first, or --force to overwrite "
-                         "those changes")
+    moved_since = _refuse(db, p, moves, force)
     live = [s for s in p.steps if s.target is not None and s.target["status"] == "active"]
     vectors: dict[int, Any] = {}
     if live and not dry_run:  # outside the write lock; cached texts cost nothing
@@ -171,25 +149,7 @@ def run(h: Hippo, run_id: str, *, force: bool = False, dry_run: bool = False,
     apart = [] if p.job == projects.JOB else p.apart
     with job(db, "undo", dry_run=dry_run) as current:
         if not dry_run:
-            with db.transaction():
-                if not force and plan(db, run_id).conflicts:  # changed since we looked
-                    raise HippoError(f"memories changed while preparing to undo {run_id}; "
-                                     "try again")
-                db.execute("PRAGMA defer_foreign_keys = ON")  # rows point at each other
-                for mid, chunks, added in reversed(p.links):
-                    if _current(db, mid) is not None:
-                        brain.link(db, mid, chunks, actor=ACTOR, run_id=current.id,
-                                   add=not added)
-                for step in reversed(p.steps):
-                    _apply(db, step, vectors.get(step.memory_id), current.id)
-                moved_back = projects.put_back(db, moves, current.id)
-                # Undoing an undo lets those memories merge again; undoing a merge keeps
-                # them apart, or the next nightly consolidate would merge them right back.
-                db.execute(KEEP_APART_DROP, (run_id,))
-                stamp = now_iso()
-                for a, b in apart:
-                    db.execute(KEEP_APART_ADD, (a, b, current.id, stamp))
-                failpoint("undo.txn")
+            moved_back = _write(db, p, moves, apart, vectors, current.id, force=force)
         for step in p.steps:
             on_event(_event(step))
         for mid in p.purged:
@@ -205,14 +165,64 @@ def run(h: Hippo, run_id: str, *, force: bool = False, dry_run: bool = False,
     return summary
 
 
-def _apply(db: Database, step: Step, vector: Any, run_id: str) -> None:
+def _refuse(db: Store, p: UndoPlan, moves: list[dict[str, Any]], force: bool) -> int:
+    """Refuse (unless `force`) an undo already undone or of changes changed since; how
+    many moved rows changed project since the run."""
+    from hippo.maintain import projects
+
+    run_id = p.run_id
+    if not force:
+        by = undone_by(db, run_id)
+        if by is not None:
+            raise HippoError(f"run {run_id} was already undone by run {by}; to bring its "
+                             f"changes back, `hippo undo {by}`")
+    if p.conflicts and not force:
+        ids = ", ".join(map(str, p.conflicts[:10]))
+        raise HippoError(f"{len(p.conflicts)} memories changed after run {run_id} (ids {ids}); "
+                         "undo the later runs first, or --force to overwrite those changes")
+    moved_since = projects.conflicts(db, moves)
+    if moved_since and not force:
+        raise HippoError(f"{moved_since} sessions, chunks or directories changed project after "
+                         f"run {run_id}; undo the later runs first, or --force to overwrite "
+                         "those changes")
+    return moved_since
+
+
+def _write(db: Store, p: UndoPlan, moves: list[dict[str, Any]], apart: list[tuple[int, int]],
+           vectors: dict[int, Any], undo_id: str, *, force: bool) -> int:
+    """The undo itself, in one transaction; how many moved rows went back."""
+    from hippo.maintain import projects
+
+    run_id = p.run_id
+    with db.transaction():
+        if not force and plan(db, run_id).conflicts:  # changed since we looked
+            raise HippoError(f"memories changed while preparing to undo {run_id}; "
+                             "try again")
+        db.maintenance.defer_references()  # rows point at each other
+        for mid, chunks, added in reversed(p.links):
+            if _current(db, mid) is not None:
+                brain.link(db, mid, chunks, actor=ACTOR, run_id=undo_id, add=not added)  # type: ignore[arg-type]  # takes Database until it moves (#23)
+        for step in reversed(p.steps):
+            _apply(db, step, vectors.get(step.memory_id), undo_id)
+        moved_back = projects.put_back(db, moves, undo_id)
+        # Undoing an undo lets those memories merge again; undoing a merge keeps
+        # them apart, or the next nightly consolidate would merge them right back.
+        db.maintenance.drop_kept_apart(run_id)
+        stamp = now_iso()
+        for a, b in apart:
+            db.maintenance.keep_apart(a, b, undo_id, stamp)
+        failpoint("undo.txn")
+    return moved_back
+
+
+def _apply(db: Store, step: Step, vector: Any, run_id: str) -> None:
     now = _current(db, step.memory_id)
     if step.target is None:
         if now is not None:
-            brain.delete_row(db, step.memory_id, actor=ACTOR, action="undo", run_id=run_id)
+            brain.delete_row(db, step.memory_id, actor=ACTOR, action="undo", run_id=run_id)  # type: ignore[arg-type]  # takes Database until it moves (#23)
     elif now is None:
         target = {"verified_at": None, **step.target}  # audited before 0004: no verified_at
         mem = NewMemory(**{k: target[k] for k in FIELDS})
-        brain.insert(db, mem, vector, actor=ACTOR, run_id=run_id, action="undo")
+        brain.insert(db, mem, vector, actor=ACTOR, run_id=run_id, action="undo")  # type: ignore[arg-type]  # takes Database until it moves (#23)
     else:
-        brain.restore(db, step.target, vector, actor=ACTOR, action="undo", run_id=run_id)
+        brain.restore(db, step.target, vector, actor=ACTOR, action="undo", run_id=run_id)  # type: ignore[arg-type]  # takes Database until it moves (#23)

@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from hippo import guard
+from hippo import spend as guard
 from hippo.background import Pending
 
 if TYPE_CHECKING:

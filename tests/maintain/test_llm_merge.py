@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from hippo import guard
+from hippo import spend as guard
 from hippo.maintain.llm_merge import check, prompt
 from hippo.store import connect
 from tests.extract.fake_openai import FakeOpenAI, Reply

@@ -51,7 +51,7 @@ def test_merged_fields() -> None:
             source={"session": "s2", "lines": [2, 3]}, confirmed_at="2026-03-01T00:00:00.000Z")
     c = merged([a, b], [(1, 2, 0.95)], gains_confidence=True)
     assert c.survivor == 1 and c.absorbed == [2]
-    assert c.changes == {
+    assert c.updates == {
         "text": "before you push always run make test",
         "confidence": 0.76,  # max(0.5, 0.7) + 0.3 * 0.2
         "tags": ["ci", "make"],
@@ -59,4 +59,4 @@ def test_merged_fields() -> None:
         "confirmed_at": "2026-03-01T00:00:00.000Z",
     }
     plain = merged([a, b], [(1, 2, 0.95)], gains_confidence=False)
-    assert plain.changes["confidence"] == 0.7
+    assert plain.updates["confidence"] == 0.7

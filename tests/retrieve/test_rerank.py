@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 import hippo
-from hippo import guard
+from hippo import spend as guard
 from hippo.core import Hippo
 from hippo.records import from_input
 from hippo.retrieve.pipeline import search

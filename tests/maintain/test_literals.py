@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hippo.maintain.guard import conflict, literals, negated
+from hippo.maintain.literals import conflict, literals, negated
 
 
 @pytest.mark.parametrize(("a", "b", "why"), [

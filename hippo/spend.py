@@ -3,7 +3,7 @@
 Each CLI call is a new process, so the state lives in the `guard` table: per provider,
 today's calls and tokens, consecutive failures, and until when the circuit is open.
 
-    with guard.call(db, "voyage", tokens=estimate, settings=h.settings) as ticket:
+    with spend.call(db, "voyage", tokens=estimate, settings=h.settings) as ticket:
         answer = client.rerank(...)
         ticket.tokens = answer.total_tokens      # actual usage, when the provider says
 
@@ -33,7 +33,7 @@ from hippo.errors import BusyError, ConfigError
 
 if TYPE_CHECKING:
     from hippo.config import Settings
-    from hippo.store.sqlite.database import Database
+    from hippo.store import Store
 
 MAX_ERROR_CHARS = 300
 
@@ -54,18 +54,6 @@ DEFAULTS: Mapping[str, Limits] = {
     "openai": Limits(calls_per_day=2000, tokens_per_day=2_000_000),
     "openai-chat": Limits(calls_per_day=1000, tokens_per_day=2_000_000),  # hippo extract
 }
-
-SELECT = ("SELECT day, calls, tokens, consecutive_failures, open_until, last_error "
-          "FROM guard WHERE provider = ?")
-ENSURE = "INSERT OR IGNORE INTO guard(provider, day) VALUES (?, ?)"
-NEW_DAY = "UPDATE guard SET day = ?, calls = 0, tokens = 0 WHERE provider = ? AND day IS NOT ?"
-COUNT_CALL = "UPDATE guard SET calls = calls + 1, tokens = tokens + ? WHERE provider = ?"
-SUCCESS = ("UPDATE guard SET tokens = max(0, tokens + ?), consecutive_failures = 0, "
-           "open_until = NULL WHERE provider = ?")
-FAILURE = ("UPDATE guard SET consecutive_failures = consecutive_failures + 1, last_error = ?, "
-           "open_until = CASE WHEN consecutive_failures + 1 >= ? THEN ? ELSE open_until END "
-           "WHERE provider = ?")
-
 
 class CircuitOpen(BusyError):
     """The provider failed repeatedly; calls are refused until the circuit closes."""
@@ -125,10 +113,10 @@ def _clock(now: float | None) -> float:
     return time.time() if now is None else now
 
 
-def status(db: Database, provider: str, *, now: float | None = None) -> dict[str, Any]:
+def status(db: Store, provider: str, *, now: float | None = None) -> dict[str, Any]:
     """Today's usage and breaker state of `provider` (zeros when it was never called)."""
     t = _clock(now)
-    row = db.row(SELECT, (provider,))
+    row = db.spend.state(provider)
     if row is None or row["day"] != _today(t):
         usage = {"calls": 0, "tokens": 0}
     else:
@@ -142,7 +130,7 @@ def status(db: Database, provider: str, *, now: float | None = None) -> dict[str
     }
 
 
-def check(db: Database, provider: str, *, tokens: int = 0, limits: Limits | None = None,
+def check(db: Store, provider: str, *, tokens: int = 0, limits: Limits | None = None,
           now: float | None = None) -> Ticket:
     """Let one call through or raise; a call let through counts against today's cap at once.
 
@@ -153,9 +141,9 @@ def check(db: Database, provider: str, *, tokens: int = 0, limits: Limits | None
     t = _clock(now)
     day = _today(t)
     with db.transaction():
-        db.execute(ENSURE, (provider, day))
-        db.execute(NEW_DAY, (day, provider, day))
-        row = db.row(SELECT, (provider,))
+        db.spend.ensure(provider, day)
+        db.spend.start_day(provider, day)
+        row = db.spend.state(provider)
         assert row is not None
         if row["open_until"] is not None and row["open_until"] > t:
             wait = math.ceil(row["open_until"] - t)
@@ -169,35 +157,35 @@ def check(db: Database, provider: str, *, tokens: int = 0, limits: Limits | None
         if lim.tokens_per_day and row["tokens"] + tokens > lim.tokens_per_day:
             raise CapReached(f"{provider} daily cap of {lim.tokens_per_day} tokens reached "
                              f"({row['tokens']} used); raise [guard.{provider}] tokens_per_day")
-        db.execute(COUNT_CALL, (max(tokens, 0), provider))
+        db.spend.count_call(provider, max(tokens, 0))
     return Ticket(provider, max(tokens, 0), max(tokens, 0))
 
 
-def record_success(db: Database, provider: str, *, tokens: int = 0) -> None:
+def record_success(db: Store, provider: str, *, tokens: int = 0) -> None:
     """Close the circuit and reset the failure count; `tokens` corrects the estimate.
 
     `tokens` is added to today's total (actual usage minus what `check` counted).
     """
     with db.transaction():
-        db.execute(SUCCESS, (tokens, provider))
+        db.spend.succeeded(provider, tokens)
 
 
-def record_failure(db: Database, provider: str, error: BaseException | str, *,
+def record_failure(db: Store, provider: str, error: BaseException | str, *,
                    limits: Limits | None = None, now: float | None = None) -> bool:
     """Count a consecutive failure; open the circuit at the limit. True when it is open now."""
     lim = limits or DEFAULTS.get(provider, Limits())
     t = _clock(now)
     message = describe(error)
     with db.transaction():
-        db.execute(ENSURE, (provider, _today(t)))
-        db.execute(FAILURE, (message[:MAX_ERROR_CHARS], lim.failures_to_open,
-                             t + lim.open_seconds, provider))
-        row = db.row(SELECT, (provider,))
+        db.spend.ensure(provider, _today(t))
+        db.spend.failed(provider, message[:MAX_ERROR_CHARS], lim.failures_to_open,
+                         t + lim.open_seconds)
+        row = db.spend.state(provider)
     return bool(row and row["open_until"] and row["open_until"] > t)
 
 
 @contextlib.contextmanager
-def call(db: Database, provider: str, *, tokens: int = 0, settings: Settings | None = None,
+def call(db: Store, provider: str, *, tokens: int = 0, settings: Settings | None = None,
          limits: Limits | None = None, now: float | None = None) -> Iterator[Ticket]:
     """Guard one call: check (may raise), run the body, record success or failure.
 

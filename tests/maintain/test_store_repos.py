@@ -1,0 +1,95 @@
+"""The jobs, spend and maintenance repositories on their own (the jobs' tests cover the rest)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hippo.store import connect
+
+
+def test_jobs_locks_and_runs(db_path: Path) -> None:
+    db = connect(db_path)
+    jobs = db.jobs
+    with db.transaction():
+        assert jobs.lock_holder("job:x") is None
+        jobs.take_lock("job:x", "run-1", 4242, "2026-01-01T00:00:00.000Z")
+        assert jobs.lock_holder("job:x") == {"owner": "run-1", "pid": 4242,
+                                             "acquired_at": "2026-01-01T00:00:00.000Z"}
+        jobs.release_lock("job:x", "someone-else")
+        assert jobs.lock_holder("job:x") is not None
+        jobs.release_lock("job:x", "run-1")
+        assert jobs.lock_holder("job:x") is None
+
+        jobs.start_run("x-1", "x", "2026-01-01T00:00:00.000Z")
+        jobs.start_run("x-2", "x", "2026-01-01T00:00:01.000Z")
+        jobs.mark_killed("x")
+        assert jobs.get_run("x-1") == {"id": "x-1", "job": "x", "outcome": "killed"}
+        assert jobs.get_run("nope") is None
+        for n, at in ((1, "01"), (2, "02")):
+            jobs.start_run(f"undo-{n}", "undo", f"2026-01-02T00:00:{at}.000Z")
+            jobs.finish_run(f"undo-{n}", "2026-01-02T00:01:00.000Z", "ok", '{"undid": "x-2"}')
+        jobs.start_run("undo-3", "undo", "2026-01-02T00:00:03.000Z")
+        jobs.finish_run("undo-3", "2026-01-02T00:01:00.000Z", "failed", '{"undid": "x-2"}')
+        assert jobs.undoes_of("x-2") == ["undo-2", "undo-1"]  # newest first, ok ones only
+        assert jobs.undoes_of("x-1") == []
+    db.close()
+
+
+def test_spend_state(db_path: Path) -> None:
+    db = connect(db_path)
+    spend = db.spend
+    with db.transaction():
+        assert spend.state("p") is None
+        spend.ensure("p", "2026-01-01")
+        spend.count_call("p", 10)
+        spend.count_call("p", 5)
+        assert spend.state("p") == {"day": "2026-01-01", "calls": 2, "tokens": 15,
+                                    "consecutive_failures": 0, "open_until": None,
+                                    "last_error": None}
+        spend.start_day("p", "2026-01-01")  # the same day: nothing changes
+        assert spend.state("p")["calls"] == 2
+        spend.failed("p", "boom", 2, 100.0)
+        assert spend.state("p")["open_until"] is None  # one failure of two
+        spend.failed("p", "boom again", 2, 100.0)
+        row = spend.state("p")
+        assert (row["consecutive_failures"], row["open_until"], row["last_error"]) == (
+            2, 100.0, "boom again")
+        spend.succeeded("p", -100)
+        row = spend.state("p")
+        assert (row["tokens"], row["consecutive_failures"], row["open_until"]) == (0, 0, None)
+        spend.start_day("p", "2026-01-02")
+        assert (spend.state("p")["day"], spend.state("p")["calls"]) == ("2026-01-02", 0)
+    db.close()
+
+
+def test_maintenance_lookups(seed, db_path: Path) -> None:
+    seed([{"text": "use port 5432", "type": "config", "project": "a"},
+          {"text": "run the linter first", "type": "procedure", "project": "b"}])
+    db = connect(db_path)
+    m = db.maintenance
+    with db.transaction():
+        assert m.last_audit_id() >= 2
+        assert sorted(m.consolidation_candidates()) == [(1, "config", "a"), (2, "procedure", "b")]
+        assert sorted(m.changed_since(0, "consolidate")) == [1, 2]
+        assert m.changed_since(m.last_audit_id(), "consolidate") == []
+        assert [r["id"] for r in m.memory_records([2, 1, 99])] == [1, 2]
+        assert m.has_memory_vectors()
+        vec = m.memory_vector(1)
+        assert vec is not None and m.memory_vector(99) is None
+        near = m.memory_neighbours(vec, 4, "config", "a")
+        assert near[0][0] == 1 and abs(near[0][1]) < 1e-6
+        assert sorted(i for i, *_ in m.memory_vectors()) == [1, 2]
+        assert m.fts_intact()
+        assert m.pointing_at(1) == []
+        assert m.project_exists("a") and not m.project_exists("c")
+        assert [r["id"] for r in m.project_memories("a")] == [1]
+        assert m.project_counts()[0] == ("memories", "a", 1, 1)
+        assert m.run_changes("no-such-run") == []
+        assert [r["id"] for r in m.retire_candidates(["procedure"])] == [2]
+        assert m.kept_apart() == []
+        m.keep_apart(1, 2, "undo-1", "2026-01-01T00:00:00.000Z")
+        assert m.kept_apart() == [(1, 2, "undo-1")]
+        m.drop_kept_apart("undo-1")
+        assert m.kept_apart() == []
+        assert not m.has_side_table("brain") and m.vector_count("brain") == 2
+    db.close()
