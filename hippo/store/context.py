@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from hippo.store.base import Row
 
 
-@dataclass(frozen=True, slots=True)
-class Scope:
+class Scope(NamedTuple):
     """The memories a layer covers: `project`'s and the global ones (the global ones
     alone when `project` is None), or every project; with `topics`, only memories tagged
-    with any of them (lower-cased)."""
+    with any of them (lower-cased). A NamedTuple: it is built at every session start."""
 
     project: str | None
     all_projects: bool = False
