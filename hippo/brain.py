@@ -370,22 +370,19 @@ def filters_sql(*, types: Sequence[str] = (), tiers: Sequence[str] = (),
                 projects: Sequence[str | None] | None = None, statuses: Sequence[str] = (),
                 since: str | None = None, until: str | None = None,
                 tags: Sequence[str] = (), alias: str = "m") -> tuple[str, list[Any]]:
-    """LEGACY (retrieve/filters.py): the backend's clause for a `MemoryFilter`."""
+    """LEGACY (retrieve/filters.py): the backend's clause for these `MemoryFilter` fields."""
     import importlib
 
-    from hippo.store.memories import MemoryFilter
-
     backend = importlib.import_module("hippo.store.sqlite.filters")
-    clause, params = backend.where(MemoryFilter(
-        statuses=tuple(statuses), types=tuple(types), tiers=tuple(tiers),
-        projects=None if projects is None else tuple(projects), since=since, until=until,
-        tags=tuple(tags)), alias)
+    clause, params = backend.among(statuses=list(statuses), types=list(types),
+                                   tiers=list(tiers), projects=projects, since=since,
+                                   until=until, tags=tags, alias=alias)
     return clause, params
 
 
 def __getattr__(name: str) -> Any:
-    """LEGACY (maintain/*, extract, retrieve/pipeline, cli/export): the column list and the
-    dedup lookup, now the backend's."""
+    """LEGACY (maintain/consolidate, projects, retire; retrieve/pipeline; cli/export): the
+    column list and the dedup lookup, now the backend's."""
     if name in _LEGACY:
         import importlib
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -20,31 +21,9 @@ TAGGED = "EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE value = ?)"
 
 def where(f: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
     """The WHERE clause over `memories` (alias `alias`) for `f`, and its parameters."""
-    parts: list[str] = ["1"]
-    params: list[Any] = []
-
-    def among(column: str, values: tuple[Any, ...]) -> None:
-        parts.append(f"{alias}.{column} IN ({','.join('?' * len(values))})")
-        params.extend(values)
-
-    if f.statuses:
-        among("status", f.statuses)
-    if f.types:
-        among("type", f.types)
-    if f.tiers:
-        among("tier", f.tiers)
-    if f.projects is not None:
-        parts.append(_projects(f.projects, alias, params))
-    if f.since:
-        parts.append(f"{alias}.created_at >= ?")
-        params.append(f.since)
-    if f.until:
-        parts.append(f"{alias}.created_at <= ?")
-        params.append(f.until)
-    for tag in f.tags:
-        parts.append(TAGGED.format(alias=alias))
-        params.append(tag.lower())
-    clause = " AND ".join(parts)
+    clause, params = among(statuses=f.statuses, types=f.types, tiers=f.tiers,
+                           projects=f.projects, since=f.since, until=f.until, tags=f.tags,
+                           alias=alias)
     if f.current:
         clause += f" AND {alias}.superseded_by IS NULL"
     if f.unverified:
@@ -52,7 +31,39 @@ def where(f: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
     return clause, params
 
 
-def _projects(projects: tuple[str | None, ...], alias: str, params: list[Any]) -> str:
+def among(*, statuses: Sequence[str] = (), types: Sequence[str] = (),
+          tiers: Sequence[str] = (), projects: Sequence[str | None] | None = None,
+          since: str | None = None, until: str | None = None, tags: Sequence[str] = (),
+          alias: str = "m") -> tuple[str, list[Any]]:
+    """The clause of a `MemoryFilter`'s fields, given one by one."""
+    parts: list[str] = ["1"]
+    params: list[Any] = []
+
+    def within(column: str, values: Sequence[Any]) -> None:
+        parts.append(f"{alias}.{column} IN ({','.join('?' * len(values))})")
+        params.extend(values)
+
+    if statuses:
+        within("status", statuses)
+    if types:
+        within("type", types)
+    if tiers:
+        within("tier", tiers)
+    if projects is not None:
+        parts.append(_projects(projects, alias, params))
+    if since:
+        parts.append(f"{alias}.created_at >= ?")
+        params.append(since)
+    if until:
+        parts.append(f"{alias}.created_at <= ?")
+        params.append(until)
+    for tag in tags:
+        parts.append(TAGGED.format(alias=alias))
+        params.append(tag.lower())
+    return " AND ".join(parts), params
+
+
+def _projects(projects: Sequence[str | None], alias: str, params: list[Any]) -> str:
     named = [p for p in projects if p is not None]
     clause = []
     if named:
