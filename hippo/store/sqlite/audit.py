@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -21,7 +22,9 @@ ONCE_USED = ("SELECT DISTINCT memory_id FROM audit WHERE memory_id IN "
 
 class SqliteAudit:
     def __init__(self, db: Database) -> None:
-        self.db = db
+        # Weak: the store holds its repositories, and a store nobody holds must close
+        # (its connection released at once, as before there were repositories).
+        self.db = weakref.proxy(db)
 
     def log(self, memory_id: int, action: str, *, actor: str, at: str, before: str | None,
             after: str | None, run_id: str | None) -> None:

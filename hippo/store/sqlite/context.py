@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from hippo.records import FIELDS
@@ -59,7 +60,9 @@ def scope_sql(scope: Scope) -> tuple[str, list[Any]]:
 
 class SqliteContextRows:
     def __init__(self, db: Database) -> None:
-        self.db = db
+        # Weak: the store holds its repositories, and a store nobody holds must close
+        # (its connection released at once, as before there were repositories).
+        self.db = weakref.proxy(db)
 
     def _rows(self, template: str, scope: Scope) -> list[Row]:
         where, params = scope_sql(scope)

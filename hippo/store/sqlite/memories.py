@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -122,7 +123,9 @@ def _blob(vector: np.ndarray) -> bytes:
 
 class SqliteMemories(ExtractReads):
     def __init__(self, db: Database) -> None:
-        self.db = db
+        # Weak: the store holds its repositories, and a store nobody holds must close
+        # (its connection released at once, as before there were repositories).
+        self.db = weakref.proxy(db)
 
     # -- rows ------------------------------------------------------------------------
     def get(self, memory_id: int) -> Row | None:

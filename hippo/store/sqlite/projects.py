@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -20,7 +21,9 @@ RECORDED_AMONG = "SELECT path, project FROM project_dirs WHERE path IN ({marks})
 
 class SqliteProjectDirs:
     def __init__(self, db: Database) -> None:
-        self.db = db
+        # Weak: the store holds its repositories, and a store nobody holds must close
+        # (its connection released at once, as before there were repositories).
+        self.db = weakref.proxy(db)
 
     def get(self, path: str) -> Row | None:
         return self.db.row(RECORDED_ONE, (path,))
