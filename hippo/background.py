@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
-    from hippo.store.sqlite.database import Database
+    from hippo.store import Store
 
 T = TypeVar("T")
 
@@ -42,7 +42,7 @@ class Pending(Generic[T]):
         return value
 
 
-def beside(db: Database, fn: Callable[[Database], T], name: str) -> Callable[[], T]:
+def beside(db: Store, fn: Callable[[Store], T], name: str) -> Callable[[], T]:
     """Start `fn` on `db.reader()` in a thread; calling the result collects it.
 
     Without a second connection (in-memory database, open transaction) `fn(db)` runs

@@ -1,8 +1,8 @@
-"""The Brain store: curated memories. Its SQL as named constants, and the operations on it."""
+"""The Brain: curated memories, and the operations on them (over `store.memories`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -10,49 +10,12 @@ from hippo import audit
 from hippo.errors import NotFoundError, UsageError
 from hippo.records import NewMemory, to_record
 from hippo.timeutil import epoch, now_iso
-from hippo.vectors import content_hash, to_blob
+from hippo.vectors import content_hash
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from hippo.store.sqlite.database import Database
-
-COLUMNS = (
-    "id, text, type, tier, project, tags, importance, author, status, pinned, canonical, "
-    "confidence, created_at, updated_at, confirmed_at, verified_at, consolidated_into, "
-    "superseded_by, source"
-)
-GET = f"SELECT {COLUMNS} FROM memories WHERE id = ?"
-FIND_SAME = (
-    f"SELECT {COLUMNS} FROM memories WHERE dedup_key = ? AND status IN ('active', 'done') "
-    "ORDER BY id LIMIT 1"
-)
-INSERT = (
-    "INSERT INTO memories(id, text, type, tier, project, tags, importance, author, status, "
-    "pinned, canonical, confidence, created_at, updated_at, confirmed_at, verified_at, "
-    "consolidated_into, superseded_by, source, dedup_key, content_hash) "
-    "VALUES (:id, :text, :type, :tier, :project, :tags, :importance, :author, :status, "
-    ":pinned, :canonical, :confidence, :created_at, :updated_at, :confirmed_at, :verified_at, "
-    ":consolidated_into, :superseded_by, :source, :dedup_key, :content_hash)"
-)
-VEC_UPSERT_DEL = "DELETE FROM memories_vec WHERE memory_id = ?"
-VEC_INSERT = (
-    "INSERT INTO memories_vec(memory_id, embedding, project, type, tier, created) "
-    "VALUES (?, ?, ?, ?, ?, ?)"
-)
-EXPORT = f"SELECT {COLUMNS} FROM memories ORDER BY id"
-# Cache rows of these hashes (a JSON list, three times) that no stored text still has.
-DROP_CACHED = (
-    "DELETE FROM embed_cache WHERE content_hash IN (SELECT value FROM json_each(?)) "
-    "AND content_hash NOT IN (SELECT content_hash FROM memories WHERE content_hash IN "
-    "(SELECT value FROM json_each(?))) AND content_hash NOT IN (SELECT content_hash FROM "
-    "echo_chunks WHERE content_hash IN (SELECT value FROM json_each(?)))"
-)
-SOURCES = (
-    "SELECT s.chunk_id, c.session_id, e.session_key, c.source_path, c.line_start, c.line_end, "
-    "c.started_at, c.text FROM memory_sources s LEFT JOIN echo_chunks c ON c.id = s.chunk_id "
-    "LEFT JOIN echo_sessions e ON e.id = c.session_id WHERE s.memory_id = ? ORDER BY s.chunk_id"
-)
+    from hippo.store import Store
 
 
 def _json(value: Any) -> str | None:
@@ -63,25 +26,24 @@ def _json(value: Any) -> str | None:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 
-def get(db: Database, memory_id: int) -> dict[str, Any]:
-    row = db.row(GET, (memory_id,))
+def get(db: Store, memory_id: int) -> dict[str, Any]:
+    row = db.memories.get(memory_id)
     if row is None:
         raise NotFoundError(f"no memory with id {memory_id}")
     return to_record(row)
 
 
-def vec_put(db: Database, memory_id: int, rec: dict[str, Any], vector: np.ndarray) -> None:
+def vec_put(db: Store, memory_id: int, rec: dict[str, Any], vector: np.ndarray) -> None:
     """(Re)place a memory's vector; only active memories are in vector matching."""
-    db.execute(VEC_UPSERT_DEL, (memory_id,))
-    db.execute(VEC_INSERT, (memory_id, to_blob(vector), rec["project"] or "", rec["type"],
-                            rec["tier"], epoch(rec["created_at"])))
+    db.memories.put_vector(memory_id, vector, project=rec["project"] or "", type=rec["type"],
+                           tier=rec["tier"], created=epoch(rec["created_at"]))
 
 
-def vec_drop(db: Database, memory_id: int) -> None:
-    db.execute(VEC_UPSERT_DEL, (memory_id,))
+def vec_drop(db: Store, memory_id: int) -> None:
+    db.memories.drop_vector(memory_id)
 
 
-def insert(db: Database, mem: NewMemory, vector: np.ndarray | None, *, actor: str,
+def insert(db: Store, mem: NewMemory, vector: np.ndarray | None, *, actor: str,
            run_id: str | None = None, action: str = "add") -> dict[str, Any]:
     """Insert exactly as given (ids and timestamps kept); vector only when active."""
     stamp = now_iso()
@@ -97,10 +59,9 @@ def insert(db: Database, mem: NewMemory, vector: np.ndarray | None, *, actor: st
         "source": _json(mem.source), "dedup_key": mem.dedup_key,
         "content_hash": content_hash(mem.text),
     }
-    if mem.id is not None and db.scalar("SELECT 1 FROM memories WHERE id = ?", (mem.id,)):
+    if mem.id is not None and db.memories.exists(mem.id):
         raise UsageError(f"a memory with id {mem.id} already exists")
-    db.execute(INSERT, params)
-    new_id = mem.id if mem.id is not None else db.conn.last_insert_rowid()
+    new_id = db.memories.insert(params)
     rec = get(db, new_id)
     if vector is not None and rec["status"] == "active":
         vec_put(db, new_id, rec, vector)
@@ -130,26 +91,24 @@ def merge_source(old: dict[str, Any] | None, new: dict[str, Any] | None) -> dict
     return out
 
 
-def reinforce(db: Database, existing: dict[str, Any], mem: NewMemory, *, actor: str,
+def reinforce(db: Store, existing: dict[str, Any], mem: NewMemory, *, actor: str,
               run_id: str | None = None) -> dict[str, Any]:
     """The same statement seen again: confirm it, raise confidence, keep the richer fields."""
     stamp = now_iso()
     tags = sorted(set(existing["tags"]) | set(mem.tags))
     confidence = round(existing["confidence"] + (1.0 - existing["confidence"]) * 0.2, 6)
-    db.execute(
-        "UPDATE memories SET confirmed_at = ?, updated_at = ?, confidence = ?, importance = ?, "
-        "tags = ?, source = ? WHERE id = ?",
-        (stamp, stamp, confidence, max(existing["importance"], mem.importance), _json(tags),
-         _json(merge_source(existing["source"], mem.source)), existing["id"]),
-    )
+    db.memories.reinforce(existing["id"], stamp=stamp, confidence=confidence,
+                          importance=max(existing["importance"], mem.importance),
+                          tags=_json(tags) or "[]",
+                          source=_json(merge_source(existing["source"], mem.source)))
     after = get(db, existing["id"])
     audit.log(db, existing["id"], "reinforce", actor=actor, before=existing, after=after,
               run_id=run_id, at=stamp)
     return after
 
 
-def find_same(db: Database, mem: NewMemory) -> dict[str, Any] | None:
-    row = db.row(FIND_SAME, (mem.dedup_key,))
+def find_same(db: Store, mem: NewMemory) -> dict[str, Any] | None:
+    row = db.memories.find_same(mem.dedup_key)
     return to_record(row) if row else None
 
 
@@ -161,7 +120,7 @@ class Change:
     record: dict[str, Any]
 
 
-def add_many(db: Database, mems: Sequence[NewMemory], vectors: np.ndarray, *, actor: str,
+def add_many(db: Store, mems: Sequence[NewMemory], vectors: np.ndarray, *, actor: str,
              run_id: str | None = None) -> list[Change]:
     """Store or reinforce each memory, all in the caller's transaction."""
     out: list[Change] = []
@@ -174,7 +133,7 @@ def add_many(db: Database, mems: Sequence[NewMemory], vectors: np.ndarray, *, ac
     return out
 
 
-def _redacted(db: Database, text: str) -> str:
+def _redacted(db: Store, text: str) -> str:
     """The redaction choke point for changed text (`edit --text`, merges, undo): `text` with
     its secrets masked. Callers mask before they embed; if one did not, the cache rows of
     the raw text (whose token ids spell it out) are dropped here."""
@@ -186,33 +145,24 @@ def _redacted(db: Database, text: str) -> str:
     return clean
 
 
-def drop_cached(db: Database, texts: Sequence[str]) -> int:
+def drop_cached(db: Store, texts: Sequence[str]) -> int:
     """Erase the embed cache rows (sentence vectors and token matrices) of `texts` that no
     memory and no Echo chunk still holds; returns how many rows went."""
-    import orjson
-
-    hashes = orjson.dumps(sorted({content_hash(t) for t in texts if t})).decode()
-    if hashes == "[]":
+    hashes = sorted({content_hash(t) for t in texts if t})
+    if not hashes:
         return 0
-    db.execute(DROP_CACHED, (hashes, hashes, hashes))
-    return int(db.conn.changes())
+    return db.memories.drop_unused_cache(hashes)
 
 
-def update(db: Database, memory_id: int, changes: dict[str, Any], *, actor: str, action: str,
-           run_id: str | None = None, vector: np.ndarray | None = None) -> dict[str, Any]:
-    """Change columns of one memory, keep vec0 in step with its status, and audit it."""
-    before = get(db, memory_id)
-    if not changes:
-        return before
-    allowed = {"text", "type", "tier", "project", "tags", "importance", "status", "pinned",
-               "canonical", "confidence", "confirmed_at", "verified_at", "consolidated_into",
-               "superseded_by", "source", "author"}
-    bad = set(changes) - allowed
-    if bad:
-        raise UsageError(f"cannot change {min(bad)}")
-    if "text" in changes:
-        changes = {**changes, "text": _redacted(db, changes["text"])}
-    stamp = now_iso()
+# The columns a change may set.
+CHANGEABLE = frozenset({
+    "text", "type", "tier", "project", "tags", "importance", "status", "pinned", "canonical",
+    "confidence", "confirmed_at", "verified_at", "consolidated_into", "superseded_by",
+    "source", "author"})
+
+
+def _column_values(changes: dict[str, Any]) -> dict[str, Any]:
+    """Changed fields as stored: tags and source as JSON, flags as 0/1."""
     values = dict(changes)
     for key in ("tags", "source"):
         if key in values:
@@ -221,8 +171,36 @@ def update(db: Database, memory_id: int, changes: dict[str, Any], *, actor: str,
     for key in ("pinned", "canonical"):
         if key in values:
             values[key] = int(bool(values[key]))
-    sets = ", ".join(f"{k} = :{k}" for k in values)  # keys come from `allowed`, never input
-    values.update(id=memory_id, updated_at=stamp)
+    return values
+
+
+def _follow_vector(db: Store, memory_id: int, after: dict[str, Any],
+                   vector: np.ndarray | None, moved: bool) -> None:
+    """Keep vector matching in step: only active memories are in it, under their current
+    project, type and tier (`moved`: one of those, or the status, changed)."""
+    if after["status"] != "active":
+        vec_drop(db, memory_id)
+    elif vector is not None:
+        vec_put(db, memory_id, after, vector)
+    elif moved:
+        stored = db.memories.vector(memory_id)
+        if stored is not None:
+            vec_put(db, memory_id, after, stored)
+
+
+def update(db: Store, memory_id: int, changes: dict[str, Any], *, actor: str, action: str,
+           run_id: str | None = None, vector: np.ndarray | None = None) -> dict[str, Any]:
+    """Change columns of one memory, keep vec0 in step with its status, and audit it."""
+    before = get(db, memory_id)
+    if not changes:
+        return before
+    bad = set(changes) - CHANGEABLE
+    if bad:
+        raise UsageError(f"cannot change {min(bad)}")
+    if "text" in changes:
+        changes = {**changes, "text": _redacted(db, changes["text"])}
+    stamp = now_iso()
+    values = _column_values(changes)
     if "text" in changes or "type" in changes or "project" in changes:
         after_text = changes.get("text", before["text"])
         from hippo.records import dedup_key
@@ -230,51 +208,36 @@ def update(db: Database, memory_id: int, changes: dict[str, Any], *, actor: str,
         values["dedup_key"] = dedup_key(changes.get("type", before["type"]),
                                         changes.get("project", before["project"]), after_text)
         values["content_hash"] = content_hash(after_text)
-        sets += ", dedup_key = :dedup_key, content_hash = :content_hash"
-    db.execute(f"UPDATE memories SET {sets}, updated_at = :updated_at WHERE id = :id", values)
+    values["updated_at"] = stamp
+    db.memories.update(memory_id, values)
     after = get(db, memory_id)
-    if after["status"] != "active":
-        vec_drop(db, memory_id)
-    elif vector is not None:
-        vec_put(db, memory_id, after, vector)
-    elif any(k in changes for k in ("project", "type", "tier", "status")):
-        blob = db.scalar("SELECT embedding FROM memories_vec WHERE memory_id = ?", (memory_id,))
-        if blob is not None:
-            from hippo.vectors import from_blob
-
-            vec_put(db, memory_id, after, from_blob(blob))
+    _follow_vector(db, memory_id, after, vector,
+                   any(k in changes for k in ("project", "type", "tier", "status")))
     audit.log(db, memory_id, action, actor=actor, before=before, after=after, run_id=run_id,
               at=stamp)
     return after
 
 
-def purge(db: Database, memory_id: int, *, actor: str) -> dict[str, Any]:
+def purge(db: Store, memory_id: int, *, actor: str) -> dict[str, Any]:
     """Hard forget: the text, tags, provenance, vector and audit text are erased, and so is
     every cache row of every text the memory ever had (its audit holds the texts before an
     `edit --text`): sentence vectors and token matrices, whose ids spell the text out.
 
     Freed pages are zeroed (`secure_delete`), the FTS index drops the terms at once (its
     'secure-delete' option, migration 0006) and is merged; the caller checkpoints the WAL
-    after committing (`Database.checkpoint`), so no old page stays in `-wal` either.
+    after committing (`Store.checkpoint`), so no old page stays in `-wal` either.
     """
     before = get(db, memory_id)
     texts = [before["text"], *_audited_texts(db, memory_id)]
-    db.execute("PRAGMA secure_delete = ON")
-    vec_drop(db, memory_id)
-    db.execute(
-        "UPDATE memories SET text = '', tags = '[]', source = NULL, status = 'deleted', "
-        "dedup_key = ?, content_hash = '', updated_at = ? WHERE id = ?",
-        (f"purged:{memory_id}", now_iso(), memory_id),
-    )
-    db.execute("DELETE FROM memory_sources WHERE memory_id = ?", (memory_id,))
-    db.execute(audit.PURGE_TEXT, (memory_id,))
+    db.memories.erase(memory_id, now_iso())
+    db.audit.erase_texts(memory_id)
     drop_cached(db, texts)
-    db.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
+    db.memories.optimize_text_index()
     audit.log(db, memory_id, "purge", actor=actor)
     return get(db, memory_id)
 
 
-def _audited_texts(db: Database, memory_id: int) -> set[str]:
+def _audited_texts(db: Store, memory_id: int) -> set[str]:
     """Every text the audit records for this memory (before and after each change)."""
     texts: set[str] = set()
     for entry in audit.history(db, memory_id):
@@ -284,107 +247,40 @@ def _audited_texts(db: Database, memory_id: int) -> set[str]:
     return texts
 
 
-def active_elsewhere(db: Database, project: str | None) -> int:
+def active_elsewhere(db: Store, project: str | None) -> int:
     """Active memories outside the default scope of `project` (it and the global ones): the
     "they are in other projects" hint of a search that found nothing (CLI and MCP)."""
-    return int(db.scalar("SELECT count(*) FROM memories WHERE status = 'active' AND project "
-                         "IS NOT NULL AND project IS NOT ?", (project,)) or 0)
+    return db.memories.active_elsewhere(project)
 
 
-def sources(db: Database, memory_id: int) -> list[dict[str, Any]]:
-    return db.rows(SOURCES, (memory_id,))
+def sources(db: Store, memory_id: int) -> list[dict[str, Any]]:
+    return db.memories.sources(memory_id)
 
 
-def listing(db: Database, *, types: Sequence[str] = (), tiers: Sequence[str] = (),
+def listing(db: Store, *, types: Sequence[str] = (), tiers: Sequence[str] = (),
             projects: Sequence[str | None] | None = None, statuses: Sequence[str] = ("active",),
             since: str | None = None, tags: Sequence[str] = (), limit: int = 0,
-            order: str = "id DESC", unverified: bool = False) -> list[dict[str, Any]]:
-    """Memories matching the filters (all bound parameters; `order` is chosen by code).
+            unverified: bool = False) -> list[dict[str, Any]]:
+    """Memories matching the filters, newest first.
 
     unverified: only current machine-written rules and preferences no person has verified
-    or pinned, the ones the rule floor holds back (`hippo.layers.floor.UNVERIFIED`).
+    or pinned, the ones the rule floor holds back.
     """
-    where, params = filters_sql(types=types, tiers=tiers, projects=projects, statuses=statuses,
-                                since=since, tags=tags)
-    if unverified:
-        from hippo.layers.floor import UNVERIFIED
+    from hippo.store.memories import MemoryFilter
 
-        where += f" AND m.superseded_by IS NULL AND {UNVERIFIED}"
-    sql = f"SELECT {COLUMNS} FROM memories m WHERE {where} ORDER BY {order}"
-    if limit:
-        sql += " LIMIT ?"
-        params.append(limit)
-    return [to_record(r) for r in db.rows(sql, params)]
+    where = MemoryFilter(statuses=tuple(statuses), types=tuple(types), tiers=tuple(tiers),
+                         projects=None if projects is None else tuple(projects), since=since,
+                         tags=tuple(tags), current=unverified, unverified=unverified)
+    return [to_record(r) for r in db.memories.listing(where, limit)]
 
 
-def filters_sql(*, types: Sequence[str] = (), tiers: Sequence[str] = (),
-                projects: Sequence[str | None] | None = None, statuses: Sequence[str] = (),
-                since: str | None = None, until: str | None = None,
-                tags: Sequence[str] = (), alias: str = "m") -> tuple[str, list[Any]]:
-    """A WHERE clause over `memories` (alias m) for the common filters."""
-    parts: list[str] = ["1"]
-    params: list[Any] = []
-
-    def among(column: str, values: Sequence[Any]) -> None:
-        parts.append(f"{alias}.{column} IN ({','.join('?' * len(values))})")
-        params.extend(values)
-
-    if statuses:
-        among("status", list(statuses))
-    if types:
-        among("type", list(types))
-    if tiers:
-        among("tier", list(tiers))
-    if projects is not None:
-        named = [p for p in projects if p is not None]
-        clause = []
-        if named:
-            clause.append(f"{alias}.project IN ({','.join('?' * len(named))})")
-            params.extend(named)
-        if any(p is None for p in projects):
-            clause.append(f"{alias}.project IS NULL")
-        parts.append("(" + (" OR ".join(clause) or "0") + ")")
-    if since:
-        parts.append(f"{alias}.created_at >= ?")
-        params.append(since)
-    if until:
-        parts.append(f"{alias}.created_at <= ?")
-        params.append(until)
-    for tag in tags:
-        parts.append(f"EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE value = ?)")
-        params.append(tag.lower())
-    return " AND ".join(parts), params
-
-
-def export_rows(db: Database) -> Any:
-    import apsw
-
-    cur = db.execute(EXPORT)
-    try:
-        names = [d[0] for d in cur.getdescription()]
-    except apsw.ExecutionCompleteError:  # no memories at all: nothing to export
-        return
-    for row in cur:
-        yield to_record(dict(zip(names, row)))
+def export_rows(db: Store) -> Iterator[dict[str, Any]]:
+    for row in db.memories.export_rows():
+        yield to_record(row)
 
 
 # -- exact restores and provenance links (used by `hippo undo` and consolidation) -------
-RESTORE = (
-    "UPDATE memories SET text = :text, type = :type, tier = :tier, project = :project, "
-    "tags = :tags, importance = :importance, author = :author, status = :status, "
-    "pinned = :pinned, canonical = :canonical, confidence = :confidence, "
-    "created_at = :created_at, updated_at = :updated_at, confirmed_at = :confirmed_at, "
-    "verified_at = :verified_at, consolidated_into = :consolidated_into, "
-    "superseded_by = :superseded_by, source = :source, "
-    "dedup_key = :dedup_key, content_hash = :content_hash WHERE id = :id"
-)
-DELETE_ROW = "DELETE FROM memories WHERE id = ?"
-CHUNK_IDS = "SELECT chunk_id FROM memory_sources WHERE memory_id = ? ORDER BY chunk_id"
-LINK = "INSERT OR IGNORE INTO memory_sources(memory_id, chunk_id, added_at) VALUES (?, ?, ?)"
-UNLINK = "DELETE FROM memory_sources WHERE memory_id = ? AND chunk_id = ?"
-
-
-def restore(db: Database, rec: dict[str, Any], vector: np.ndarray | None, *, actor: str,
+def restore(db: Store, rec: dict[str, Any], vector: np.ndarray | None, *, actor: str,
             action: str, run_id: str | None = None) -> dict[str, Any]:
     """Write a SPEC record back exactly (timestamps included); vec0 follows its status."""
     from hippo.records import dedup_key
@@ -401,70 +297,54 @@ def restore(db: Database, rec: dict[str, Any], vector: np.ndarray | None, *, act
                   pinned=int(rec["pinned"]), canonical=int(rec["canonical"]),
                   dedup_key=dedup_key(rec["type"], rec["project"], rec["text"]),
                   content_hash=content_hash(rec["text"]))
-    db.execute(RESTORE, params)
+    db.memories.restore(params)
     after = get(db, rec["id"])
-    if after["status"] != "active":
-        vec_drop(db, rec["id"])
-    elif vector is not None:
-        vec_put(db, rec["id"], after, vector)
-    else:
-        blob = db.scalar("SELECT embedding FROM memories_vec WHERE memory_id = ?", (rec["id"],))
-        if blob is not None:
-            from hippo.vectors import from_blob
-
-            vec_put(db, rec["id"], after, from_blob(blob))
+    _follow_vector(db, rec["id"], after, vector, True)
     audit.log(db, rec["id"], action, actor=actor, before=before, after=after, run_id=run_id)
     return after
 
 
-def delete_row(db: Database, memory_id: int, *, actor: str, action: str,
+def delete_row(db: Store, memory_id: int, *, actor: str, action: str,
                run_id: str | None = None) -> None:
     """Remove a row entirely (undoing its creation); the audit keeps what it was."""
     before = get(db, memory_id)
     vec_drop(db, memory_id)
-    db.execute(DELETE_ROW, (memory_id,))
+    db.memories.delete(memory_id)
     audit.log(db, memory_id, action, actor=actor, before=before, run_id=run_id)
 
 
-def chunk_ids(db: Database, memory_id: int) -> list[int]:
-    return [r[0] for r in db.execute(CHUNK_IDS, (memory_id,))]
+def chunk_ids(db: Store, memory_id: int) -> list[int]:
+    return db.memories.chunk_ids(memory_id)
 
 
-def link(db: Database, memory_id: int, chunks: Sequence[int], *, actor: str,
+def link(db: Store, memory_id: int, chunks: Sequence[int], *, actor: str,
          run_id: str | None = None, add: bool = True) -> None:
     """Add (or with add=False remove) provenance links, audited as `link`/`unlink`."""
     if not chunks:
         return
     stamp = now_iso()
     for chunk in chunks:
-        db.execute(LINK if add else UNLINK,
-                   (memory_id, chunk, stamp) if add else (memory_id, chunk))
+        if add:
+            db.memories.link(memory_id, chunk, stamp)
+        else:
+            db.memories.unlink(memory_id, chunk)
     audit.log(db, memory_id, "link" if add else "unlink", actor=actor, run_id=run_id, at=stamp,
               **({"after": {"chunks": list(chunks)}} if add
                  else {"before": {"chunks": list(chunks)}}))
 
 
 # -- provenance whose transcript is gone (`echo --forget-session`, a re-read file) ------
-LINKED_TO = ("SELECT DISTINCT memory_id FROM memory_sources WHERE chunk_id IN "
-             "(SELECT value FROM json_each(?)) ORDER BY memory_id")
-CITING_SESSION = ("SELECT id FROM memories WHERE source IS NOT NULL AND json_valid(source) "
-                  "AND EXISTS (SELECT 1 FROM json_each(source, '$.session') WHERE value = ?) "
-                  "ORDER BY id")
-
-
-def detach_chunks(db: Database, chunks: Sequence[int], *, forgotten_session: str | None = None,
+def detach_chunks(db: Store, chunks: Sequence[int], *, forgotten_session: str | None = None,
                   actor: str = "human", run_id: str | None = None) -> list[int]:
     """Before Echo chunks are deleted: remove the provenance links to them (audited) and
     drop their ids from each citing memory's `source`. With `forgotten_session`, every
     memory whose `source` names that session also records it in `source.forgotten` (the
     memory stays: Brain is curated apart from Echo; `hippo forget ID` erases it). Returns
     the ids of the memories changed, in order."""
-    import orjson
-
     gone = set(chunks)
-    ids = {r[0] for r in db.execute(LINKED_TO, (orjson.dumps(sorted(gone)).decode(),))}
+    ids = set(db.memories.linked_to(gone))
     if forgotten_session is not None:
-        ids |= {r[0] for r in db.execute(CITING_SESSION, (forgotten_session,))}
+        ids |= set(db.memories.citing_session(forgotten_session))
     for mid in sorted(ids):
         link(db, mid, sorted(set(chunk_ids(db, mid)) & gone), actor=actor, run_id=run_id,
              add=False)
@@ -480,3 +360,31 @@ def detach_chunks(db: Database, chunks: Sequence[int], *, forgotten_session: str
             update(db, mid, {"source": source}, actor=actor, action="provenance",
                    run_id=run_id)
     return sorted(ids)
+
+
+# -- for modules not yet moved behind the store (issue 23): removed once they switch ----
+_LEGACY = {"COLUMNS": "memories", "FIND_SAME": "memories"}
+
+
+def filters_sql(*, types: Sequence[str] = (), tiers: Sequence[str] = (),
+                projects: Sequence[str | None] | None = None, statuses: Sequence[str] = (),
+                since: str | None = None, until: str | None = None,
+                tags: Sequence[str] = (), alias: str = "m") -> tuple[str, list[Any]]:
+    """LEGACY (retrieve/filters.py): the backend's clause for these `MemoryFilter` fields."""
+    import importlib
+
+    backend = importlib.import_module("hippo.store.sqlite.filters")
+    clause, params = backend.among(statuses=list(statuses), types=list(types),
+                                   tiers=list(tiers), projects=projects, since=since,
+                                   until=until, tags=tags, alias=alias)
+    return clause, params
+
+
+def __getattr__(name: str) -> Any:
+    """LEGACY (maintain/consolidate, projects, retire; retrieve/pipeline; cli/export): the
+    column list and the dedup lookup, now the backend's."""
+    if name in _LEGACY:
+        import importlib
+
+        return getattr(importlib.import_module(f"hippo.store.sqlite.{_LEGACY[name]}"), name)
+    raise AttributeError(f"module 'hippo.brain' has no attribute {name!r}")

@@ -27,7 +27,7 @@ from hippo.errors import BusyError, ConfigError, HippoError, scrub
 if TYPE_CHECKING:
     from hippo.config import Settings
     from hippo.extract.settings import ExtractSettings
-    from hippo.store.sqlite.database import Database
+    from hippo.store import Store
 
 PROVIDER = "openai-chat"
 # Keywords that strict structured output may refuse; our own validation checks them.
@@ -68,7 +68,7 @@ def wire_schema(node: Any) -> Any:
 class Chat:
     """One job's client: `ask()` sends a guarded structured-output request; counts calls."""
 
-    def __init__(self, db: Database, settings: Settings | None, *, model: str, timeout: float,
+    def __init__(self, db: Store, settings: Settings | None, *, model: str, timeout: float,
                  max_retries: int, temperature: float, model_setting: str) -> None:
         self.db = db
         self.model = model
@@ -81,7 +81,7 @@ class Chat:
         self.retries = 0  # second asks after an invalid answer (`ask_checked`)
 
     @classmethod
-    def for_extract(cls, db: Database, settings: Settings | None,
+    def for_extract(cls, db: Store, settings: Settings | None,
                     conf: ExtractSettings) -> Chat:
         """The endpoint settings of `[extract]` (the llm extractor and the llm merger)."""
         return cls(db, settings, model=conf.model, timeout=conf.timeout,

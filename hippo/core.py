@@ -16,7 +16,7 @@ from hippo.vectors import check_model, embed_texts, ensure_store
 if TYPE_CHECKING:
     from hippo.embed import Embedder
     from hippo.project import Location
-    from hippo.store.sqlite.database import Database
+    from hippo.store import Store
 
 
 def detect_project(cwd: str | os.PathLike[str] | None = None) -> str | None:
@@ -66,9 +66,8 @@ class Hippo:
         return cls(config.load({"db": str(db) if db else None, **flags}))
 
     @cached_property
-    def db(self) -> Database:
-        from hippo.store import check_private_dir
-        from hippo.store.sqlite.database import connect
+    def db(self) -> Store:
+        from hippo.store import check_private_dir, connect
 
         path = self.settings.db_path
         home = config.home_dir()
@@ -108,8 +107,7 @@ class Hippo:
 
             name = self.settings["embedder"]
             if self.settings.origins.get("embedder") == "default":
-                recorded = self.db.scalar("SELECT value FROM meta WHERE key = ?",
-                                          (f"{store}.embedder",))
+                recorded = self.db.meta.get(f"{store}.embedder")
                 name = recorded or name
             emb = embed.get(name, self.settings)
             for other in cache.values():  # share one loaded model between stores
@@ -146,7 +144,7 @@ class Hippo:
     # -- Brain writes --------------------------------------------------------------
     def add(self, mems: Sequence[NewMemory], *, actor: str = "human",
             run_id: str | None = None,
-            screen: Callable[[Database, Sequence[NewMemory]], list[int]] | None = None
+            screen: Callable[[Store, Sequence[NewMemory]], list[int]] | None = None
             ) -> list[brain.Change]:
         """Store or reinforce memories (one transaction); embeddings come from the cache.
 
@@ -156,7 +154,7 @@ class Hippo:
         vectors = self.embed([m.text for m in mems])
         with self.db.transaction():
             # References to memories later in the same input (an export piped back in).
-            self.db.execute("PRAGMA defer_foreign_keys = ON")
+            self.db.memories.defer_references()
             # A reindex may have swapped the model since we embedded: never mix vector spaces.
             check_model(self.db, "brain", self.embedder("brain"))
             if screen is not None:

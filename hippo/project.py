@@ -17,17 +17,10 @@ from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from hippo.store.sqlite.database import Database
+    from hippo.store import Store
 
 # A recording waits this long at most for another writer: it must never slow a command.
 RECORD_BUSY_MS = 20
-RECORDED_ONE = "SELECT project, common_dir FROM project_dirs WHERE path = ?"
-RECORD = (
-    "INSERT INTO project_dirs(path, project, common_dir, seen_at) VALUES (?, ?, ?, ?) "
-    "ON CONFLICT(path) DO UPDATE SET project = excluded.project, "
-    "common_dir = excluded.common_dir, seen_at = excluded.seen_at"
-)
-RECORDED_AMONG = "SELECT path, project FROM project_dirs WHERE path IN ({marks})"
 
 
 class Location(NamedTuple):
@@ -167,43 +160,39 @@ def guess(path: str) -> str | None:
 
 
 # -- the record of worktrees seen ------------------------------------------------------------
-def remember(db: Database, loc: Location) -> bool:
+def remember(db: Store, loc: Location) -> bool:
     """Record a linked worktree's project, best effort: a busy or read-only database, or
     one without the table, costs nothing and never fails the command. True when written."""
     if not loc.linked or not loc.root or not loc.project:
         return False
     try:
-        row = db.row(RECORDED_ONE, (loc.root,))
+        row = db.project_dirs.get(loc.root)
         if row and row["project"] == loc.project and row["common_dir"] == loc.common_dir:
             return False
         from hippo.timeutil import now_iso
 
-        db.conn.set_busy_timeout(RECORD_BUSY_MS)
-        try:
-            db.execute(RECORD, (loc.root, loc.project, loc.common_dir, now_iso()))
-        finally:
-            db.conn.set_busy_timeout(db.busy_timeout_ms)
+        with db.waiting(RECORD_BUSY_MS):
+            db.project_dirs.record(loc.root, loc.project, loc.common_dir, now_iso())
         return True
     except Exception:  # noqa: BLE001 - a record is a convenience; the command goes on
         return False
 
 
-def recorded(db: Database, path: str) -> str | None:
+def recorded(db: Store, path: str) -> str | None:
     """The project recorded for the longest recorded directory that holds `path`."""
     p = PurePosixPath(os.path.normpath(path)) if path.startswith("/") else None
     if p is None:
         return None
     candidates = [str(p), *(str(a) for a in p.parents)]
     try:
-        rows = db.rows(RECORDED_AMONG.format(marks=",".join("?" * len(candidates))),
-                       candidates)
+        rows = db.project_dirs.among(candidates)
     except Exception:  # noqa: BLE001 - an older connection without the table
         return None
     best = max(rows, key=lambda r: len(r["path"]), default=None)
     return best["project"] if best else None
 
 
-def of_session(db: Database, cwd: str) -> str | None:
+def of_session(db: Store, cwd: str) -> str | None:
     """A session's project from its recorded cwd (docs/projects.md, "Ingest").
 
     A directory that exists is what it is now (and a worktree is recorded); one that is gone

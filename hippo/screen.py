@@ -17,25 +17,14 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from hippo.records import NewMemory
-    from hippo.store.sqlite.database import Database
+    from hippo.store import Store
 
 REFS = ("consolidated_into", "superseded_by")
-HELD = "SELECT id, dedup_key FROM memories WHERE id IN (SELECT value FROM json_each(?))"
-ONCE_USED = ("SELECT DISTINCT memory_id FROM audit WHERE memory_id IN "
-             "(SELECT value FROM json_each(?))")
-REFERENCES = ("SELECT id, superseded_by, consolidated_into FROM memories "
-              "WHERE superseded_by IS NOT NULL OR consolidated_into IS NOT NULL")
 
 Lines = list[tuple[int, "NewMemory"]]
 
 
-def _ids_json(ids: set[int]) -> str:
-    import orjson
-
-    return orjson.dumps(sorted(ids)).decode()
-
-
-def screen(db: Database, items: Sequence[tuple[int, NewMemory]], errors: list[str], *,
+def screen(db: Store, items: Sequence[tuple[int, NewMemory]], errors: list[str], *,
            taken_is_error: bool = True) -> Lines:
     """The (line number, memory) pairs to store; an error line for each refused one.
 
@@ -44,9 +33,9 @@ def screen(db: Database, items: Sequence[tuple[int, NewMemory]], errors: list[st
     """
     wanted = {m.id for _, m in items if m.id} | {
         getattr(m, f) for _, m in items for f in REFS if getattr(m, f)}
-    held: dict[int, str] = dict(db.execute(HELD, (_ids_json(wanted),))) if wanted else {}
+    held: dict[int, str] = db.memories.held(wanted) if wanted else {}
     own = {m.id for _, m in items if m.id and m.id not in held}
-    once = {r[0] for r in db.execute(ONCE_USED, (_ids_json(own),))} if own else set()
+    once = db.audit.once_used(own) if own else set()
     kept: Lines = []
     seen: set[int | None] = set()
     for lineno, m in items:
@@ -77,14 +66,14 @@ def screen(db: Database, items: Sequence[tuple[int, NewMemory]], errors: list[st
     return kept
 
 
-def _without_cycles(db: Database, kept: Lines, held: dict[int, str],
+def _without_cycles(db: Store, kept: Lines, held: dict[int, str],
                     errors: list[str]) -> Lines:
     """Drop the input lines on a superseded_by or consolidated_into cycle, counting the
     stored memories' references and the new ones' (a held id is reinforced, not replaced)."""
     new = [(lineno, m) for lineno, m in kept if m.id is not None and m.id not in held]
     if not any(getattr(m, f) for _, m in new for f in REFS):
         return kept
-    stored = db.rows(REFERENCES)
+    stored = db.memories.references()
     line_of = {m.id: lineno for lineno, m in new}
     refused: dict[int, str] = {}
     for column in REFS:

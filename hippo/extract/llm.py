@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from hippo.config import Settings
     from hippo.core import Hippo
     from hippo.extract.settings import ExtractSettings
-    from hippo.store.sqlite.database import Database
+    from hippo.store import Store
 
 ANSWER_TOKENS = 1500  # added to the prompt's estimate when asking the guard
 CONFIDENCE = 0.6
@@ -78,7 +78,7 @@ class LlmExtractor(Extractor):
     name = "llm"
     remote = True
 
-    def __init__(self, db: Database, settings: Settings | None, conf: ExtractSettings) -> None:
+    def __init__(self, db: Store, settings: Settings | None, conf: ExtractSettings) -> None:
         self.conf = conf
         self.chat = Chat.for_extract(db, settings, conf)
 

@@ -33,19 +33,6 @@ if TYPE_CHECKING:
     from hippo.records import NewMemory
 
 WATERMARK = "extract.last_chunk_id"
-META_GET = "SELECT value FROM meta WHERE key = ?"
-META_SET = "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)"
-PENDING = "SELECT id, session_id FROM echo_chunks WHERE id > ? ORDER BY id"
-SESSION = ("SELECT id, session_key, project, format, started_at FROM echo_sessions "
-           "WHERE id = ?")
-SESSION_BY_KEY = "SELECT id FROM echo_sessions WHERE session_key = ?"
-SEGMENT = ("SELECT id, seq, source_path, roles, line_start, line_end, message_ids, started_at, "
-           "text FROM echo_chunks WHERE session_id = ? AND id BETWEEN ? AND ? ORDER BY seq, id")
-SESSION_RANGE = "SELECT min(id) AS first, max(id) AS last FROM echo_chunks WHERE session_id = ?"
-# Tasks a compaction summary listed as pending (PENDING_TAG).
-PENDING_TASKS = ("SELECT id, source FROM memories WHERE status = 'active' AND type = 'task' "
-                 "AND author = 'machine' AND project IS ? AND EXISTS "
-                 "(SELECT 1 FROM json_each(memories.tags) t WHERE t.value = ?)")
 
 Emit = Callable[[dict[str, Any]], None]
 
@@ -63,14 +50,14 @@ class _Rollback(Exception):
 
 
 def watermark(h: Hippo) -> int:
-    value = h.db.scalar(META_GET, (WATERMARK,))
+    value = h.db.meta.get(WATERMARK)
     return int(value) if value is not None else 0
 
 
 def segments(h: Hippo, after: int) -> list[Segment]:
     """Runs of consecutive new chunks of the same session, in id order."""
     out: list[Segment] = []
-    for row in h.db.rows(PENDING, (after,)):
+    for row in h.db.memories.chunks_after(after):
         cid, sid = int(row["id"]), int(row["session_id"])
         if out and out[-1].session_id == sid:
             last = out[-1]
@@ -81,24 +68,23 @@ def segments(h: Hippo, after: int) -> list[Segment]:
 
 
 def session_segment(h: Hippo, key: str) -> Segment:
-    sid = h.db.scalar(SESSION_BY_KEY, (key,))
+    sid = h.db.memories.session_id(key)
     if sid is None:
         raise NotFoundError(f"no Echo session {key!r}; `hippo echo` or `hippo stats` lists them")
-    row = h.db.row(SESSION_RANGE, (sid,))
-    first, last = (row["first"], row["last"]) if row else (None, None)
+    first, last = h.db.memories.session_span(sid)
     if first is None or last is None:
         raise UsageError(f"session {key!r} has no chunks to extract")
     return Segment(int(sid), int(first), int(last), 0)
 
 
 def load(h: Hippo, seg: Segment) -> SessionChunks:
-    s = h.db.row(SESSION, (seg.session_id,))
+    s = h.db.memories.session(seg.session_id)
     assert s is not None
     chunks = [EchoChunk(r["id"], r["seq"], r["source_path"],
                         tuple(r["roles"].split(",")) if r["roles"] else (),
                         r["line_start"], r["line_end"], tuple(orjson.loads(r["message_ids"])),
                         r["started_at"], r["text"])
-              for r in h.db.rows(SEGMENT, (seg.session_id, seg.first, seg.last))]
+              for r in h.db.memories.segment(seg.session_id, seg.first, seg.last)]
     return SessionChunks(s["id"], s["session_key"], s["project"], s["format"], s["started_at"],
                          chunks)
 
@@ -228,7 +214,7 @@ class Extraction:
         extractor) that its newest summary, whose tasks are `kept`, no longer lists: done,
         or dropped by the agent."""
         out = []
-        for row in self.h.db.rows(PENDING_TASKS, (session.project, PENDING_TAG)):
+        for row in self.h.db.memories.pending_tasks(session.project, PENDING_TAG):
             source = orjson.loads(row["source"]) if row["source"] else {}
             sessions = source.get("session")
             keys = sessions if isinstance(sessions, list) else [sessions]
@@ -238,7 +224,7 @@ class Extraction:
         return out
 
     def _advance(self, seg: Segment) -> None:
-        self.h.db.execute(META_SET, (WATERMARK, str(max(seg.last, watermark(self.h)))))
+        self.h.db.meta.set(WATERMARK, str(max(seg.last, watermark(self.h))))
 
     def _store(self, session: SessionChunks, seg: Segment, found: list[Candidate],
                move_watermark: bool) -> tuple[list[dict[str, Any]], Counter[str]]:

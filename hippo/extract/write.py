@@ -19,22 +19,15 @@ from typing import TYPE_CHECKING, Any
 
 from hippo import brain
 from hippo.records import to_record
-from hippo.vectors import to_blob
 
 if TYPE_CHECKING:
     import numpy as np
 
     from hippo.records import NewMemory
-    from hippo.store.sqlite.database import Database
+    from hippo.store import Store
 
 ACTOR = "extract"
 NEIGHBOURS = 5
-HAS_VEC = "SELECT 1 FROM sqlite_master WHERE name = 'memories_vec'"
-# vec0 KNN with metadata filters (global memories are stored with project '').
-KNN = ("SELECT memory_id, distance FROM memories_vec WHERE embedding MATCH ? AND k = ? "
-       "AND type = ? AND project = ?")
-ACTIVE = (f"SELECT {brain.COLUMNS} FROM memories WHERE id = ? AND status = 'active' "
-          "AND superseded_by IS NULL")
 
 
 @dataclass(slots=True)
@@ -58,16 +51,17 @@ class Outcome:
         return out
 
 
-def nearest(db: Database, mem: NewMemory, vector: np.ndarray,
+def nearest(db: Store, mem: NewMemory, vector: np.ndarray,
             threshold: float) -> tuple[dict[str, Any], float] | None:
     """The most similar active memory of the same type and project at or above `threshold`."""
-    if not db.scalar(HAS_VEC):
+    if not db.memories.has_vectors():
         return None
-    for hit in db.rows(KNN, (to_blob(vector), NEIGHBOURS, mem.type, mem.project or "")):
-        similarity = 1.0 - float(hit["distance"])
+    for memory_id, distance in db.memories.nearest(vector, NEIGHBOURS, type=mem.type,
+                                                   project=mem.project or ""):
+        similarity = 1.0 - distance
         if similarity < threshold:
             break
-        row = db.row(ACTIVE, (hit["memory_id"],))
+        row = db.memories.current_active(memory_id)
         if row is not None:
             return to_record(row), similarity
     return None
@@ -78,7 +72,7 @@ def _sessions(source: dict[str, Any] | None) -> list[Any]:
     return value if isinstance(value, list) else [value] if value is not None else []
 
 
-def write(db: Database, mem: NewMemory, vector: np.ndarray, chunks: list[int], *,
+def write(db: Store, mem: NewMemory, vector: np.ndarray, chunks: list[int], *,
           threshold: float, run_id: str | None) -> Outcome:
     """Store `mem` (with provenance links to `chunks`) or strengthen what it repeats."""
     match, similarity = brain.find_same(db, mem), 1.0

@@ -15,40 +15,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hippo.layers.pack import Packed, pack
-from hippo.records import FIELDS, to_record
+from hippo.records import to_record
 
 if TYPE_CHECKING:
-    from hippo.store.sqlite.database import Database
+    from hippo.store import Store
+    from hippo.store.context import Scope
 
 FLOOR_BUDGET = 800  # tokens; the floor is paid at every session start
 GUIDANCE_BUDGET = 1500
-COLUMNS = ", ".join(f"m.{name}" for name in FIELDS)
-ORDER = "(m.author = 'human') DESC, m.importance DESC, m.pinned DESC, m.id"
-# Guidance is the procedural tier minus the rules (those are the floor). Types named
-# here count even when a memory overrides its tier.
-GUIDANCE_TYPES = ("procedure", "tool", "config")
-# What a layer may load at all: active and not replaced by a newer memory.
-CURRENT = "m.status = 'active' AND m.superseded_by IS NULL"
-# Types a machine may not put in front of every session on its own (SPEC: authorship).
-REVIEWED_TYPES = ("rule", "preference")
-# Written by a machine, and no person has verified or pinned it yet.
-UNVERIFIED = ("m.author = 'machine' AND m.type IN ("
-              + ", ".join(repr(t) for t in REVIEWED_TYPES)
-              + ") AND m.verified_at IS NULL AND m.pinned = 0")
-ADMITTED = f"NOT ({UNVERIFIED})"
-_RULES = "m.type = 'rule'"
-_GUIDANCE = (f"m.type <> 'rule' AND (m.tier = 'procedural' "
-             f"OR m.type IN ({', '.join(repr(t) for t in GUIDANCE_TYPES)}))")
-RULES = (f"SELECT {COLUMNS} FROM memories m WHERE {CURRENT} AND {_RULES} AND {ADMITTED} "
-         "AND {scope} ORDER BY " + ORDER)
-GUIDANCE = (f"SELECT {COLUMNS} FROM memories m WHERE {CURRENT} AND {_GUIDANCE} AND {ADMITTED} "
-            "AND {scope} ORDER BY " + ORDER)
-# What each layer holds back until a person reviews it, in id order.
-RULES_WAITING = (f"SELECT m.id FROM memories m WHERE {CURRENT} AND {_RULES} AND {UNVERIFIED} "
-                 "AND {scope} ORDER BY m.id")
-GUIDANCE_WAITING = (f"SELECT m.id FROM memories m WHERE {CURRENT} AND {_GUIDANCE} "
-                    "AND " + UNVERIFIED + " AND {scope} ORDER BY m.id")
-TOPIC_MATCH = "EXISTS (SELECT 1 FROM json_each(m.tags) t WHERE t.value IN ({marks}))"
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,21 +33,13 @@ class Route:
     topics: tuple[str, ...] = ()
     all_projects: bool = False
 
-    def scope(self, *, with_topics: bool) -> tuple[str, list[Any]]:
-        """A WHERE fragment over `memories m` and its bound parameters."""
-        parts: list[str] = []
-        params: list[Any] = []
-        if not self.all_projects:
-            if self.project is None:
-                parts.append("m.project IS NULL")
-            else:
-                parts.append("(m.project = ? OR m.project IS NULL)")
-                params.append(self.project)
+    def scope(self, *, with_topics: bool) -> Scope:
+        """The memories the route covers, as the store takes them."""
+        from hippo.store.context import Scope
+
         topics = sorted({t.strip().lower() for t in self.topics if t.strip()})
-        if with_topics and topics:
-            parts.append(TOPIC_MATCH.format(marks=", ".join("?" * len(topics))))
-            params.extend(topics)
-        return " AND ".join(parts) or "1", params
+        return Scope(None if self.all_projects else self.project, self.all_projects,
+                     tuple(topics) if with_topics else ())
 
     def label(self, *, with_topics: bool) -> str:
         """How a heading names the route: `project: X`, `all projects`, `global`; topics."""
@@ -85,38 +51,38 @@ class Route:
         return where
 
 
-def _select(db: Database, template: str, route: Route, *, with_topics: bool
-            ) -> list[dict[str, Any]]:
-    where, params = route.scope(with_topics=with_topics)
-    return [to_record(r) for r in db.rows(template.format(scope=where), params)]
-
-
-def _waiting(db: Database, template: str, route: Route, *, with_topics: bool) -> list[int]:
-    where, params = route.scope(with_topics=with_topics)
-    return [row[0] for row in db.execute(template.format(scope=where), params)]
-
-
-def rule_candidates(db: Database, route: Route) -> list[dict[str, Any]]:
+def rule_candidates(db: Store, route: Route) -> list[dict[str, Any]]:
     """Current rules of the route's project and global ones, in floor order (topics ignored)."""
-    return _select(db, RULES, route, with_topics=False)
+    return [to_record(r) for r in db.context.rules(route.scope(with_topics=False))]
 
 
-def guidance_candidates(db: Database, route: Route) -> list[dict[str, Any]]:
+def guidance_candidates(db: Store, route: Route) -> list[dict[str, Any]]:
     """Current procedural memories (not rules) of the route; with topics, those tagged with any."""
-    return _select(db, GUIDANCE, route, with_topics=True)
+    return [to_record(r) for r in db.context.guidance(route.scope(with_topics=True))]
 
 
-def rule_floor(db: Database, route: Route, budget: int = FLOOR_BUDGET) -> Packed:
+def rule_floor(db: Store, route: Route, budget: int = FLOOR_BUDGET) -> Packed:
     """The rule floor of a session start, within `budget` tokens."""
     heading = f"Rules ({route.label(with_topics=False)})"
     out = pack("rule_floor", heading, rule_candidates(db, route), budget)
-    out.unverified = _waiting(db, RULES_WAITING, route, with_topics=False)
+    out.unverified = db.context.rules_waiting(route.scope(with_topics=False))
     return out
 
 
-def guidance(db: Database, route: Route, budget: int = GUIDANCE_BUDGET) -> Packed:
+def guidance(db: Store, route: Route, budget: int = GUIDANCE_BUDGET) -> Packed:
     """The domain guidance of a route, within `budget` tokens."""
     heading = f"Guidance ({route.label(with_topics=True)})"
     out = pack("guidance", heading, guidance_candidates(db, route), budget)
-    out.unverified = _waiting(db, GUIDANCE_WAITING, route, with_topics=True)
+    out.unverified = db.context.guidance_waiting(route.scope(with_topics=True))
     return out
+
+
+# -- for modules not yet moved behind the store (issue 23): removed once they switch ----
+def __getattr__(name: str) -> Any:
+    """LEGACY (stats.py): the backend's clauses for a current and an unverified memory
+    (`store.context.unverified_count()` counts the latter)."""
+    if name in ("CURRENT", "UNVERIFIED"):
+        import importlib
+
+        return getattr(importlib.import_module("hippo.store.sqlite.filters"), name)
+    raise AttributeError(f"module 'hippo.layers.floor' has no attribute {name!r}")

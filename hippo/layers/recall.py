@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib.util
 from typing import TYPE_CHECKING, Any
 
-from hippo.layers.floor import COLUMNS, Route
+from hippo.layers.floor import Route
 from hippo.records import to_record
 
 if TYPE_CHECKING:
@@ -21,11 +21,6 @@ LIMIT = 5
 # prompt; and a prompt about nothing stored ("thanks!", "run the tests") scores 0 with
 # the local model (search's match factor), so it adds nothing.
 MIN_SCORE = 0.3
-FTS = (
-    f"SELECT {COLUMNS} FROM memories_fts f JOIN memories m ON m.id = f.rowid "
-    "WHERE memories_fts MATCH ? AND m.status = 'active' AND {scope} "
-    "ORDER BY bm25(memories_fts), m.id LIMIT ?"
-)
 
 
 def match_expression(prompt: str) -> str | None:
@@ -44,8 +39,7 @@ def lexical(h: Hippo, prompt: str, route: Route, limit: int = LIMIT) -> list[dic
     expr = match_expression(prompt)
     if expr is None:
         return []
-    where, params = route.scope(with_topics=False)
-    rows = h.db.rows(FTS.format(scope=where), [expr, *params, limit])
+    rows = h.db.context.lexical(expr, route.scope(with_topics=False), limit)
     return [to_record(r) for r in rows]
 
 

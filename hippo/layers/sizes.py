@@ -6,7 +6,6 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from hippo.layers.floor import (
-    CURRENT,
     FLOOR_BUDGET,
     GUIDANCE_BUDGET,
     Route,
@@ -16,10 +15,8 @@ from hippo.layers.floor import (
 from hippo.layers.pack import Packed, bullet
 
 if TYPE_CHECKING:
-    from hippo.store.sqlite.database import Database
+    from hippo.store import Store
 
-CURATED = f"SELECT text FROM memories m WHERE {CURRENT} AND {{scope}}"
-ECHO_TEXTS = "SELECT text FROM echo_chunks m WHERE {scope}"
 BATCH = 512
 
 
@@ -51,7 +48,7 @@ def _size(packed: Packed) -> dict[str, Any]:
             "unverified": len(packed.unverified)}
 
 
-def layer_sizes(db: Database, project: str | None, *, all_projects: bool = False,
+def layer_sizes(db: Store, project: str | None, *, all_projects: bool = False,
                 floor_budget: int = FLOOR_BUDGET, guidance_budget: int = GUIDANCE_BUDGET,
                 echo: bool = True) -> dict[str, Any]:
     """Tokens per layer for `project` (plus global memories): all of it, and what loads.
@@ -61,8 +58,8 @@ def layer_sizes(db: Database, project: str | None, *, all_projects: bool = False
     until a person verifies or pins them (not in `memories`). curated/echo: total tokens of their texts (loaded on demand).
     """
     route = Route(project, all_projects=all_projects)
-    where, params = route.scope(with_topics=False)
-    curated = [r["text"] for r in db.rows(CURATED.format(scope=where), params)]
+    scope = route.scope(with_topics=False)
+    curated = db.context.current_texts(scope)
     out = {
         "project": None if all_projects else project,
         "rule_floor": _size(rule_floor(db, route, floor_budget)),
@@ -70,6 +67,6 @@ def layer_sizes(db: Database, project: str | None, *, all_projects: bool = False
         "curated": {"memories": len(curated), "tokens": count_many(curated)},
     }
     if echo:
-        texts = [row[0] for row in db.execute(ECHO_TEXTS.format(scope=where), params)]
+        texts = db.context.echo_texts(scope)
         out["echo"] = {"chunks": len(texts), "tokens": count_many(texts)}
     return out

@@ -1,0 +1,134 @@
+"""The Brain repositories of the store: memories, audit, context, project_dirs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hippo import brain
+from hippo.core import Hippo
+from hippo.records import from_input
+from hippo.store.context import Scope
+from hippo.store.memories import MemoryFilter
+
+
+def _hippo(db_path: Path) -> Hippo:
+    return Hippo.open(db_path, embedder="hash", project="p")
+
+
+def _add(h: Hippo, text: str, **fields: object) -> dict:
+    project = fields.pop("project", "p")
+    m = from_input({"text": text, "project": project, **fields}, h.types,
+                   default_project=project)  # type: ignore[arg-type]
+    return h.add([m])[0].record
+
+
+def test_filter_is_data_the_backend_translates() -> None:
+    from hippo.store.sqlite.filters import where
+
+    assert where(MemoryFilter()) == ("1", [])
+    clause, params = where(MemoryFilter(statuses=("active",), projects=("p", None),
+                                        since="2026-01-01", tags=("A",), current=True))
+    assert params == ["active", "p", "2026-01-01", "a"]
+    assert "m.project IS NULL" in clause and clause.endswith("m.superseded_by IS NULL")
+    assert where(MemoryFilter(projects=()), alias="x")[0] == "1 AND (0)"
+
+
+def test_listing_and_rows(db_path: Path) -> None:
+    h = _hippo(db_path)
+    a = _add(h, "deploy with make release", tags=["ops"])
+    b = _add(h, "use tabs", type="preference", project="q")
+    mem = h.db.memories
+    assert mem.exists(a["id"]) and not mem.exists(999)
+    assert mem.get(a["id"])["text"] == a["text"]
+    assert [r["id"] for r in mem.listing(MemoryFilter(statuses=("active",)))] == [b["id"], a["id"]]
+    assert [r["id"] for r in mem.listing(MemoryFilter(tags=("ops",)), limit=1)] == [a["id"]]
+    assert [r["id"] for r in mem.export_rows()] == [a["id"], b["id"]]
+    assert mem.active_elsewhere("p") == 1
+    assert list(mem.held([a["id"], 999])) == [a["id"]]
+    assert mem.references() == []
+
+
+def test_update_refuses_a_column_it_does_not_know(db_path: Path) -> None:
+    h = _hippo(db_path)
+    a = _add(h, "a fact")
+    with h.db.transaction(), pytest.raises(ValueError, match="not a memory column"):
+        h.db.memories.update(a["id"], {"id": 5})
+
+
+def test_vectors_follow_the_status(db_path: Path) -> None:
+    h = _hippo(db_path)
+    a = _add(h, "deploy with make release")
+    mem = h.db.memories
+    assert mem.has_vectors()
+    stored = mem.vector(a["id"])
+    assert stored is not None and stored.dtype == np.dtype("<f4")
+    (hit, distance), *_ = mem.nearest(stored, 5, type=a["type"], project="p")
+    assert hit == a["id"] and distance == pytest.approx(0.0, abs=1e-5)
+    assert mem.current_active(a["id"])["id"] == a["id"]
+    with h.db.transaction():
+        brain.update(h.db, a["id"], {"status": "done"}, actor="human", action="done")
+    assert mem.vector(a["id"]) is None and mem.current_active(a["id"]) is None
+
+
+def test_links_audit_and_purge(db_path: Path) -> None:
+    h = _hippo(db_path)
+    a = _add(h, "secret plan", source={"session": "s1"})
+    mem = h.db.memories
+    with h.db.transaction():
+        h.db.execute("INSERT INTO echo_sessions(id, session_key, format, source_path) "
+                     "VALUES (1, 's1', 'claude', '/x')")
+        h.db.execute("INSERT INTO echo_chunks(id, session_id, seq, source_path, roles, text, "
+                     "content_hash, created_at) VALUES (7, 1, 0, '/x', 'user', 't', 'h', 'x')")
+        brain.link(h.db, a["id"], [7], actor="human")
+    assert mem.chunk_ids(a["id"]) == [7] and mem.linked_to([7, 8]) == [a["id"]]
+    assert [s["session_key"] for s in mem.sources(a["id"])] == ["s1"]
+    assert mem.citing_session("s1") == [a["id"]] and mem.citing_session("s2") == []
+    assert mem.session_id("s1") == 1 and mem.session_span(1) == (7, 7)
+    assert [r["id"] for r in mem.chunks_after(0)] == [7] and mem.chunks_after(7) == []
+    assert mem.session(1)["session_key"] == "s1"
+    assert [r["id"] for r in mem.segment(1, 7, 7)] == [7]
+    assert h.db.audit.once_used([a["id"], 999]) == {a["id"]}
+    assert [e["action"] for e in h.db.audit.history(a["id"])] == ["add", "link"]
+    with h.db.transaction():
+        brain.purge(h.db, a["id"], actor="human")
+    assert mem.chunk_ids(a["id"]) == [] and mem.get(a["id"])["text"] == ""
+    assert all(e["before"] is None and e["after"] is None
+               for e in h.db.audit.history(a["id"])[:-1])
+
+
+def test_pending_tasks(db_path: Path) -> None:
+    h = _hippo(db_path)
+    t = _add(h, "finish the port", type="task", author="machine", tags=["pending"])
+    _add(h, "other task", type="task", tags=["pending"])
+    assert [r["id"] for r in h.db.memories.pending_tasks("p", "pending")] == [t["id"]]
+    assert h.db.memories.pending_tasks(None, "pending") == []
+
+
+def test_context_scope(db_path: Path) -> None:
+    h = _hippo(db_path)
+    r = _add(h, "always run the tests", type="rule")
+    g = _add(h, "deploy with make", type="procedure", tags=["deploy"], project=None)
+    m = _add(h, "never push to main", type="rule", author="machine")
+    ctx = h.db.context
+    assert [x["id"] for x in ctx.rules(Scope("p"))] == [r["id"]]
+    assert ctx.rules_waiting(Scope("p")) == [m["id"]] and ctx.unverified_count() == 1
+    assert [x["id"] for x in ctx.guidance(Scope("p", topics=("deploy",)))] == [g["id"]]
+    assert ctx.guidance(Scope("p", topics=("other",))) == []
+    assert ctx.rules(Scope(None)) == [] and len(ctx.rules(Scope(None, True))) == 1
+    assert sorted(ctx.current_texts(Scope("p"))) == sorted(x["text"] for x in (r, g, m))
+    assert ctx.echo_texts(Scope("p")) == []
+    assert [x["id"] for x in ctx.lexical('"deploy"', Scope("p"), 5)] == [g["id"]]
+
+
+def test_project_dirs(db_path: Path) -> None:
+    h = _hippo(db_path)
+    dirs = h.db.project_dirs
+    assert dirs.get("/w/a") is None
+    with h.db.transaction():
+        dirs.record("/w/a", "proj", "/r/.git", "2026-01-01T00:00:00Z")
+        dirs.record("/w/a", "proj2", None, "2026-01-02T00:00:00Z")
+    assert dirs.get("/w/a") == {"project": "proj2", "common_dir": None}
+    assert dirs.among(["/w/a", "/w"]) == [{"path": "/w/a", "project": "proj2"}]
