@@ -65,11 +65,11 @@ def echo(
             raise UsageError(f"unknown role {unknown[0]!r}; choose {', '.join(CHUNK_ROLES)}")
     h = open_hippo(ctx, db=db, embedder=embedder, read=not forget_session)
     if forget_session:
-        from hippo import echo as store
+        from hippo.ingest.forget import forget_session as purge
 
         cited: list[int] = []
         with h.db.transaction():
-            n = store.forget_session(h.db, forget_session, cited=cited)
+            n = purge(h.db, forget_session, cited=cited)
         if not h.db.checkpoint():
             stderr(f"hippo: warning: another process is reading {h.db.path}; the session's "
                    "text stays in its -wal file until the last process using it exits")

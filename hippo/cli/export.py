@@ -30,7 +30,7 @@ def export(
     """Export every memory (all statuses) or every Echo chunk as JSON lines, in id order."""
     import apsw
 
-    from hippo import brain, echo_export
+    from hippo import brain
     from hippo.output import dumps
 
     if store not in ("brain", "echo"):
@@ -44,7 +44,7 @@ def export(
         report = reader.report
         rows = _salvaged(h.settings.db_path, store, reader)
     else:
-        rows = brain.export_rows(h.db) if store == "brain" else echo_export.rows(h.db)
+        rows = brain.export_rows(h.db) if store == "brain" else h.db.chunks.export()
     count, last = 0, None
     with _destination(output) as out:
         try:
@@ -85,7 +85,7 @@ def _salvaged(path: Path, store: str, reader: Any) -> Iterator[dict[str, Any]]:
             for row in reader.read("memories", cols):
                 yield _memory(row, report)
             return
-        from hippo.echo_export import to_record
+        from hippo.store.chunks import to_export
 
         sessions = {r["id"]: r for r in reader.read("echo_sessions",
                                                  ["id", "session_key", "format"])}
@@ -96,12 +96,12 @@ def _salvaged(path: Path, store: str, reader: Any) -> Iterator[dict[str, Any]]:
             rec = {"id": row["id"], "session": session.get("session_key"),
                    "format": session.get("format"), **{k: row[k] for k in cols[2:]}}
             try:
-                yield to_record(rec)
+                yield to_export(rec)
             except ValueError:
                 report.mended.append(f"echo_chunks: row {row['id']}: message_ids unreadable; "
                                      "exported as []")
                 rec["message_ids"] = None
-                yield to_record(rec)
+                yield to_export(rec)
     finally:
         reader.close()
 

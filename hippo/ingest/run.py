@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from hippo.ingest import watermarks as wmarks
 from hippo.maintain.common import failpoint
+from hippo.store.watermarks import Watermark
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
     from hippo.ingest.model import Message, ReadResult
-    from hippo.store.sqlite.database import Database
+    from hippo.store import Store
 
 DIR_PATTERNS = ("*.jsonl", "*.json", ".aider.chat.history.md", "*.aider.chat.history.md")
 DEFAULT_LOCATIONS = ("~/.claude/projects", "~/.codex/sessions", "~/.gemini/tmp")
@@ -117,7 +118,7 @@ class Ingestor:
         self.fmt = fmt
         self.backstop = backstop
         self.now = now if now is not None else time.time()
-        self.marks = wmarks.load_all(h.db)
+        self.marks = h.db.watermarks.all()
         self.totals: Counter[str] = Counter()  # so far: what an interrupted run has kept
         self._share = 0  # the bytes of the file being read: its part of the progress bar
         self._progress_to: Callable[[int], None] = lambda done: None
@@ -191,7 +192,7 @@ class Ingestor:
         except OSError as exc:
             return FileResult(key, "skipped", reason=f"read error: {exc.strerror}")
 
-    def _read(self, path: Path, st: os.stat_result, wm: wmarks.Watermark | None) -> FileResult:
+    def _read(self, path: Path, st: os.stat_result, wm: Watermark | None) -> FileResult:
         from hippo.ingest.readers import detect, get_reader, read_head
 
         key = str(path)
@@ -214,7 +215,6 @@ class Ingestor:
 
     def _store(self, path: Path, st: os.stat_result, res: ReadResult, out: FileResult,
                reread: bool) -> None:
-        from hippo import echo
         from hippo.ingest.chunk import chunk_messages
         from hippo.ingest.redact import redact
         from hippo.project import of_session
@@ -254,35 +254,35 @@ class Ingestor:
 
                 check_model(db, "echo", self.h.embedder("echo"))
             if reread:
-                echo.delete_file_chunks(db, str(path))
+                from hippo.ingest.forget import drop_file
+
+                drop_file(db, str(path))
             offset, sid = 0, None
             for key, msgs, chunks in planned:
                 if key != skey and not msgs:
                     continue
                 first = key == skey
                 started = (res.session.started_at if first else None) or _first_time(msgs)
-                gid = echo.session_id(db, key, fmt=res.session.format, source_path=str(path),
-                                      project=project, cwd=res.session.cwd,
-                                      parent_key=parent if first else None,
-                                      agent=res.session.agent, started_at=started)
+                gid = db.chunks.add_session(key, fmt=res.session.format, source_path=str(path),
+                                            project=project, cwd=res.session.cwd,
+                                            parent_key=parent if first else None,
+                                            agent=res.session.agent, started_at=started)
                 sid = gid if first else sid
                 if chunks:
                     part = vectors[offset: offset + len(chunks)] if vectors is not None else None
-                    echo.add_chunks(db, gid, chunks, [c.text for c in chunks], part,
-                                    source_path=str(path), project=project)
+                    db.chunks.add(gid, chunks, [c.text for c in chunks], part,
+                                  source_path=str(path), project=project)
                     offset += len(chunks)
-                echo.touch_session(db, gid, messages=len([m for m in msgs if m.kind != "summary"]),
-                                   ended_at=_last_time(msgs), started_at=started,
-                                   cwd=res.session.cwd, project=project,
-                                   agent=res.session.agent, parent_key=parent if first else None)
-            wmarks.save(db, str(path), offset=res.end_offset, line=res.end_line, head=head,
-                        size=st.st_size, mtime=st.st_mtime, fmt=res.session.format,
-                        session_id=sid, complete=complete)
+                db.chunks.update_session(
+                    gid, messages=len([m for m in msgs if m.kind != "summary"]),
+                    ended_at=_last_time(msgs), started_at=started, cwd=res.session.cwd,
+                    project=project, agent=res.session.agent,
+                    parent_key=parent if first else None)
+            mark = Watermark(str(path), res.end_offset, res.end_line, head, st.st_size,
+                             st.st_mtime, res.session.format, sid, complete)
+            db.watermarks.save(mark)
             failpoint("ingest.txn")  # crash and Ctrl-C tests: before the file's commit
-        self.marks[str(path)] = wmarks.Watermark(str(path), res.end_offset, res.end_line, head,
-                                                 st.st_size, st.st_mtime, res.session.format,
-                                                 sid, complete)
-
+        self.marks[str(path)] = mark
 
     def _embed(self, texts: list[str]) -> Any:
         """The chunks' vectors, a batch at a time, so the progress bar moves through a
@@ -320,23 +320,18 @@ def _ago(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def _not_stored(db: Database, key: str, msgs: list[Message]) -> list[Message]:
+def _not_stored(db: Store, key: str, msgs: list[Message]) -> list[Message]:
     """Drop messages a session already holds (same id and same text), e.g. a copied file.
 
     The text must match too: a Claude reply split across two reads shares its message id.
     """
-    import orjson
-
-    from hippo import echo
-
-    row = db.row(echo.SESSION_GET, (key,))
-    if not row or not any(m.message_id for m in msgs):
+    sid = db.chunks.find_session(key)
+    if sid is None or not any(m.message_id for m in msgs):
         return msgs
     ids: set[str] = set()
     stored = []
-    for ids_json, text in db.execute(
-            "SELECT message_ids, text FROM echo_chunks WHERE session_id = ?", (row["id"],)):
-        ids.update(orjson.loads(ids_json))
+    for message_ids, text in db.chunks.session_messages(sid):
+        ids.update(message_ids)
         stored.append(text)
     corpus = "\n".join(stored)
     return [m for m in msgs if not (m.message_id in ids and m.text[:200] in corpus)]

@@ -30,10 +30,6 @@ CONNECTION_CALLS = {"execute", "executemany", "rows", "row", "scalar", "conn", "
 NOT_YET: set[str] = {
     "cli/export.py",
     "cli/search_run.py",
-    "echo.py",
-    "echo_export.py",
-    "ingest/run.py",
-    "ingest/watermarks.py",
     "retrieve/echo.py",
     "retrieve/fts.py",
     "retrieve/pipeline.py",

@@ -1,13 +1,44 @@
-"""SQLite: how far each transcript file has been read."""
+"""SQLite: how far each transcript file has been read, in the `watermarks` table."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from hippo.store.watermarks import Watermark
+
 if TYPE_CHECKING:
     from hippo.store.sqlite.database import Database
+
+ALL = "SELECT path, offset, line, head_hash, size, mtime, format, session_id, complete FROM watermarks"
+UPSERT = (
+    "INSERT INTO watermarks(path, offset, line, head_hash, size, mtime, format, session_id, "
+    "complete, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET "
+    "offset = excluded.offset, line = excluded.line, head_hash = excluded.head_hash, "
+    "size = excluded.size, mtime = excluded.mtime, format = excluded.format, "
+    "session_id = excluded.session_id, complete = excluded.complete, "
+    "updated_at = excluded.updated_at"
+)
+OFFSETS = "SELECT path, offset FROM watermarks"
+DELETE = "DELETE FROM watermarks WHERE path = ?"
 
 
 class SqliteWatermarks:
     def __init__(self, db: Database) -> None:
         self.db = db
+
+    def all(self) -> dict[str, Watermark]:
+        return {r[0]: Watermark(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]))
+                for r in self.db.execute(ALL)}
+
+    def save(self, mark: Watermark) -> None:
+        from hippo.timeutil import now_iso
+
+        m = mark
+        self.db.execute(UPSERT, (m.path, m.offset, m.line, m.head_hash, m.size, m.mtime,
+                                 m.format, m.session_id, int(m.complete), now_iso()))
+
+    def offsets(self) -> list[tuple[str, int]]:
+        return [(r[0], r[1]) for r in self.db.execute(OFFSETS)]
+
+    def delete(self, path: str) -> None:
+        self.db.execute(DELETE, (path,))
