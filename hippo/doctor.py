@@ -245,12 +245,12 @@ def _watermarks(h: Hippo, fix: bool) -> Check:
                   f"{len(bad)} watermarks beyond the end of their file (e.g. {bad[0]})"
                   if bad else "")
     if fix and bad:
-        from hippo import echo
+        from hippo.ingest.forget import drop_file
 
         with h.db.transaction():
             for path in bad:
                 # As ingest does for a replaced file: drop what was read; the next run re-reads.
-                echo.delete_file_chunks(h.db, path)
+                drop_file(h.db, path)
                 h.db.health.drop_watermark(path)
         check.fixed = f"{len(bad)} files reset; the next ingest reads them from the start"
     return check

@@ -1,5 +1,5 @@
 """Transitional (issue 23): the Echo store is `store.chunks` (`hippo.store.chunks`). These
-names remain only for importers not yet moved (retrieve/echo.py, doctor.py, bench/);
+names remain only for importers not yet moved (retrieve/echo.py, bench/);
 each delegates. Remove this module once they call `db.chunks` directly."""
 
 from __future__ import annotations

@@ -79,9 +79,9 @@ def _salvaged(path: Path, store: str, reader: Any) -> Iterator[dict[str, Any]]:
     report = reader.report
     try:
         if store == "brain":
-            from hippo.brain import COLUMNS
+            from hippo.records import FIELDS
 
-            cols = [c.strip() for c in COLUMNS.split(",")]
+            cols = list(FIELDS)
             for row in reader.read("memories", cols):
                 yield _memory(row, report)
             return

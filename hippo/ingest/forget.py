@@ -21,9 +21,9 @@ def drop_file(db: Store, source_path: str) -> int:
 
     ids = db.chunks.ids_of_file(source_path)
     texts = _texts(db, ids)
-    brain.detach_chunks(db, ids, actor="ingest")  # type: ignore[arg-type]
+    brain.detach_chunks(db, ids, actor="ingest")
     db.chunks.delete(ids)
-    brain.drop_cached(db, texts)  # type: ignore[arg-type]
+    brain.drop_cached(db, texts)
     return len(ids)
 
 
@@ -37,12 +37,12 @@ def forget_session(db: Store, key: str, *, cited: list[int] | None = None) -> in
 
     ids = db.chunks.ids_of_session(key)
     texts = _texts(db, ids)
-    touched = brain.detach_chunks(db, ids, forgotten_session=key)  # type: ignore[arg-type]
+    touched = brain.detach_chunks(db, ids, forgotten_session=key)
     if cited is not None:
         cited.extend(touched)
     db.chunks.delete(ids, secure=True)
     db.chunks.delete_session(key)
-    brain.drop_cached(db, texts)  # type: ignore[arg-type]
+    brain.drop_cached(db, texts)
     db.chunks.compact_index()
     return len(ids)
 

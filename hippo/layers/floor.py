@@ -75,14 +75,3 @@ def guidance(db: Store, route: Route, budget: int = GUIDANCE_BUDGET) -> Packed:
     out = pack("guidance", heading, guidance_candidates(db, route), budget)
     out.unverified = db.context.guidance_waiting(route.scope(with_topics=True))
     return out
-
-
-# -- for modules not yet moved behind the store (issue 23): removed once they switch ----
-def __getattr__(name: str) -> Any:
-    """LEGACY (stats.py): the backend's clauses for a current and an unverified memory
-    (`store.context.unverified_count()` counts the latter)."""
-    if name in ("CURRENT", "UNVERIFIED"):
-        import importlib
-
-        return getattr(importlib.import_module("hippo.store.sqlite.filters"), name)
-    raise AttributeError(f"module 'hippo.layers.floor' has no attribute {name!r}")

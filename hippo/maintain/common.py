@@ -15,16 +15,6 @@ OnEvent = Callable[[Event], object]
 T = TypeVar("T")
 
 
-def meta_get(db: Store, key: str) -> str | None:
-    """`db.meta.get`, for doctor.py until it calls that itself."""
-    return db.meta.get(key)
-
-
-def meta_set(db: Store, key: str, value: str | None) -> None:
-    """`db.meta.set`, for doctor.py until it calls that itself."""
-    db.meta.set(key, value)
-
-
 def fts_backstop(db: Store, *, repair: bool = True) -> str:
     """FTS5 integrity-check of the Brain index; rebuild it when the check fails."""
     if db.maintenance.fts_intact():

@@ -160,15 +160,15 @@ def _apply(db: Store, c: Cluster, vector: Any, planned: Mapping[int, dict[str, A
     if any(i not in now or now[i]["status"] != "active"
            or now[i]["updated_at"] != planned[i]["updated_at"] for i in ids):
         return False
-    brain.update(db, c.survivor, c.updates, actor=ACTOR, action="merge", run_id=run_id,  # type: ignore[arg-type]  # takes Database until it moves (#23)
+    brain.update(db, c.survivor, c.updates, actor=ACTOR, action="merge", run_id=run_id,
                  vector=vector)
-    have = set(brain.chunk_ids(db, c.survivor))  # type: ignore[arg-type]  # takes Database until it moves (#23)
+    have = set(brain.chunk_ids(db, c.survivor))
     gained: set[int] = set()
     for absorbed in c.absorbed:
-        brain.update(db, absorbed, {"status": "consolidated", "consolidated_into": c.survivor},  # type: ignore[arg-type]  # takes Database until it moves (#23)
+        brain.update(db, absorbed, {"status": "consolidated", "consolidated_into": c.survivor},
                      actor=ACTOR, action="consolidate", run_id=run_id)
-        gained.update(brain.chunk_ids(db, absorbed))  # type: ignore[arg-type]  # takes Database until it moves (#23)
-    brain.link(db, c.survivor, sorted(gained - have), actor=ACTOR, run_id=run_id)  # type: ignore[arg-type]  # takes Database until it moves (#23)
+        gained.update(brain.chunk_ids(db, absorbed))
+    brain.link(db, c.survivor, sorted(gained - have), actor=ACTOR, run_id=run_id)
     return True
 
 

@@ -51,11 +51,11 @@ def verify(db: Store, ids: Sequence[int], *, actor: str = ACTOR,
     with db.transaction():
         stamp = now_iso()
         for memory_id in ids:
-            rec = brain.get(db, memory_id)  # type: ignore[arg-type]  # takes Database until it moves (#23)
+            rec = brain.get(db, memory_id)
             if rec["status"] not in LIVE:
                 raise UsageError(f"memory {memory_id} is {rec['status']}; only active or done "
                                  "memories can be verified")
-            out.append(brain.update(db, memory_id, {"confirmed_at": stamp,  # type: ignore[arg-type]  # takes Database until it moves (#23)
+            out.append(brain.update(db, memory_id, {"confirmed_at": stamp,
                                                     "verified_at": stamp},
                                     actor=actor, action="verify", run_id=run_id))
     return out
@@ -158,14 +158,14 @@ def supersede(db: Store, old: int, new: int | None, *, actor: str = ACTOR,
               run_id: str | None = None) -> dict[str, Any]:
     """OLD is replaced by NEW (OLD stays active, out of default search); None clears it."""
     with db.transaction():
-        rec = brain.get(db, old)  # type: ignore[arg-type]  # takes Database until it moves (#23)
+        rec = brain.get(db, old)
         if new is None:
-            return brain.update(db, old, {"superseded_by": None}, actor=actor,  # type: ignore[arg-type]  # takes Database until it moves (#23)
+            return brain.update(db, old, {"superseded_by": None}, actor=actor,
                                 action="unsupersede", run_id=run_id) \
                 if rec["superseded_by"] else rec
         if new == old:
             raise UsageError("a memory cannot supersede itself")
-        repl = brain.get(db, new)  # type: ignore[arg-type]  # takes Database until it moves (#23)
+        repl = brain.get(db, new)
         if repl["status"] not in LIVE:
             raise UsageError(f"memory {new} is {repl['status']}; supersede with an active one")
         seen, cur = {new}, repl
@@ -176,8 +176,8 @@ def supersede(db: Store, old: int, new: int | None, *, actor: str = ACTOR,
             if cur["superseded_by"] in seen:
                 break
             seen.add(cur["superseded_by"])
-            cur = brain.get(db, cur["superseded_by"])  # type: ignore[arg-type]  # takes Database until it moves (#23)
+            cur = brain.get(db, cur["superseded_by"])
         if rec["superseded_by"] == new:
             return rec
-        return brain.update(db, old, {"superseded_by": new}, actor=actor, action="supersede",  # type: ignore[arg-type]  # takes Database until it moves (#23)
+        return brain.update(db, old, {"superseded_by": new}, actor=actor, action="supersede",
                             run_id=run_id)

@@ -73,7 +73,7 @@ class UndoPlan:
 
 def _current(db: Store, memory_id: int) -> dict[str, Any] | None:
     try:
-        return brain.get(db, memory_id)  # type: ignore[arg-type]  # takes Database until it moves (#23)
+        return brain.get(db, memory_id)
     except NotFoundError:
         return None
 
@@ -201,7 +201,7 @@ def _write(db: Store, p: UndoPlan, moves: list[dict[str, Any]], apart: list[tupl
         db.maintenance.defer_references()  # rows point at each other
         for mid, chunks, added in reversed(p.links):
             if _current(db, mid) is not None:
-                brain.link(db, mid, chunks, actor=ACTOR, run_id=undo_id, add=not added)  # type: ignore[arg-type]  # takes Database until it moves (#23)
+                brain.link(db, mid, chunks, actor=ACTOR, run_id=undo_id, add=not added)
         for step in reversed(p.steps):
             _apply(db, step, vectors.get(step.memory_id), undo_id)
         moved_back = projects.put_back(db, moves, undo_id)
@@ -219,10 +219,10 @@ def _apply(db: Store, step: Step, vector: Any, run_id: str) -> None:
     now = _current(db, step.memory_id)
     if step.target is None:
         if now is not None:
-            brain.delete_row(db, step.memory_id, actor=ACTOR, action="undo", run_id=run_id)  # type: ignore[arg-type]  # takes Database until it moves (#23)
+            brain.delete_row(db, step.memory_id, actor=ACTOR, action="undo", run_id=run_id)
     elif now is None:
         target = {"verified_at": None, **step.target}  # audited before 0004: no verified_at
         mem = NewMemory(**{k: target[k] for k in FIELDS})
-        brain.insert(db, mem, vector, actor=ACTOR, run_id=run_id, action="undo")  # type: ignore[arg-type]  # takes Database until it moves (#23)
+        brain.insert(db, mem, vector, actor=ACTOR, run_id=run_id, action="undo")
     else:
-        brain.restore(db, step.target, vector, actor=ACTOR, action="undo", run_id=run_id)  # type: ignore[arg-type]  # takes Database until it moves (#23)
+        brain.restore(db, step.target, vector, actor=ACTOR, action="undo", run_id=run_id)

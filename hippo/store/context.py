@@ -53,7 +53,3 @@ class ContextRows(Protocol):
     def echo_texts(self, scope: Scope) -> list[str]:
         """The texts of the scope's Echo chunks."""
         ...
-
-    def unverified_count(self) -> int:
-        """Current machine rules and preferences no person verified or pinned yet."""
-        ...

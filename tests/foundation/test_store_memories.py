@@ -114,7 +114,7 @@ def test_context_scope(db_path: Path) -> None:
     m = _add(h, "never push to main", type="rule", author="machine")
     ctx = h.db.context
     assert [x["id"] for x in ctx.rules(Scope("p"))] == [r["id"]]
-    assert ctx.rules_waiting(Scope("p")) == [m["id"]] and ctx.unverified_count() == 1
+    assert ctx.rules_waiting(Scope("p")) == [m["id"]] and h.db.stats.unverified() == 1
     assert [x["id"] for x in ctx.guidance(Scope("p", topics=("deploy",)))] == [g["id"]]
     assert ctx.guidance(Scope("p", topics=("other",))) == []
     assert ctx.rules(Scope(None)) == [] and len(ctx.rules(Scope(None, True))) == 1

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from hippo.store.base import Row
-    from hippo.store.sqlite.database import Database
+    from hippo.store.sqlite.database import Sql
 
 INSERT = (
     "INSERT INTO audit(memory_id, run_id, actor, action, at, before, after) "
@@ -21,10 +20,10 @@ ONCE_USED = ("SELECT DISTINCT memory_id FROM audit WHERE memory_id IN "
 
 
 class SqliteAudit:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Sql) -> None:
         # Weak: the store holds its repositories, and a store nobody holds must close
         # (its connection released at once, as before there were repositories).
-        self.db = weakref.proxy(db)
+        self.db = db
 
     def log(self, memory_id: int, action: str, *, actor: str, at: str, before: str | None,
             after: str | None, run_id: str | None) -> None:

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from hippo.ingest.chunk import Chunk
-    from hippo.store.sqlite.database import Database
+    from hippo.store.sqlite.database import Sql
 
 SESSION_GET = "SELECT id, messages FROM echo_sessions WHERE session_key = ?"
 SESSION_INSERT = (
@@ -66,7 +66,7 @@ EXPORT = (
 
 
 class SqliteChunks:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Sql) -> None:
         self.db = db
 
     # -- sessions --------------------------------------------------------------------

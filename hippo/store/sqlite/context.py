@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import weakref
 from typing import TYPE_CHECKING, Any
 
 from hippo.records import FIELDS
@@ -11,7 +10,7 @@ from hippo.store.sqlite.filters import CURRENT, UNVERIFIED
 if TYPE_CHECKING:
     from hippo.store.base import Row
     from hippo.store.context import Scope
-    from hippo.store.sqlite.database import Database
+    from hippo.store.sqlite.database import Sql
 
 COLUMNS = ", ".join(f"m.{name}" for name in FIELDS)
 ORDER = "(m.author = 'human') DESC, m.importance DESC, m.pinned DESC, m.id"
@@ -59,10 +58,10 @@ def scope_sql(scope: Scope) -> tuple[str, list[Any]]:
 
 
 class SqliteContextRows:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Sql) -> None:
         # Weak: the store holds its repositories, and a store nobody holds must close
         # (its connection released at once, as before there were repositories).
-        self.db = weakref.proxy(db)
+        self.db = db
 
     def _rows(self, template: str, scope: Scope) -> list[Row]:
         where, params = scope_sql(scope)
@@ -94,6 +93,3 @@ class SqliteContextRows:
     def echo_texts(self, scope: Scope) -> list[str]:
         where, params = scope_sql(scope)
         return [row[0] for row in self.db.execute(ECHO_TEXTS.format(scope=where), params)]
-
-    def unverified_count(self) -> int:
-        return int(self.db.scalar(UNVERIFIED_COUNT) or 0)

@@ -90,117 +90,15 @@ def skippable(exc: BaseException) -> bool:
             or (isinstance(exc, HippoError) and isinstance(exc.__cause__, kinds)))
 
 
-class Database:
-    """The SQLite store (`hippo.store.base.Store`): one open connection, the query helpers
-    its repositories use, and the repositories themselves."""
+class Sql:
+    """The query helpers over one connection: what the repositories use. A repository holds
+    this, not the `Database`, so a store nobody holds any more is closed at once (no
+    reference cycle keeps its connection open until a garbage collection)."""
 
-    def __init__(self, conn: apsw.Connection, path: Path, busy_timeout_ms: int = 5000,
-                 mode: Mode = "write") -> None:
+    def __init__(self, conn: apsw.Connection, path: Path) -> None:
         self.conn = conn
         self.path = path
-        self.busy_timeout_ms = busy_timeout_ms
-        # "read": opened by a read command; its writes are cache writes that never wait.
-        self.mode: Mode = mode
-        self._reader: Database | None = None
 
-    # -- repositories (built on first use: a command imports only the ones it needs) ----
-    @functools.cached_property
-    def meta(self) -> Meta:
-        from hippo.store.sqlite.meta import SqliteMeta
-
-        return SqliteMeta(self)
-
-    @functools.cached_property
-    def memories(self) -> Memories:
-        from hippo.store.sqlite.memories import SqliteMemories
-
-        return SqliteMemories(self)
-
-    @functools.cached_property
-    def audit(self) -> Audit:
-        from hippo.store.sqlite.audit import SqliteAudit
-
-        return SqliteAudit(self)
-
-    @functools.cached_property
-    def context(self) -> ContextRows:
-        from hippo.store.sqlite.context import SqliteContextRows
-
-        return SqliteContextRows(self)
-
-    @functools.cached_property
-    def project_dirs(self) -> ProjectDirs:
-        from hippo.store.sqlite.projects import SqliteProjectDirs
-
-        return SqliteProjectDirs(self)
-
-    @functools.cached_property
-    def chunks(self) -> Chunks:
-        from hippo.store.sqlite.chunks import SqliteChunks
-
-        return SqliteChunks(self)
-
-    @functools.cached_property
-    def watermarks(self) -> Watermarks:
-        from hippo.store.sqlite.watermarks import SqliteWatermarks
-
-        return SqliteWatermarks(self)
-
-    @functools.cached_property
-    def vectors(self) -> Vectors:
-        from hippo.store.sqlite.vectors import SqliteVectors
-
-        return SqliteVectors(self)
-
-    @functools.cached_property
-    def lexical(self) -> Lexical:
-        from hippo.store.sqlite.lexical import SqliteLexical
-
-        return SqliteLexical(self)
-
-    @functools.cached_property
-    def tokens(self) -> TokenMatrices:
-        from hippo.store.sqlite.tokens import SqliteTokenMatrices
-
-        return SqliteTokenMatrices(self)
-
-    @functools.cached_property
-    def embed_cache(self) -> EmbedCache:
-        from hippo.store.sqlite.embed_cache import SqliteEmbedCache
-
-        return SqliteEmbedCache(self)
-
-    @functools.cached_property
-    def jobs(self) -> Jobs:
-        from hippo.store.sqlite.jobs import SqliteJobs
-
-        return SqliteJobs(self)
-
-    @functools.cached_property
-    def spend(self) -> Spend:
-        from hippo.store.sqlite.spend import SqliteSpend
-
-        return SqliteSpend(self)
-
-    @functools.cached_property
-    def maintenance(self) -> Maintenance:
-        from hippo.store.sqlite.maintenance import SqliteMaintenance
-
-        return SqliteMaintenance(self)
-
-    @functools.cached_property
-    def health(self) -> Health:
-        from hippo.store.sqlite.health import SqliteHealth
-
-        return SqliteHealth(self)
-
-    @functools.cached_property
-    def stats(self) -> Stats:
-        from hippo.store.sqlite.stats import SqliteStats
-
-        return SqliteStats(self)
-
-    # -- queries (for the repositories in this package only) --------------------------
     def has_table(self, name: str) -> bool:
         return bool(self.scalar(HAS_TABLE, (name,)))
 
@@ -212,16 +110,6 @@ class Database:
         """Rows the last statement changed."""
         return int(self.conn.changes())
 
-    @contextlib.contextmanager
-    def waiting(self, ms: int) -> Iterator[None]:
-        """Inside: wait at most `ms` for a lock, then this connection's own timeout again."""
-        self.conn.set_busy_timeout(ms)
-        try:
-            yield
-        finally:
-            self.conn.set_busy_timeout(self.busy_timeout_ms)
-
-    # -- queries -------------------------------------------------------------------
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> apsw.Cursor:
         try:
             return self.conn.execute(sql, params)
@@ -252,6 +140,125 @@ class Database:
         except (apsw.CorruptError, apsw.NotADBError, apsw.IOError, apsw.BusyError) as exc:
             raise translate(exc, self.path) from exc
         return r[0] if r else None
+
+
+class Database(Sql):
+    """The SQLite store (`hippo.store.base.Store`): one open connection, the query helpers
+    its repositories use, and the repositories themselves."""
+
+    def __init__(self, conn: apsw.Connection, path: Path, busy_timeout_ms: int = 5000,
+                 mode: Mode = "write") -> None:
+        super().__init__(conn, path)
+        self.busy_timeout_ms = busy_timeout_ms
+        # "read": opened by a read command; its writes are cache writes that never wait.
+        self.mode: Mode = mode
+        self._reader: Database | None = None
+
+    # -- repositories (built on first use: a command imports only the ones it needs) ----
+    @functools.cached_property
+    def meta(self) -> Meta:
+        from hippo.store.sqlite.meta import SqliteMeta
+
+        return SqliteMeta(Sql(self.conn, self.path))
+
+    @functools.cached_property
+    def memories(self) -> Memories:
+        from hippo.store.sqlite.memories import SqliteMemories
+
+        return SqliteMemories(Sql(self.conn, self.path))
+
+    @functools.cached_property
+    def audit(self) -> Audit:
+        from hippo.store.sqlite.audit import SqliteAudit
+
+        return SqliteAudit(Sql(self.conn, self.path))
+
+    @functools.cached_property
+    def context(self) -> ContextRows:
+        from hippo.store.sqlite.context import SqliteContextRows
+
+        return SqliteContextRows(Sql(self.conn, self.path))
+
+    @functools.cached_property
+    def project_dirs(self) -> ProjectDirs:
+        from hippo.store.sqlite.projects import SqliteProjectDirs
+
+        return SqliteProjectDirs(Sql(self.conn, self.path))
+
+    @functools.cached_property
+    def chunks(self) -> Chunks:
+        from hippo.store.sqlite.chunks import SqliteChunks
+
+        return SqliteChunks(Sql(self.conn, self.path))
+
+    @functools.cached_property
+    def watermarks(self) -> Watermarks:
+        from hippo.store.sqlite.watermarks import SqliteWatermarks
+
+        return SqliteWatermarks(Sql(self.conn, self.path))
+
+    @functools.cached_property
+    def vectors(self) -> Vectors:
+        from hippo.store.sqlite.vectors import SqliteVectors
+
+        return SqliteVectors(Sql(self.conn, self.path))
+
+    @functools.cached_property
+    def lexical(self) -> Lexical:
+        from hippo.store.sqlite.lexical import SqliteLexical
+
+        return SqliteLexical(Sql(self.conn, self.path))
+
+    @functools.cached_property
+    def tokens(self) -> TokenMatrices:
+        from hippo.store.sqlite.tokens import SqliteTokenMatrices
+
+        return SqliteTokenMatrices(Sql(self.conn, self.path))
+
+    @functools.cached_property
+    def embed_cache(self) -> EmbedCache:
+        from hippo.store.sqlite.embed_cache import SqliteEmbedCache
+
+        return SqliteEmbedCache(Sql(self.conn, self.path))
+
+    @functools.cached_property
+    def jobs(self) -> Jobs:
+        from hippo.store.sqlite.jobs import SqliteJobs
+
+        return SqliteJobs(Sql(self.conn, self.path))
+
+    @functools.cached_property
+    def spend(self) -> Spend:
+        from hippo.store.sqlite.spend import SqliteSpend
+
+        return SqliteSpend(Sql(self.conn, self.path))
+
+    @functools.cached_property
+    def maintenance(self) -> Maintenance:
+        from hippo.store.sqlite.maintenance import SqliteMaintenance
+
+        return SqliteMaintenance(Sql(self.conn, self.path))
+
+    @functools.cached_property
+    def health(self) -> Health:
+        from hippo.store.sqlite.health import SqliteHealth
+
+        return SqliteHealth(Sql(self.conn, self.path))
+
+    @functools.cached_property
+    def stats(self) -> Stats:
+        from hippo.store.sqlite.stats import SqliteStats
+
+        return SqliteStats(Sql(self.conn, self.path))
+
+    @contextlib.contextmanager
+    def waiting(self, ms: int) -> Iterator[None]:
+        """Inside: wait at most `ms` for a lock, then this connection's own timeout again."""
+        self.conn.set_busy_timeout(ms)
+        try:
+            yield
+        finally:
+            self.conn.set_busy_timeout(self.busy_timeout_ms)
 
     # -- transactions --------------------------------------------------------------
     @contextlib.contextmanager

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from hippo.store.base import Row
-    from hippo.store.sqlite.database import Database
+    from hippo.store.sqlite.database import Sql
 
 PENDING = "SELECT id, session_id FROM echo_chunks WHERE id > ? ORDER BY id"
 SESSION = ("SELECT id, session_key, project, format, started_at FROM echo_sessions "
@@ -18,7 +18,7 @@ SESSION_RANGE = "SELECT min(id) AS first, max(id) AS last FROM echo_chunks WHERE
 
 
 class ExtractReads:
-    db: Database
+    db: Sql
 
     def chunks_after(self, after: int) -> list[Row]:
         return self.db.rows(PENDING, (after,))

@@ -9,7 +9,7 @@ from hippo.store.health import IndexCheck
 
 if TYPE_CHECKING:
     from hippo.store.base import Row
-    from hippo.store.sqlite.database import Database
+    from hippo.store.sqlite.database import Sql
 
 INTEGRITY = "PRAGMA integrity_check({limit})"
 FOREIGN_KEYS = "PRAGMA foreign_key_check"
@@ -73,7 +73,7 @@ def _fts(index: str) -> str:
 
 
 class SqliteHealth:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Sql) -> None:
         self.db = db
 
     def integrity(self, limit: int) -> list[str]:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from hippo.store.base import Row
-    from hippo.store.sqlite.database import Database
+    from hippo.store.sqlite.database import Sql
 
 LOCK_HOLDER = "SELECT owner, pid, acquired_at FROM locks WHERE name = ?"
 TAKE_LOCK = "INSERT OR REPLACE INTO locks(name, owner, pid, acquired_at) VALUES (?, ?, ?, ?)"
@@ -21,7 +21,7 @@ UNDOES_OF = ("SELECT id FROM runs WHERE job = 'undo' AND outcome = 'ok' AND "
 
 
 class SqliteJobs:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Sql) -> None:
         self.db = db
 
     def lock_holder(self, name: str) -> Row | None:

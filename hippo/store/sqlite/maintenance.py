@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
-from hippo.brain import COLUMNS
 from hippo.store.sqlite.maintenance_projects import SqliteProjectMoves
 from hippo.store.sqlite.maintenance_reindex import SqliteReindexTables
+from hippo.store.sqlite.memories import COLUMNS
 
 if TYPE_CHECKING:
     from hippo.store.base import Row
-    from hippo.store.sqlite.database import Database
+    from hippo.store.sqlite.database import Sql
 
 LAST_AUDIT = "SELECT coalesce(max(id), 0) FROM audit"
 ELIGIBLE = (
@@ -58,7 +58,7 @@ def _ids(ids: Sequence[Any]) -> str:
 
 
 class SqliteMaintenance(SqliteProjectMoves, SqliteReindexTables):
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Sql) -> None:
         self.db = db
 
     # -- consolidation ----------------------------------------------------------------

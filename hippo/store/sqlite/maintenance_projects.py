@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hippo.brain import COLUMNS
+from hippo.store.sqlite.memories import COLUMNS, FIND_SAME
 
 if TYPE_CHECKING:
     from hippo.store.base import Row
-    from hippo.store.sqlite.database import Database
+    from hippo.store.sqlite.database import Sql
 
 COUNTS = {
     "memories": "SELECT project, count(*), sum(status = 'active') FROM memories GROUP BY project",
@@ -24,10 +24,6 @@ EXISTS = (
     "OR EXISTS (SELECT 1 FROM project_dirs WHERE project = ?1)"
 )
 MEMORIES = f"SELECT {COLUMNS}, dedup_key FROM memories WHERE project = ? ORDER BY id"
-FIND_SAME = (
-    f"SELECT {COLUMNS} FROM memories WHERE dedup_key = ? AND status IN ('active', 'done') "
-    "ORDER BY id LIMIT 1"
-)
 PURGED = "dedup_key = 'purged:' || id"  # a hard-forgotten row keeps its key as it is
 
 # Rows that are not memories: table -> (its key, which of its rows). Names from code only.
@@ -65,7 +61,7 @@ SAVE_MOVE = ("INSERT INTO project_moves(run_id, tbl, row_key, before, after) "
 
 
 class SqliteProjectMoves:
-    db: Database
+    db: Sql
 
     def project_counts(self) -> list[tuple[str, str | None, int, int | None]]:
         return [(what, row[0], row[1], row[2] if what == "memories" else None)

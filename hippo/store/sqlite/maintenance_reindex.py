@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from hippo.store.sqlite.database import Database
+    from hippo.store.sqlite.database import Sql
 
 # store -> the table holding the text each vector was computed from
 CONTENT = {"brain": "memories", "echo": "echo_chunks"}
@@ -56,7 +56,7 @@ def _keys(keys: Sequence[int]) -> str:
 
 
 class SqliteReindexTables:
-    db: Database
+    db: Sql
 
     def vector_count(self, store: str) -> int:
         return int(self.db.scalar(COUNT.format(table=_tables(store).live)))

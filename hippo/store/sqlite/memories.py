@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from hippo.records import FIELDS
 from hippo.store.sqlite.extract_reads import ExtractReads
 
 if TYPE_CHECKING:
@@ -13,13 +13,9 @@ if TYPE_CHECKING:
 
     from hippo.store.base import Row
     from hippo.store.memories import MemoryFilter
-    from hippo.store.sqlite.database import Database
+    from hippo.store.sqlite.database import Sql
 
-COLUMNS = (
-    "id, text, type, tier, project, tags, importance, author, status, pinned, canonical, "
-    "confidence, created_at, updated_at, confirmed_at, verified_at, consolidated_into, "
-    "superseded_by, source"
-)
+COLUMNS = ", ".join(FIELDS)  # the record's fields, in its order
 GET = f"SELECT {COLUMNS} FROM memories WHERE id = ?"
 EXISTS = "SELECT 1 FROM memories WHERE id = ?"
 FIND_SAME = (
@@ -122,10 +118,8 @@ def _blob(vector: np.ndarray) -> bytes:
 
 
 class SqliteMemories(ExtractReads):
-    def __init__(self, db: Database) -> None:
-        # Weak: the store holds its repositories, and a store nobody holds must close
-        # (its connection released at once, as before there were repositories).
-        self.db = weakref.proxy(db)
+    def __init__(self, db: Sql) -> None:
+        self.db = db
 
     # -- rows ------------------------------------------------------------------------
     def get(self, memory_id: int) -> Row | None:

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from hippo.store.sqlite.database import Database
+    from hippo.store.sqlite.database import Sql
 
 GET = "SELECT value FROM meta WHERE key = ?"
 GET_MANY = "SELECT key, value FROM meta WHERE key IN (SELECT value FROM json_each(?))"
@@ -16,7 +16,7 @@ DELETE = "DELETE FROM meta WHERE key = ?"
 
 
 class SqliteMeta:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Sql) -> None:
         self.db = db
 
     def get(self, key: str) -> str | None:

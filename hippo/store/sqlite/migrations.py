@@ -23,7 +23,7 @@ from hippo.store.sqlite.schema import (
 )
 
 if TYPE_CHECKING:
-    from hippo.store.sqlite.database import Database
+    from hippo.store.sqlite.database import Database, Sql
 
 # Ids are never reused (issue 17). Without AUTOINCREMENT SQLite hands out max(id) + 1, so
 # after `echo --forget-session`, a re-read file or an `undo` the next row took the id of
@@ -145,7 +145,7 @@ def _apply(db: Database, step: Step, *, check_keys: bool) -> None:
         raise ConfigError("schema step broke a foreign key; nothing was changed")
 
 
-def _newer(db: Database, applied: list[str]) -> None:
+def _newer(db: Sql, applied: list[str]) -> None:
     known = [name for name, _ in MIGRATIONS]
     newer = [name for name in applied if name not in known]
     if newer:
@@ -155,7 +155,7 @@ def _newer(db: Database, applied: list[str]) -> None:
         )
 
 
-def pending(db: Database) -> list[str]:
+def pending(db: Sql) -> list[str]:
     """The steps this file lacks, without changing it (a read command's open); a newer
     schema is refused all the same."""
     import apsw

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from hippo.store.base import Row
-    from hippo.store.sqlite.database import Database
+    from hippo.store.sqlite.database import Sql
 
 RECORDED_ONE = "SELECT project, common_dir FROM project_dirs WHERE path = ?"
 RECORD = (
@@ -20,10 +19,10 @@ RECORDED_AMONG = "SELECT path, project FROM project_dirs WHERE path IN ({marks})
 
 
 class SqliteProjectDirs:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Sql) -> None:
         # Weak: the store holds its repositories, and a store nobody holds must close
         # (its connection released at once, as before there were repositories).
-        self.db = weakref.proxy(db)
+        self.db = db
 
     def get(self, path: str) -> Row | None:
         return self.db.row(RECORDED_ONE, (path,))

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from hippo.store.base import Row
-    from hippo.store.sqlite.database import Database
+    from hippo.store.sqlite.database import Sql
 
 SELECT = ("SELECT day, calls, tokens, consecutive_failures, open_until, last_error "
           "FROM guard WHERE provider = ?")
@@ -21,7 +21,7 @@ FAILURE = ("UPDATE guard SET consecutive_failures = consecutive_failures + 1, la
 
 
 class SqliteSpend:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Sql) -> None:
         self.db = db
 
     def state(self, provider: str) -> Row | None:

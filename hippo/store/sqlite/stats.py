@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hippo.layers import floor
+from hippo.store.sqlite.context import UNVERIFIED_COUNT as UNVERIFIED
 
 if TYPE_CHECKING:
     from hippo.store.base import Row
-    from hippo.store.sqlite.database import Database
+    from hippo.store.sqlite.database import Sql
     from hippo.store.stats import MemoryField
 
 SCHEMA = "SELECT name FROM _migrations ORDER BY name"
@@ -16,8 +16,6 @@ MEMORIES = "SELECT count(*) FROM memories"
 ACTIVE = "SELECT count(*) FROM memories WHERE status = 'active'"
 FIELDS = ("status", "type", "tier", "author", "project")
 BY = "SELECT {c}, count(*) FROM memories WHERE {where} GROUP BY {c} ORDER BY {c}"
-UNVERIFIED = (f"SELECT count(*) FROM memories m WHERE {floor.CURRENT} "
-              f"AND {floor.UNVERIFIED}")
 VEC_TABLES = {"brain": "memories_vec", "echo": "echo_vec"}
 VECTORS = "SELECT count(*) FROM {table}"
 SESSIONS = "SELECT count(*) FROM echo_sessions"
@@ -35,7 +33,7 @@ GUARD = ("SELECT provider, day, calls, tokens, consecutive_failures, "
 
 
 class SqliteStats:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Sql) -> None:
         self.db = db
 
     def schema_steps(self) -> list[str]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from hippo.store.sqlite.database import Database
+    from hippo.store.sqlite.database import Sql
 
 
 class SqliteVectors:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Sql) -> None:
         self.db = db

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from hippo.store.watermarks import Watermark
 
 if TYPE_CHECKING:
-    from hippo.store.sqlite.database import Database
+    from hippo.store.sqlite.database import Sql
 
 ALL = "SELECT path, offset, line, head_hash, size, mtime, format, session_id, complete FROM watermarks"
 UPSERT = (
@@ -23,7 +23,7 @@ DELETE = "DELETE FROM watermarks WHERE path = ?"
 
 
 class SqliteWatermarks:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Sql) -> None:
         self.db = db
 
     def all(self) -> dict[str, Watermark]:
