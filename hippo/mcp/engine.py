@@ -39,12 +39,8 @@ class McpParams:
 
     @classmethod
     def from_table(cls, table: dict[str, Any], **flags: Any) -> McpParams:
-        values = {**table, **{k: v for k, v in flags.items() if v is not None}}
-        unknown = sorted(set(values) - {"max_writes", "allow_verify", "busy_retry_seconds"})
-        if unknown:
-            raise ConfigError(f"unknown setting {unknown[0]!r} in [mcp]; known: "
-                              "allow_verify, busy_retry_seconds, max_writes")
-        p = cls(**values)
+        """Defaults, then [mcp] (its keys checked by `hippo.config`), then flags."""
+        p = cls(**{**table, **{k: v for k, v in flags.items() if v is not None}})
         if isinstance(p.max_writes, bool) or not isinstance(p.max_writes, int) \
                 or p.max_writes < 0:
             raise ConfigError(f"[mcp] max_writes must be a whole number >= 0, got "
