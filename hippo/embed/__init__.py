@@ -31,10 +31,6 @@ class Embedder(ABC):
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         """Return an (n, dimensions) float32 array of L2-normalised vectors."""
 
-    def count_tokens(self, text: str) -> int:
-        """Approximate token count (providers with a tokenizer override this)."""
-        return max(1, len(text) // 4)
-
 
 Factory = Callable[["Settings | None"], Embedder]
 
