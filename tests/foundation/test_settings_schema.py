@@ -18,7 +18,7 @@ def test_the_schema_lists_every_field_the_owning_modules_read() -> None:
     from hippo.extract.settings import ExtractSettings
     from hippo.guard import DEFAULTS, Limits
     from hippo.maintain.settings import MaintainParams
-    from hippo.mcp.engine import McpParams
+    from hippo.mcp.params import McpParams
     from hippo.memtypes import MemType
     from hippo.retrieve.constants import SearchParams
 
