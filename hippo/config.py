@@ -68,7 +68,7 @@ TABLES: Schema = {
         "match_full", "w_relevance", "w_importance", "w_freshness", "result_limit",
         "rerank_pool", "rerank_timeout_ms"), VALUE),
     "types": {ANY_NAME: dict.fromkeys(("tau_days", "tier", "frozen"), VALUE)},  # memtypes
-    "guard": {p: _LIMITS for p in ("openai", "openai-chat", "voyage")},  # hippo.guard
+    "guard": {ANY_NAME: _LIMITS},  # hippo.guard.Limits, per provider (plugins' too)
     "maintain": {  # hippo.maintain.settings.MaintainParams
         **dict.fromkeys(("threshold", "literal_guard", "merger", "knn_k", "knn_limit",
                          "batch"), VALUE),
