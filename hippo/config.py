@@ -26,7 +26,8 @@ class Option:
 
 
 # Every top-level setting hippo knows. Nested tables ([search], [types.X], [guard.X],
-# [ingest]) are passed through as mappings to the module that owns them.
+# [ingest], ...) are passed through as mappings to the module that owns them; `TABLES`
+# names their keys.
 OPTIONS: tuple[Option, ...] = (
     Option("db", "HIPPO_DB", None, "database file (default: <home>/hippo.db)"),
     Option("embedder", "HIPPO_EMBEDDER", "local", "embedding provider for new databases"),
@@ -48,6 +49,38 @@ OPTIONS: tuple[Option, ...] = (
            "Codex Stop hook: at most one background ingest per session per this many minutes"),
 )
 _BY_NAME = {o.name: o for o in OPTIONS}
+
+# The schema of the config file's tables: a key maps to VALUE or to the schema of a
+# sub-table; ANY_NAME stands for keys the user names (types, providers' days...).
+# `load()` rejects every other table or key, naming the nearest known one (exit 78); the
+# module owning a table checks its values (tests/foundation/test_settings_schema.py
+# keeps the key lists equal to those modules' fields).
+VALUE = None
+ANY_NAME = "*"
+Schema = dict[str, "Schema | None"]
+_LIMITS: Schema = dict.fromkeys(
+    ("calls_per_day", "tokens_per_day", "failures_to_open", "open_seconds"), VALUE)
+TABLES: Schema = {
+    "search": dict.fromkeys((  # hippo.retrieve.constants.SearchParams
+        "candidates_per_retriever", "rrf_k", "bm25_weight", "vector_weight",
+        "fts_and_min_hits", "hint_boost", "hint_words", "hint_types", "mmr_k", "mmr_lambda",
+        "mmr_penalty_weight", "late_pool", "date_boost", "date_slack_days", "match_floor",
+        "match_full", "w_relevance", "w_importance", "w_freshness", "result_limit",
+        "rerank_pool", "rerank_timeout_ms"), VALUE),
+    "types": {ANY_NAME: dict.fromkeys(("tau_days", "tier", "frozen"), VALUE)},  # memtypes
+    "guard": {ANY_NAME: _LIMITS},  # hippo.spend.Limits, per provider (plugins' too)
+    "maintain": {  # hippo.maintain.settings.MaintainParams
+        **dict.fromkeys(("threshold", "literal_guard", "merger", "knn_k", "knn_limit",
+                         "batch"), VALUE),
+        "retire_days": {ANY_NAME: VALUE},
+    },
+    "extract": dict.fromkeys((  # hippo.extract.settings.ExtractSettings
+        "extractor", "model", "timeout", "max_retries", "window_chars", "similarity",
+        "temperature"), VALUE),
+    "ingest": {"paths": VALUE},  # hippo.cli.ingest
+    "mcp": dict.fromkeys(("max_writes", "allow_verify", "busy_retry_seconds"),
+                         VALUE),  # hippo.mcp.params.McpParams
+}
 
 
 def home_dir() -> Path:
@@ -152,10 +185,46 @@ def load(flags: dict[str, Any] | None = None) -> Settings:
             raw, origin = opt.default, "default"
         values[opt.name] = _coerce(opt, raw, origin)
         origins[opt.name] = origin
-    unknown = [k for k, v in data.items() if k not in _BY_NAME and not isinstance(v, dict)]
-    if unknown:
-        raise ConfigError(
-            f"unknown setting {unknown[0]!r} in {path}; known: {', '.join(sorted(_BY_NAME))}"
-        )
+    check(data, path)
     tables = {k: v for k, v in data.items() if isinstance(v, dict)}
     return Settings(values=values, origins=origins, file=path, tables=tables)
+
+
+def check(data: dict[str, Any], path: Path) -> None:
+    """ConfigError (exit 78) at the first table or key the schema does not know."""
+    _check(data, {**dict.fromkeys(_BY_NAME, VALUE), **TABLES}, "", path)
+
+
+def _check(data: dict[str, Any], schema: Schema, where: str, path: Path) -> None:
+    for key, value in data.items():
+        name = f"{where}.{key}" if where else key
+        if key not in schema and ANY_NAME not in schema:
+            raise ConfigError(_unknown(key, isinstance(value, dict), schema, where, path))
+        sub = schema.get(key, schema.get(ANY_NAME))
+        if sub is not None and isinstance(value, dict):
+            _check(value, sub, name, path)
+        elif sub is not None and not where:
+            raise ConfigError(f"[{name}] in {path} must be a table")
+        elif sub is None and isinstance(value, dict) and not where:
+            raise ConfigError(f"{name!r} in {path} is a setting, not a table")
+
+
+def _unknown(key: str, table: bool, schema: Schema, where: str, path: Path) -> str:
+    """One line: what is unknown, where, and the nearest known name (or all of them)."""
+    from difflib import get_close_matches
+
+    def show(k: str) -> str:
+        if schema[k] is None:
+            return repr(k)
+        return f"[{where}.{k}]" if where else f"[{k}]"
+
+    if table:
+        what = f"table [{where}.{key}]" if where else f"table [{key}]"
+        place = f"in {path}"
+    else:
+        what = f"setting {key!r}"
+        place = f"in [{where}] of {path}" if where else f"in {path}"
+    near = get_close_matches(key, list(schema), n=1)
+    hint = (f"did you mean {show(near[0])}?" if near
+            else f"known: {', '.join(show(k) for k in sorted(schema))}")
+    return f"unknown {what} {place}; {hint}"

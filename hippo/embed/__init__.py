@@ -10,7 +10,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from hippo.errors import UsageError
+from hippo.registry import Registry
 
 if TYPE_CHECKING:
     import numpy as np
@@ -31,27 +31,11 @@ class Embedder(ABC):
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         """Return an (n, dimensions) float32 array of L2-normalised vectors."""
 
-    def count_tokens(self, text: str) -> int:
-        """Approximate token count (providers with a tokenizer override this)."""
-        return max(1, len(text) // 4)
-
 
 Factory = Callable[["Settings | None"], Embedder]
-_REGISTRY: dict[str, Factory] = {}
-_LOADED = False
 
 
-def register(name: str, factory: Factory) -> None:
-    """Register a provider under `name` (built-ins use this too)."""
-    _REGISTRY[name] = factory
-
-
-def _builtins() -> None:
-    global _LOADED
-    if _LOADED:
-        return
-    _LOADED = True
-
+def _builtins() -> tuple[tuple[str, Factory], ...]:
     def local(settings: Settings | None) -> Embedder:
         from hippo.embed.local import LocalEmbedder
 
@@ -67,23 +51,17 @@ def _builtins() -> None:
 
         return HashEmbedder()
 
-    for name, factory in (("local", local), ("openai", openai), ("hash", hashed)):
-        _REGISTRY.setdefault(name, factory)  # a plugin registered first keeps its name
+    return ("local", local), ("openai", openai), ("hash", hashed)
 
 
-def names() -> list[str]:
-    _builtins()
-    return sorted(_REGISTRY)
+_REGISTRY: Registry[Factory] = Registry("embedder", _builtins)
+register = _REGISTRY.register
+names = _REGISTRY.names
 
 
 def get(name: str, settings: Settings | None = None) -> Embedder:
     """Build the provider called `name`; an unknown name lists the known ones."""
-    _builtins()
-    try:
-        factory = _REGISTRY[name]
-    except KeyError:
-        raise UsageError(f"unknown embedder {name!r}; known: {', '.join(names())}") from None
-    return factory(settings)
+    return _REGISTRY.get(name)(settings)
 
 
 def describe(embedder: Embedder) -> dict[str, Any]:

@@ -139,9 +139,6 @@ class LocalEmbedder(Embedder):
             return [wordpiece.encode(t, MAX_TOKENS) for t in texts]
         return self._tokenizer.encode_batch(list(texts))
 
-    def count_tokens(self, text: str) -> int:
-        return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
-
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         return self.forward(texts, tokens=False)[0]
 

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from hippo.errors import HippoError, UsageError
+from hippo.errors import HippoError
+from hippo.registry import Registry
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
@@ -85,18 +86,9 @@ class Extractor(ABC):
 
 
 Factory = Callable[["Hippo", "ExtractSettings"], Extractor]
-_REGISTRY: dict[str, Factory] = {}
 
 
-def register(name: str, factory: Factory) -> None:
-    """Register an extractor under `name` (built-ins use this too)."""
-    _REGISTRY[name] = factory
-
-
-def _builtins() -> None:
-    if _REGISTRY:
-        return
-
+def _builtins() -> tuple[tuple[str, Factory], ...]:
     def rules(h: Hippo, conf: ExtractSettings) -> Extractor:
         from hippo.extract.rules import RulesExtractor
 
@@ -107,20 +99,14 @@ def _builtins() -> None:
 
         return LlmExtractor.from_settings(h, conf)
 
-    register("rules", rules)
-    register("llm", llm)
+    return ("rules", rules), ("llm", llm)
 
 
-def names() -> list[str]:
-    _builtins()
-    return sorted(_REGISTRY)
+_REGISTRY: Registry[Factory] = Registry("extractor", _builtins)
+register = _REGISTRY.register
+names = _REGISTRY.names
 
 
 def get(name: str, h: Hippo, conf: ExtractSettings) -> Extractor:
     """Build the extractor called `name`; an unknown name lists the known ones."""
-    _builtins()
-    try:
-        factory = _REGISTRY[name]
-    except KeyError:
-        raise UsageError(f"unknown extractor {name!r}; known: {', '.join(names())}") from None
-    return factory(h, conf)
+    return _REGISTRY.get(name)(h, conf)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from hippo.extract import PENDING_TAG, Candidate, Extractor, SessionChunks
-from hippo.extract.blocks import messages, prose_lines, sentences
+from hippo.extract.blocks import Message, messages, prose_lines, sentences
 from hippo.extract.conversation import calls, error_fixes, gate, wrapups
 from hippo.extract.summary import statements
 from hippo.records import normalise_text
@@ -252,6 +252,64 @@ def scan(sentence: str, role: str) -> tuple[Cue, str] | None:
     return best
 
 
+class _Found:
+    """Candidates by (type, normalised text), in the order first found; a repeat raises
+    the importance to the highest seen and adds its evidence."""
+
+    def __init__(self) -> None:
+        self.found: dict[tuple[str, str], Candidate] = {}
+
+    def add(self, mtype: str, text: str, importance: float, evidence: Sequence[int],
+            tags: Sequence[str] = (), confidence: float = 0.4) -> None:
+        key = (mtype, normalise_text(text))
+        prev = self.found.get(key)
+        if prev is None:
+            self.found[key] = Candidate(mtype, text, round(importance, 2), list(evidence),
+                                        list(tags), confidence)
+        else:
+            prev.importance = max(prev.importance, round(importance, 2))
+            prev.evidence += [c for c in evidence if c not in prev.evidence]
+
+
+def _summaries(msgs: Sequence[Message], texts: dict[int, str], found: _Found) -> None:
+    """The statements of compaction summaries (pending tasks from the newest one only)."""
+    summaries = [m for m in msgs if m.role == "summary"]
+    for msg in summaries:
+        latest = msg is summaries[-1]
+        for stmt in statements(msg.text):
+            if stmt.pending and not latest:
+                continue  # only the newest summary says what is still pending
+            where = [c for p in stmt.probes for c in msg.chunk_ids if p and p in texts[c]]
+            found.add(stmt.type, stmt.text, stmt.importance,
+                      list(dict.fromkeys(where)) or msg.chunk_ids,
+                      PENDING_TAGS if stmt.pending else SUMMARY_TAGS, 0.5)
+
+
+def _prose(msg: Message, found: _Found) -> None:
+    """Cue-bearing sentences of one message, its answers and its findings."""
+    if msg.role == "user" and msg.text.startswith('Answer to "'):
+        # The person's answer to a question the agent asked: a decision, whole.
+        for line in msg.text.splitlines():
+            if _ANSWER.match(line):
+                found.add("decision", line, 0.75, msg.chunk_ids, (), 0.5)
+        return
+    for line in prose_lines(msg.text):
+        said = sentences(line)
+        for i, sentence in enumerate(said):
+            if i and _CONSEQUENCE.match(sentence) and _finding(said[i - 1]):
+                # "X generates Y. So I don't need Z": the finding and what follows.
+                found.add("insight", f"{said[i - 1]} {sentence}", 0.55, msg.chunk_ids)
+                continue
+            hit = scan(sentence, msg.role)
+            if hit is None:
+                continue
+            cue, text = hit
+            importance = min(0.95, cue.importance + (
+                0.05 if _EMPHATIC.search(sentence) else 0.0))
+            found.add(cue.type, text, importance, msg.chunk_ids, cue.tags,
+                      0.5 if cue.importance >= 0.7 else 0.4)
+
+
 class RulesExtractor(Extractor):
     """Compaction summaries, cue-bearing sentences of the person and the assistant, the
     assistant's wrap-ups, the session's pre-commit gate and its error -> fix pairs."""
@@ -259,62 +317,19 @@ class RulesExtractor(Extractor):
     name = "rules"
 
     def extract(self, session: SessionChunks) -> list[Candidate]:
-        found: dict[tuple[str, str], Candidate] = {}
-
-        def add(mtype: str, text: str, importance: float, evidence: Sequence[int],
-                tags: Sequence[str] = (), confidence: float = 0.4) -> None:
-            key = (mtype, normalise_text(text))
-            prev = found.get(key)
-            if prev is None:
-                found[key] = Candidate(mtype, text, round(importance, 2), list(evidence),
-                                       list(tags), confidence)
-            else:
-                prev.importance = max(prev.importance, round(importance, 2))
-                prev.evidence += [c for c in evidence if c not in prev.evidence]
-
+        found = _Found()
         msgs = messages(session.chunks)
-        texts = {c.id: c.text for c in session.chunks}
-        summaries = [m for m in msgs if m.role == "summary"]
-        for msg in summaries:
-            latest = msg is summaries[-1]
-            for stmt in statements(msg.text):
-                if stmt.pending and not latest:
-                    continue  # only the newest summary says what is still pending
-                where = [c for p in stmt.probes for c in msg.chunk_ids if p and p in texts[c]]
-                add(stmt.type, stmt.text, stmt.importance,
-                    list(dict.fromkeys(where)) or msg.chunk_ids,
-                    PENDING_TAGS if stmt.pending else SUMMARY_TAGS, 0.5)
+        _summaries(msgs, {c.id: c.text for c in session.chunks}, found)
         for msg in msgs:
-            if not msg.is_prose:
-                continue
-            if msg.role == "user" and msg.text.startswith('Answer to "'):
-                # The person's answer to a question the agent asked: a decision, whole.
-                for line in msg.text.splitlines():
-                    if _ANSWER.match(line):
-                        add("decision", line, 0.75, msg.chunk_ids, (), 0.5)
-                continue
-            for line in prose_lines(msg.text):
-                said = sentences(line)
-                for i, sentence in enumerate(said):
-                    if i and _CONSEQUENCE.match(sentence) and _finding(said[i - 1]):
-                        # "X generates Y. So I don't need Z": the finding and what follows.
-                        add("insight", f"{said[i - 1]} {sentence}", 0.55, msg.chunk_ids)
-                        continue
-                    hit = scan(sentence, msg.role)
-                    if hit is None:
-                        continue
-                    cue, text = hit
-                    importance = min(0.95, cue.importance + (
-                        0.05 if _EMPHATIC.search(sentence) else 0.0))
-                    add(cue.type, text, importance, msg.chunk_ids, cue.tags,
-                        0.5 if cue.importance >= 0.7 else 0.4)
+            if msg.is_prose:
+                _prose(msg, found)
         for msg, stmt in wrapups(msgs):
-            add(stmt.type, stmt.text, stmt.importance - 0.05, msg.chunk_ids)
+            found.add(stmt.type, stmt.text, stmt.importance - 0.05, msg.chunk_ids)
         seq = calls(msgs)
         procedure = gate(seq)
         if procedure is not None:
-            add(procedure.type, procedure.text, procedure.importance, procedure.evidence,
-                ("gate",), 0.5)
+            found.add(procedure.type, procedure.text, procedure.importance,
+                      procedure.evidence, ("gate",), 0.5)
         for stmt in error_fixes(seq):
-            add(stmt.type, stmt.text, stmt.importance, stmt.evidence)
-        return list(found.values())
+            found.add(stmt.type, stmt.text, stmt.importance, stmt.evidence)
+        return list(found.found.values())

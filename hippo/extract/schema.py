@@ -66,31 +66,54 @@ def errors(value: Any, schema: dict[str, Any], path: str = "$") -> list[str]:
     if "enum" in schema and value not in schema["enum"]:
         out.append(f"{path}: {value!r} is not one of {', '.join(map(str, schema['enum']))}")
     if isinstance(value, int | float) and not isinstance(value, bool):
-        if "minimum" in schema and value < schema["minimum"]:
-            out.append(f"{path}: {value} is below {schema['minimum']}")
-        if "maximum" in schema and value > schema["maximum"]:
-            out.append(f"{path}: {value} is above {schema['maximum']}")
+        out += _number(value, schema, path)
     if isinstance(value, str):
-        if len(value.strip()) < schema.get("minLength", 0):
-            out.append(f"{path}: shorter than {schema['minLength']} characters")
-        if "maxLength" in schema and len(value) > schema["maxLength"]:
-            out.append(f"{path}: longer than {schema['maxLength']} characters")
+        out += _string(value, schema, path)
     if isinstance(value, list):
-        if len(value) < schema.get("minItems", 0):
-            out.append(f"{path}: fewer than {schema['minItems']} items")
-        if "maxItems" in schema and len(value) > schema["maxItems"]:
-            out.append(f"{path}: more than {schema['maxItems']} items")
-        if "items" in schema:
-            for i, item in enumerate(value):
-                out += errors(item, schema["items"], f"{path}[{i}]")
+        out += _array(value, schema, path)
     if isinstance(value, dict):
-        props = schema.get("properties", {})
-        out += [f"{path}: missing {k!r}" for k in schema.get("required", []) if k not in value]
-        if schema.get("additionalProperties") is False:
-            out += [f"{path}: unexpected {k!r}" for k in value if k not in props]
-        for key, sub in props.items():
-            if key in value:
-                out += errors(value[key], sub, f"{path}.{key}")
+        out += _object(value, schema, path)
+    return out
+
+
+def _number(value: float, schema: dict[str, Any], path: str) -> list[str]:
+    out = []
+    if "minimum" in schema and value < schema["minimum"]:
+        out.append(f"{path}: {value} is below {schema['minimum']}")
+    if "maximum" in schema and value > schema["maximum"]:
+        out.append(f"{path}: {value} is above {schema['maximum']}")
+    return out
+
+
+def _string(value: str, schema: dict[str, Any], path: str) -> list[str]:
+    out = []
+    if len(value.strip()) < schema.get("minLength", 0):
+        out.append(f"{path}: shorter than {schema['minLength']} characters")
+    if "maxLength" in schema and len(value) > schema["maxLength"]:
+        out.append(f"{path}: longer than {schema['maxLength']} characters")
+    return out
+
+
+def _array(value: list[Any], schema: dict[str, Any], path: str) -> list[str]:
+    out = []
+    if len(value) < schema.get("minItems", 0):
+        out.append(f"{path}: fewer than {schema['minItems']} items")
+    if "maxItems" in schema and len(value) > schema["maxItems"]:
+        out.append(f"{path}: more than {schema['maxItems']} items")
+    if "items" in schema:
+        for i, item in enumerate(value):
+            out += errors(item, schema["items"], f"{path}[{i}]")
+    return out
+
+
+def _object(value: dict[str, Any], schema: dict[str, Any], path: str) -> list[str]:
+    props = schema.get("properties", {})
+    out = [f"{path}: missing {k!r}" for k in schema.get("required", []) if k not in value]
+    if schema.get("additionalProperties") is False:
+        out += [f"{path}: unexpected {k!r}" for k in value if k not in props]
+    for key, sub in props.items():
+        if key in value:
+            out += errors(value[key], sub, f"{path}.{key}")
     return out
 
 

@@ -1,7 +1,7 @@
 """Fit a layer's memories into a token budget and render it as compact Markdown.
 
-Tokens are counted with the shipped tokenizer (`hippo.tokens.count`; ASCII text through
-its exact pure-Python twin in `wordpiece.py`, which skips loading it). The reported count
+Tokens are counted with the shipped tokenizer (`hippo.tokens.count`, the one counter of
+every budget; ASCII text without loading the tokenizer). The reported count
 is always that of the exact text printed, never an estimate.
 """
 
@@ -17,9 +17,9 @@ _VISIBLE = re.compile(r"[!-~]")
 
 
 def _default_count(text: str) -> int:
-    from hippo.layers import wordpiece
+    from hippo import tokens
 
-    return wordpiece.count(text)
+    return tokens.count(text)
 
 
 def bullet(record: dict[str, Any]) -> str:

@@ -14,95 +14,18 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from hippo.errors import BusyError, ConfigError, UsageError
+from hippo.errors import BusyError, UsageError
+from hippo.mcp.params import McpParams, check_limit
+from hippo.mcp.shape import compact, provenance, snip
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
 
 T = TypeVar("T")
 ACTOR = "mcp"  # the audit log's actor for every change made through the server
-MAX_LIMIT = 50  # results per search/echo call: a model's context is the scarce thing
-SNIPPET = 600  # characters of a source chunk `get` returns (the rest: `echo`)
 FLOOR_TYPES = ("rule", "preference")
-
-
-@dataclass(frozen=True, slots=True)
-class McpParams:
-    """`[mcp]` in the config file (docs/agents.md, MCP)."""
-
-    max_writes: int = 50  # writes (remember, supersede, forget, done, verify) per session
-    allow_verify: bool = False  # let the agent set verified_at (a person's review)
-    busy_retry_seconds: float = 10.0  # keep retrying a busy write this long
-
-    @classmethod
-    def from_table(cls, table: dict[str, Any], **flags: Any) -> McpParams:
-        values = {**table, **{k: v for k, v in flags.items() if v is not None}}
-        unknown = sorted(set(values) - {"max_writes", "allow_verify", "busy_retry_seconds"})
-        if unknown:
-            raise ConfigError(f"unknown setting {unknown[0]!r} in [mcp]; known: "
-                              "allow_verify, busy_retry_seconds, max_writes")
-        p = cls(**values)
-        if isinstance(p.max_writes, bool) or not isinstance(p.max_writes, int) \
-                or p.max_writes < 0:
-            raise ConfigError(f"[mcp] max_writes must be a whole number >= 0, got "
-                              f"{p.max_writes!r}")
-        if not isinstance(p.allow_verify, bool):
-            raise ConfigError(f"[mcp] allow_verify must be true or false, got "
-                              f"{p.allow_verify!r}")
-        if isinstance(p.busy_retry_seconds, bool) or not isinstance(
-                p.busy_retry_seconds, (int, float)) or p.busy_retry_seconds < 0:
-            raise ConfigError("[mcp] busy_retry_seconds must be a number >= 0, got "
-                              f"{p.busy_retry_seconds!r}")
-        return p
-
-
-def _limit(value: int, name: str = "limit") -> int:
-    if not 1 <= value <= MAX_LIMIT:
-        raise UsageError(f"{name} must be between 1 and {MAX_LIMIT}, got {value}")
-    return value
-
-
-def provenance(rec: dict[str, Any]) -> str:
-    """One line: who wrote it, when, and where it came from (session, file and lines)."""
-    src = rec.get("source") or {}
-    bits = [f"{rec['author']}-written {str(rec['created_at'])[:10]}"]
-    if src.get("session"):
-        where = f"session {src['session']}"
-        if src.get("file"):
-            lines = src.get("lines")
-            where += f" ({src['file']}" + (f" lines {lines[0]}-{lines[1]})" if lines else ")")
-        bits.append(f"from {where}")
-    elif src.get("via"):
-        bits.append(f"via {src['via']}")
-    if rec.get("confirmed_at"):
-        bits.append(f"confirmed {str(rec['confirmed_at'])[:10]}")
-    if rec.get("verified_at"):
-        bits.append("verified by a person")
-    return "; ".join(bits)
-
-
-def compact(rec: dict[str, Any]) -> dict[str, Any]:
-    """The record's useful fields for a model: no nulls, no defaults worth nothing."""
-    out: dict[str, Any] = {"id": rec["id"], "text": rec["text"], "type": rec["type"],
-                           "project": rec["project"] or "global"}
-    if "score" in rec:
-        out["score"] = round(float(rec["score"]), 3)
-    if rec.get("tags"):
-        out["tags"] = rec["tags"]
-    out["importance"] = rec["importance"]
-    out["date"] = str(rec["created_at"])[:10]
-    for key in ("pinned", "canonical"):
-        if rec.get(key):
-            out[key] = True
-    if rec.get("status", "active") != "active":
-        out["status"] = rec["status"]
-    if rec.get("superseded_by"):
-        out["superseded_by"] = rec["superseded_by"]
-    out["provenance"] = provenance(rec)
-    return out
 
 
 class Engine:
@@ -217,7 +140,7 @@ class Engine:
                all_projects: bool = False) -> dict[str, Any]:
         from hippo.retrieve.pipeline import search
 
-        _limit(limit)
+        check_limit(limit)
         if not 0.0 <= min_score <= 1.0:
             raise UsageError(f"min_score must be between 0 and 1, got {min_score}")
         projects: Any = (None if all_projects else [project, None] if project else ...)
@@ -285,7 +208,7 @@ class Engine:
         def run() -> dict[str, Any]:
             rec = brain.get(self.h.db, memory_id)
             rec["provenance"] = provenance(rec)
-            rec["sources"] = [{**src, "text": _snip(src.get("text"))}
+            rec["sources"] = [{**src, "text": snip(src.get("text"))}
                               for src in brain.sources(self.h.db, memory_id)]
             rec["history"] = [{"at": e["at"], "action": e["action"], "actor": e["actor"]}
                               for e in audit.history(self.h.db, memory_id)]
@@ -297,7 +220,7 @@ class Engine:
              context: int = 0) -> dict[str, Any]:
         from hippo.retrieve.echo import EchoFilters, search
 
-        _limit(limit)
+        check_limit(limit)
         if not 0 <= context <= 5:
             raise UsageError(f"context must be between 0 and 5, got {context}")
 
@@ -417,8 +340,3 @@ class Engine:
 
         return self.call(run, write=True)
 
-
-def _snip(text: str | None) -> str | None:
-    if text is None or len(text) <= SNIPPET:
-        return text
-    return text[:SNIPPET] + "…"

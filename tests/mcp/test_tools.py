@@ -265,14 +265,15 @@ def test_a_database_busy_past_the_bound_is_a_clear_tool_error(make_server, db_pa
 @pytest.mark.parametrize(("table", "message"), [
     ('max_writes = "lots"', "hippo: [mcp] max_writes must be a whole number >= 0, got 'lots'"),
     ("allow_verify = 1", "hippo: [mcp] allow_verify must be true or false, got 1"),
-    ("max_write = 3", ("hippo: unknown setting 'max_write' in [mcp]; known: allow_verify, "
-                       "busy_retry_seconds, max_writes")),
+    ("max_write = 3", ("hippo: unknown setting 'max_write' in [mcp] of {config}; did you mean "
+                      "'max_writes'?")),
 ])
 def test_a_bad_mcp_setting_is_exit_78_before_serving(cli, isolated_home, table,
                                                      message) -> None:
-    (isolated_home / "config.toml").write_text(f"[mcp]\n{table}\n")
+    config = isolated_home / "config.toml"
+    config.write_text(f"[mcp]\n{table}\n")
     r = cli("mcp")
-    assert (r.exit_code, r.stdout, r.stderr) == (78, "", message + "\n")
+    assert (r.exit_code, r.stdout, r.stderr) == (78, "", message.format(config=config) + "\n")
 
 
 def test_close_waits_for_the_model_warm_up(db_path) -> None:

@@ -106,8 +106,14 @@ def echoing_provider() -> Iterator[str]:
 def test_api_keys_are_never_printed_logged_or_stored(cli, hippo_proc, db_path: Path,
                                                      tmp_path: Path, echoing_provider,
                                                      isolated_home: Path) -> None:
-    # A key pasted into the config file (hippo reads keys from the environment only).
-    (isolated_home / "config.toml").write_text(f'[voyage]\napi_key = "{VOYAGE_KEY}"\n')
+    # A key pasted into the config file (hippo reads keys from the environment only): an
+    # unknown table, so the file is refused (exit 78) by a line without the key.
+    config = isolated_home / "config.toml"
+    config.write_text(f'[voyage]\napi_key = "{VOYAGE_KEY}"\n')
+    refused = hippo_proc(["config", "--json"])
+    assert refused.returncode == 78 and "unknown table [voyage]" in refused.stderr
+    assert "MARKER" not in refused.stdout + refused.stderr
+    config.unlink()
     cli("add", "the deploy pipeline uses blue green releases")
     transcript = tmp_path / "t.jsonl"
     transcript.write_text('{"role": "user", "content": "We decided to use blue green '
