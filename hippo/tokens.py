@@ -14,6 +14,7 @@ vocabulary and the greedy matcher are the query tokenizer's (`hippo.embed.wordpi
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
@@ -62,3 +63,22 @@ def count_ascii(text: str) -> int | None:
         for piece in _PIECE_RE.findall(_CONTROL_RE.sub("", segment)):
             total += 1 if len(piece) == 1 and not piece.isalnum() else _word(piece.lower(), known)
     return total
+
+
+BATCH = 512
+
+
+def count_many(texts: Iterable[str]) -> int:
+    """Total tokens of many texts: pure-Python WordPiece for a little ASCII, else batches.
+
+    Loading the real tokenizer costs ~0.1 s, so `hippo stats` on a small or empty store
+    must not pay it; an archive is encoded in batches (one call per text is slow).
+    """
+    items = [t for t in texts if t]
+    if not items:
+        return 0
+    if sum(map(len, items)) < 20_000 and all(t.isascii() for t in items):
+        return sum(count_ascii(t) or 0 for t in items)
+    tok = _tokenizer()  # the same tokenizer `count` uses
+    return sum(len(e.ids) for start in range(0, len(items), BATCH)
+               for e in tok.encode_batch(items[start:start + BATCH], add_special_tokens=False))

@@ -73,11 +73,12 @@ def emit_layers(parts: "Sequence[Packed]", *, json_flag: bool) -> None:
 
 def summary(parts: "Sequence[Packed]") -> dict[str, object]:
     """The final JSON line: totals over the layers (and each layer when there are several)."""
-    from hippo.layers import render, wordpiece
+    from hippo import tokens
+    from hippo.layers import render
 
     out: dict[str, object] = {
         "event": "summary",
-        "tokens": wordpiece.count(render(parts)),
+        "tokens": tokens.count(render(parts)),
         "budget": sum(p.budget for p in parts),
         "included": sum(len(p.included) for p in parts),
         "omitted": sum(len(p.omitted) for p in parts),
@@ -94,7 +95,7 @@ def summary(parts: "Sequence[Packed]") -> dict[str, object]:
 def report(parts: "Sequence[Packed]", text: str) -> str:
     """One stderr line: tokens printed, per layer what loaded, the ids left out and those
     waiting for a person's review."""
-    from hippo.layers import wordpiece
+    from hippo import tokens
 
     names = {"rule_floor": "rules", "guidance": "guidance"}
     bits = []
@@ -107,7 +108,7 @@ def report(parts: "Sequence[Packed]", text: str) -> str:
                     f"({p.tokens}/{p.budget} tokens{left}{held})")
     if any(p.unverified for p in parts):
         bits.append("review: hippo list --unverified, then hippo verify ID")
-    return f"hippo: {wordpiece.count(text)} tokens printed; " + "; ".join(bits)
+    return f"hippo: {tokens.count(text)} tokens printed; " + "; ".join(bits)
 
 
 def _ids(ids: "Sequence[int]") -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from hippo.layers.floor import (
@@ -13,32 +12,10 @@ from hippo.layers.floor import (
     rule_floor,
 )
 from hippo.layers.pack import Packed, bullet
+from hippo.tokens import count_many
 
 if TYPE_CHECKING:
     from hippo.store import Store
-
-BATCH = 512
-
-
-def count_many(texts: Iterable[str]) -> int:
-    """Total tokens of many texts: pure-Python WordPiece for a little ASCII, else batches.
-
-    Loading the real tokenizer costs ~0.1 s, so `hippo stats` on a small or empty store
-    must not pay it; an archive is encoded in batches (one call per text is slow).
-    """
-    items = [t for t in texts if t]
-    if not items:
-        return 0
-    if sum(map(len, items)) < 20_000 and all(t.isascii() for t in items):
-        from hippo.layers.wordpiece import count_ascii
-
-        return sum(count_ascii(t) or 0 for t in items)
-    from hippo import tokens
-
-    tok = tokens._tokenizer()  # the same tokenizer `tokens.count` uses
-    return sum(len(e.ids) for start in range(0, len(items), BATCH)
-               for e in tok.encode_batch(items[start:start + BATCH], add_special_tokens=False))
-
 
 def _size(packed: Packed) -> dict[str, Any]:
     everything = packed.included + packed.omitted

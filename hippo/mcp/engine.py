@@ -246,7 +246,8 @@ class Engine:
 
     def context(self, *, route: bool = False, topic: Sequence[str] = (),
                 budget: int = 800) -> dict[str, Any]:
-        from hippo.layers import Route, guidance, render, rule_floor, wordpiece
+        from hippo import tokens
+        from hippo.layers import Route, guidance, render, rule_floor
 
         if not 0 <= budget <= 20_000:
             raise UsageError(f"budget must be between 0 and 20000 tokens, got {budget}")
@@ -257,7 +258,7 @@ class Engine:
             if route or topic:
                 parts.append(guidance(self.h.db, where, 1500))
             text = render(parts)
-            return {"text": text, "tokens": wordpiece.count(text),
+            return {"text": text, "tokens": tokens.count(text),
                     "layers": {p.layer: p.summary() for p in parts}}
 
         return self.call(run)
