@@ -305,7 +305,8 @@ def _watermarks(h: Hippo, fix: bool) -> Check:
 
 
 def _models(h: Hippo) -> Check:
-    from hippo.vectors import VEC_TABLES, store_model
+    from hippo.store.sqlite.vectors import VEC_TABLES
+    from hippo.vectors import store_model
 
     problems = []
     for store, (table, _key, _cols) in VEC_TABLES.items():

@@ -16,7 +16,8 @@ from hippo.errors import UsageError
 from hippo.jobs import job
 from hippo.maintain.common import OnEvent, batches, failpoint, meta_get, meta_set
 from hippo.progress import progress
-from hippo.vectors import VEC_TABLES, embed_texts, store_model, to_blob, vec_table_ddl
+from hippo.store.sqlite.vectors import VEC_TABLES, vec_table_ddl
+from hippo.vectors import embed_texts, store_model, to_blob
 
 if TYPE_CHECKING:
     from hippo.config import Settings

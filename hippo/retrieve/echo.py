@@ -7,27 +7,19 @@ both retrievers. Degrades like Brain search: no embedder → lexical only; no FT
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from hippo.retrieve.constants import BM25, PARALLEL_MIN_ROWS, VECTOR
 from hippo.retrieve.querytext import prepare
+from hippo.store.filters import EchoFilters
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
-    from hippo.store.sqlite.database import Database
+    from hippo.store import Store
 
 CANDIDATES = 30
-
-
-@dataclass(slots=True)
-class EchoFilters:
-    sessions: Sequence[str] = ()
-    projects: Sequence[str | None] | None = None  # None: every project
-    since: str | None = None
-    until: str | None = None
-    roles: Sequence[str] = ()
 
 
 @dataclass(slots=True)
@@ -36,42 +28,11 @@ class EchoResult:
     degraded: list[str] = field(default_factory=list)
 
 
-def _where(f: EchoFilters) -> tuple[str, list[Any]]:
-    parts: list[str] = ["1"]
-    params: list[Any] = []
-    if f.sessions:
-        parts.append(f"e.session_key IN ({','.join('?' * len(f.sessions))})")
-        params.extend(f.sessions)
-    if f.projects is not None:
-        named = [p for p in f.projects if p is not None]
-        clause = []
-        if named:
-            clause.append(f"c.project IN ({','.join('?' * len(named))})")
-            params.extend(named)
-        if any(p is None for p in f.projects):
-            clause.append("c.project IS NULL")
-        parts.append("(" + (" OR ".join(clause) or "0") + ")")
-    if f.since:
-        parts.append("c.started_at >= ?")
-        params.append(f.since)
-    if f.until:
-        parts.append("c.started_at <= ?")
-        params.append(f.until)
-    if f.roles:
-        parts.append("(" + " OR ".join("(',' || c.roles || ',') LIKE ?" for _ in f.roles) + ")")
-        params.extend(f"%,{r},%" for r in f.roles)
-    return " AND ".join(parts), params
-
-
-def lexical(db: Database, query: str, f: EchoFilters,
+def lexical(db: Store, query: str, f: EchoFilters,
             n: int = CANDIDATES) -> list[int] | None:
     """Chunk ids by BM25 (AND, then OR when AND finds too little); None: no usable terms."""
     from hippo.retrieve.ftsquery import build_match
 
-    where, params = _where(f)
-    sql = ("SELECT c.id FROM echo_fts JOIN echo_chunks c ON c.id = echo_fts.rowid "
-           "JOIN echo_sessions e ON e.id = c.session_id "
-           f"WHERE echo_fts MATCH ? AND {where} ORDER BY bm25(echo_fts) LIMIT ?")
     out: list[int] = []
     tried = False
     for mode in ("and", "or"):
@@ -79,7 +40,7 @@ def lexical(db: Database, query: str, f: EchoFilters,
         if match is None:
             continue
         tried = True
-        for (cid,) in db.execute(sql, (match, *params, n)):
+        for cid in db.lexical.search_chunks(match, n, f):
             if cid not in out:
                 out.append(cid)
         if len(out) >= 5:
@@ -87,33 +48,24 @@ def lexical(db: Database, query: str, f: EchoFilters,
     return out[:n] if tried else None
 
 
-def _lexical(db: Database, query: str, f: EchoFilters) -> Callable[[], list[int] | None]:
+def _lexical(db: Store, query: str, f: EchoFilters) -> Callable[[], list[int] | None]:
     """Start `lexical`; beside the vector scan, on a second connection, on a big store
     (as the Brain pipeline does); calling the result collects it."""
-    def run(conn: Database) -> list[int] | None:
+    def run(conn: Store) -> list[int] | None:
         return lexical(conn, query, f)
 
-    if (db.scalar("SELECT max(id) FROM echo_chunks") or 0) < PARALLEL_MIN_ROWS:
+    if db.lexical.extent("echo") < PARALLEL_MIN_ROWS:
         return lambda: run(db)
     from hippo.background import beside
 
-    return beside(db, run, "hippo-echo-bm25")
+    return beside(cast(Any, db), run, "hippo-echo-bm25")
 
 
 def semantic(h: Hippo, vector: Any, f: EchoFilters, n: int = CANDIDATES) -> list[tuple[int, float]]:
     """Chunk ids by exact cosine distance, filters applied in the same query."""
     from hippo.vectors import to_blob
 
-    where, params = _where(f)
-    if not f.sessions and not f.since and not f.until and not f.roles and f.projects is None:
-        sql = ("SELECT chunk_id, distance FROM echo_vec WHERE embedding MATCH ? AND k = ? "
-               "ORDER BY distance")
-        return [(int(a), float(b)) for a, b in h.db.execute(sql, (to_blob(vector), n))]
-    # Filtered: an exact scan of the matching rows (vec_distance_cosine), still brute force.
-    sql = ("SELECT c.id, vec_distance_cosine(v.embedding, ?) AS d FROM echo_vec v "
-           "JOIN echo_chunks c ON c.id = v.chunk_id JOIN echo_sessions e ON e.id = c.session_id "
-           f"WHERE {where} ORDER BY d LIMIT ?")
-    return [(int(a), float(b)) for a, b in h.db.execute(sql, (to_blob(vector), *params, n))]
+    return [(x.id, x.distance) for x in h.db.vectors.knn_chunks(to_blob(vector), n, f)]
 
 
 NEIGHBOUR_WEIGHT = 0.3  # measured on LoCoMo turns: +5 points recall_any@5 (docs/quality.md)
@@ -187,14 +139,12 @@ def _encode_once(h: Hippo, query: str, params: Any) -> None:
     both); a database that cannot take the write leaves it to the usual path."""
     if params.late_pool <= 0:
         return
-    import apsw
-
     from hippo.errors import HippoError
     from hippo.retrieve import query as q
 
     emb = h.embedder("echo")
     if q.can_encode_tokens(emb) and not q.query_cached(h.db, emb, query):
-        with contextlib.suppress(HippoError, apsw.Error):
+        with contextlib.suppress(HippoError):
             q.encode_query(h.db, emb, query)  # its token ids are not kept
 
 
@@ -218,7 +168,7 @@ def search(h: Hippo, query: str, *, filters: EchoFilters | None = None, limit: i
     distances: dict[int, float] = {}
     qv = None
     collect = _lexical(h.db, query, f)
-    has_vec = bool(h.db.scalar("SELECT 1 FROM sqlite_master WHERE name = 'echo_vec'"))
+    has_vec = h.db.vectors.has("echo")
     if has_vec and query.strip():
         try:
             _encode_once(h, query, params)

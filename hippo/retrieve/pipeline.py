@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import EllipsisType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from hippo.errors import ConfigError, HippoError, UsageError
 from hippo.memtypes import TIERS, resolve
@@ -34,19 +34,19 @@ from hippo.retrieve.constants import (
     VECTOR,
     SearchParams,
 )
-from hippo.retrieve.filters import Filters
 from hippo.retrieve.fuse import fuse
 from hippo.retrieve.hint import apply_hint, task_hint
 from hippo.retrieve.mmr import select
 from hippo.retrieve.querytext import prepare
 from hippo.retrieve.score import age_days, final_score, freshness, match_factor, tau_for
+from hippo.store.filters import SearchFilters
 
 if TYPE_CHECKING:
     from hippo.config import Settings
     from hippo.core import Hippo
-    from hippo.store.sqlite.database import Database
+    from hippo.store import Store
+    from hippo.store.lexical import LexHit
 
-CACHED_VECTOR = "SELECT vector FROM embed_cache WHERE model = ? AND content_hash = ?"
 RECORDS = "SELECT {columns} FROM memories WHERE id IN ({marks})"
 FALLBACK_TYPE = "fact"  # τ for a stored type no longer declared in the config
 COUNTER_WAIT_MS = 50
@@ -87,7 +87,7 @@ def make_filters(h: Hippo, *, types: Sequence[str] = (), tiers: Sequence[str] = 
                  tags: Sequence[str] = (), since: datetime | str | None = None,
                  until: datetime | str | None = None,
                  projects: Sequence[str | None] | None | EllipsisType = ...,
-                 include_superseded: bool = False) -> Filters:
+                 include_superseded: bool = False) -> SearchFilters:
     """Validated filters; `projects=...` means the current project plus global memories."""
     for t in types:
         resolve(t, h.types)
@@ -98,7 +98,7 @@ def make_filters(h: Hippo, *, types: Sequence[str] = (), tiers: Sequence[str] = 
         scope: tuple[str | None, ...] | None = tuple(dict.fromkeys((h.project, None)))
     else:
         scope = None if projects is None else tuple(dict.fromkeys(projects))
-    return Filters(projects=scope, types=tuple(types), tiers=tuple(tiers),
+    return SearchFilters(projects=scope, types=tuple(types), tiers=tuple(tiers),
                    tags=tuple(t.strip().lower() for t in tags if t.strip()),
                    since=_bound(since), until=_bound(until),
                    include_superseded=include_superseded)
@@ -110,23 +110,17 @@ def _note(exc: BaseException) -> str:
 
 def _cached(h: Hippo, model: str, text: str) -> bytes | None:
     """The cached vector of `text` under `model`, counting the hit without ever waiting."""
-    from hippo.vectors import bump, content_hash
+    from hippo.vectors import content_hash
 
     db = h.db
-    blob = db.scalar(CACHED_VECTOR, (model, content_hash(text)))
+    blob = db.embed_cache.get(model, content_hash(text))
     if blob is None:
         return None
     # Count the hit, but never make a search wait behind a writer (or fail on a
     # read-only file) for a counter.
-    db.conn.set_busy_timeout(COUNTER_WAIT_MS)
-    try:
-        with db.transaction():
-            bump(db, "embed.cache_hits", 1)
-    except HippoError:
-        pass
-    finally:
-        db.conn.set_busy_timeout(db.busy_timeout_ms)  # this connection's (a hook caps it)
-    return bytes(blob)
+    with db.waiting(COUNTER_WAIT_MS), contextlib.suppress(HippoError), db.transaction():
+        db.vectors.bump("embed.cache_hits", 1)
+    return blob
 
 
 def query_vector(h: Hippo, text: str, degraded: list[str],
@@ -176,7 +170,7 @@ def query_vector(h: Hippo, text: str, degraded: list[str],
         return None
 
 
-def _records(db: Database, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+def _records(db: Any, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
     from hippo.brain import COLUMNS
     from hippo.records import to_record
 
@@ -345,8 +339,8 @@ def search(
     return out
 
 
-def _lexical(db: Database, text: str, k: int, filters: Filters,
-             p: SearchParams) -> Callable[[], list[fts.FtsHit]]:
+def _lexical(db: Store, text: str, k: int, filters: SearchFilters,
+             p: SearchParams) -> Callable[[], list[LexHit]]:
     """Start the BM25 retriever; calling the result waits for its hits (or its error).
 
     On a big store it runs in a thread on a second connection while the caller embeds
@@ -354,14 +348,14 @@ def _lexical(db: Database, text: str, k: int, filters: Filters,
     cores the BM25 time disappears behind the scan. Ids whose memory is gone by the
     time records are read are dropped below, as for any concurrent delete.
     """
-    def run(conn: Database) -> list[fts.FtsHit]:
+    def run(conn: Store) -> list[LexHit]:
         return fts.search(conn, text, k, filters, and_min_hits=p.fts_and_min_hits)
 
-    if (db.scalar(vec.LATEST_ID) or 0) < PARALLEL_MIN_ROWS:
+    if db.lexical.extent("brain") < PARALLEL_MIN_ROWS:
         return lambda: run(db)
     from hippo.background import beside
 
-    return beside(db, run, "hippo-bm25")
+    return beside(cast(Any, db), run, "hippo-bm25")
 
 
 def _date_windows(text: str, p: SearchParams) -> list[Any]:
@@ -380,7 +374,7 @@ def _created_in(rec: dict[str, Any], windows: Sequence[Any]) -> bool:
     return in_any(parse_timestamp(rec["created_at"]), windows)
 
 
-def _window_hits(db: Database, blob: bytes, k: int, filters: Filters,
+def _window_hits(db: Store, blob: bytes, k: int, filters: SearchFilters,
                  windows: Sequence[Any]) -> list[int]:
     """Nearest `k` vectors created inside any window (and inside the user's own bounds)."""
     import dataclasses

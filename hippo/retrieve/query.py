@@ -38,8 +38,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-import apsw
-
 from hippo.errors import HippoError
 
 if TYPE_CHECKING:
@@ -47,7 +45,7 @@ if TYPE_CHECKING:
 
     from hippo.config import Settings
     from hippo.embed import Embedder
-    from hippo.store.sqlite.database import Database
+    from hippo.store import Store
 
 # -- dates named in a query ------------------------------------------------------------
 
@@ -164,12 +162,6 @@ TERNARY_SHARE = 1 / 3
 # token's best match, and is not stored: 48 % fewer tokens in coding-agent transcript
 # chunks, 7.5 % in conversation turns, recall unchanged (docs/quality.md).
 DISTINCT_COSINE = 0.7
-_CACHED = "SELECT content_hash, vector FROM embed_cache WHERE model = ? AND content_hash IN ({marks})"
-_CACHED_ONE = "SELECT vector FROM embed_cache WHERE model = ? AND content_hash = ?"
-_STORE = ("INSERT OR IGNORE INTO embed_cache(model, content_hash, vector, created_at) "
-          "VALUES (?, ?, ?, ?)")
-# A token matrix encoded because the cached one was missing or damaged replaces it.
-_RESTORE = _STORE.replace("OR IGNORE", "OR REPLACE")
 _HEAD = struct.Struct("<II")  # token count, dimensions
 
 
@@ -338,7 +330,7 @@ def _forward(embedder: Embedder, texts: Sequence[str],
     return pooled, [TokenMatrix.from_vectors(ids, vecs, words) for ids, vecs, words in mats]
 
 
-def warm_caches(db: Database, embedder: Embedder, texts: Sequence[str]) -> int:
+def warm_caches(db: Store, embedder: Embedder, texts: Sequence[str]) -> int:
     """Fill `embed_cache` with both the sentence vector and the token matrix of every text
     this model has not seen, in one forward pass each; returns how many were encoded.
 
@@ -347,7 +339,7 @@ def warm_caches(db: Database, embedder: Embedder, texts: Sequence[str]) -> int:
     Embedders without token vectors are left alone (0).
     """
     from hippo.timeutil import now_iso
-    from hippo.vectors import bump, content_hash, to_blob
+    from hippo.vectors import content_hash, to_blob
 
     if not can_encode_tokens(embedder):
         return 0
@@ -355,29 +347,24 @@ def warm_caches(db: Database, embedder: Embedder, texts: Sequence[str]) -> int:
     first: dict[str, str] = {}
     for t in texts:
         first.setdefault(content_hash(t), t)
-    todo: list[str] = []
     hashes = list(first)
-    for start in range(0, len(hashes), 500):
-        part = hashes[start : start + 500]
-        marks = ",".join("?" * len(part))
-        have_vec = {r[0] for r in db.execute(_CACHED.format(marks=marks),
-                                             (embedder.model_id, *part))}
-        have_tok = {r[0] for r in db.execute(_CACHED.format(marks=marks), (tokens_model, *part))}
-        todo += [h for h in part if h not in have_vec or h not in have_tok]
+    have_vec = db.embed_cache.get_many(embedder.model_id, hashes)
+    have_tok = db.tokens.get_many(tokens_model, hashes)
+    todo = [h for h in hashes if h not in have_vec or h not in have_tok]
     if not todo:
         return 0
     pooled, mats = encode_both(embedder, [first[h] for h in todo])
     stamp = now_iso()
     with db.transaction():
         for h, v, m in zip(todo, pooled, mats):
-            db.execute(_STORE, (embedder.model_id, h, to_blob(v), stamp))
-            db.execute(_STORE, (tokens_model, h, m.to_blob(), stamp))
-        bump(db, "embed.model_calls", 1)
-        bump(db, "embed.texts_embedded", len(todo))
+            db.embed_cache.put_many(embedder.model_id, [(h, to_blob(v))], stamp)
+            db.tokens.put(tokens_model, [(h, m.to_blob())], stamp, replace=False)
+        db.vectors.bump("embed.model_calls", 1)
+        db.vectors.bump("embed.texts_embedded", len(todo))
     return len(todo)
 
 
-def warm_for_search(db: Database, settings: Settings, embedder: Embedder,
+def warm_for_search(db: Store, settings: Settings, embedder: Embedder,
                     texts: Sequence[str]) -> None:
     """For writers: with the local model and late interaction on (`late_pool` > 0), cache
     the token matrices of `texts` in the same forward pass as their vectors (`warm_caches`).
@@ -390,7 +377,7 @@ def warm_for_search(db: Database, settings: Settings, embedder: Embedder,
         warm_caches(db, embedder, texts)
 
 
-def encode_query(db: Database, embedder: Embedder, text: str) -> tuple[bytes, TokenMatrix]:
+def encode_query(db: Store, embedder: Embedder, text: str) -> tuple[bytes, TokenMatrix]:
     """A new query's float32 vector blob and token matrix from one forward pass.
 
     Both go to `embed_cache` under the text's hash when the database takes the write (a
@@ -398,14 +385,14 @@ def encode_query(db: Database, embedder: Embedder, text: str) -> tuple[bytes, To
     with its token ids masked by the query's own text (`QUERY_SUFFIX`): the ids would spell
     the query out, and a prompt is not a memory (docs/privacy.md).
     """
-    from hippo.vectors import bump, to_blob
+    from hippo.vectors import to_blob
 
     pooled, mat = _query_forward(embedder, text)
     blob = to_blob(pooled)
-    with contextlib.suppress(HippoError, apsw.Error), db.transaction():
+    with contextlib.suppress(HippoError), db.transaction():
         _store_query(db, embedder, text, blob, mat)
-        bump(db, "embed.model_calls", 1)
-        bump(db, "embed.texts_embedded", 1)
+        db.vectors.bump("embed.model_calls", 1)
+        db.vectors.bump("embed.texts_embedded", 1)
     return blob, mat
 
 
@@ -437,43 +424,42 @@ def _query_forward(embedder: Embedder, text: str) -> tuple[Any, TokenMatrix]:
     return pooled[0], TokenMatrix.from_vectors(ids, vecs, words)
 
 
-def _store_query(db: Database, embedder: Embedder, text: str, blob: bytes | None,
+def _store_query(db: Store, embedder: Embedder, text: str, blob: bytes | None,
                  mat: TokenMatrix) -> None:
     from hippo.timeutil import now_iso
     from hippo.vectors import content_hash
 
     stamp, h = now_iso(), content_hash(text)
     if blob is not None:
-        db.execute(_STORE, (embedder.model_id, h, blob, stamp))
-    db.execute(_RESTORE, (embedder.model_id + QUERY_SUFFIX, h, _masked(mat, text).to_blob(),
-                          stamp))
+        db.embed_cache.put_many(embedder.model_id, [(h, blob)], stamp)
+    db.tokens.put(embedder.model_id + QUERY_SUFFIX, [(h, _masked(mat, text).to_blob())], stamp)
 
 
-def query_cached(db: Database, embedder: Embedder, text: str) -> bool:
+def query_cached(db: Store, embedder: Embedder, text: str) -> bool:
     """Whether both the vector and the (masked) token matrix of this query are cached."""
     from hippo.vectors import content_hash
 
     h = content_hash(text)
-    return all(db.scalar(_CACHED_ONE, (model, h)) is not None
-               for model in (embedder.model_id, embedder.model_id + QUERY_SUFFIX))
+    return (db.embed_cache.get(embedder.model_id, h) is not None
+            and db.tokens.get(embedder.model_id + QUERY_SUFFIX, h) is not None)
 
 
-def query_matrix(db: Database, embedder: Embedder, text: str) -> TokenMatrix:
+def query_matrix(db: Store, embedder: Embedder, text: str) -> TokenMatrix:
     """A query's token matrix: from the cache (ids unmasked with the text itself, no
     model), else encoded now and cached masked (best effort)."""
     from hippo.vectors import content_hash
 
-    blob = db.scalar(_CACHED_ONE, (embedder.model_id + QUERY_SUFFIX, content_hash(text)))
+    blob = db.tokens.get(embedder.model_id + QUERY_SUFFIX, content_hash(text))
     if blob is not None:
         with contextlib.suppress(ValueError, struct.error):
-            return _masked(TokenMatrix.from_blob(bytes(blob)), text)
+            return _masked(TokenMatrix.from_blob(blob), text)
     _, mat = _query_forward(embedder, text)
-    with contextlib.suppress(HippoError, apsw.Error), db.transaction():
+    with contextlib.suppress(HippoError), db.transaction():
         _store_query(db, embedder, text, None, mat)
     return mat
 
 
-def token_matrices(db: Database, embedder: Embedder, texts: Sequence[str]) -> list[TokenMatrix]:
+def token_matrices(db: Store, embedder: Embedder, texts: Sequence[str]) -> list[TokenMatrix]:
     """Token matrices of stored `texts` (memories, chunks), from the cache when this model
     has seen the text before; those encoded here are cached. Never a query's
     (`query_matrix`): the cache keeps what a purge can find, the text of a row."""
@@ -484,21 +470,17 @@ def token_matrices(db: Database, embedder: Embedder, texts: Sequence[str]) -> li
     hashes = [content_hash(t) for t in texts]
     unique = list(dict.fromkeys(hashes))
     found: dict[str, TokenMatrix] = {}
-    for start in range(0, len(unique), 500):
-        part = unique[start : start + 500]
-        for h, blob in db.execute(_CACHED.format(marks=",".join("?" * len(part))),
-                                  (model, *part)):
-            with contextlib.suppress(ValueError, struct.error):  # damaged: encode again
-                found[h] = TokenMatrix.from_blob(bytes(blob))
+    for h, blob in db.tokens.get_many(model, unique).items():
+        with contextlib.suppress(ValueError, struct.error):  # damaged: encode again
+            found[h] = TokenMatrix.from_blob(bytes(blob))
     missing = [h for h in unique if h not in found]
     if missing:
         first = dict(zip(hashes, texts))
         mats = encode_tokens(embedder, [first[h] for h in missing])
         stamp = now_iso()
         # A cache that cannot be written (busy, read-only) still leaves a result.
-        with contextlib.suppress(HippoError, apsw.Error), db.transaction():
-            for h, m in zip(missing, mats):
-                db.execute(_RESTORE, (model, h, m.to_blob(), stamp))
+        with contextlib.suppress(HippoError), db.transaction():
+            db.tokens.put(model, [(h, m.to_blob()) for h, m in zip(missing, mats)], stamp)
         found.update(zip(missing, mats))
     return [found[h] for h in hashes]
 

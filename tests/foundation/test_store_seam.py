@@ -59,16 +59,10 @@ NOT_YET: set[str] = {
     "maintain/session_job.py",
     "maintain/undo.py",
     "project.py",
-    "retrieve/echo.py",
-    "retrieve/fts.py",
     "retrieve/pipeline.py",
-    "retrieve/query.py",
-    "retrieve/rerank.py",
-    "retrieve/vec.py",
     "salvage.py",
     "screen.py",
     "stats.py",
-    "vectors.py",
 }
 
 
