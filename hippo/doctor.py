@@ -113,7 +113,7 @@ def _echo_vectors(h: Hippo, fix: bool) -> Check:
     return check
 
 
-# Texts each store's searches score by late interaction (`hippo.retrieve.query`).
+# Texts each store's searches score by late interaction (`hippo.retrieve.late`).
 _SCORED = {"brain": "SELECT text, content_hash FROM memories WHERE status = 'active'",
            "echo": "SELECT text, content_hash FROM echo_chunks"}
 
@@ -124,7 +124,7 @@ def _token_matrices(h: Hippo, fix: bool) -> Check:
     cached them (Echo chunks before December 2026), or with `late_pool = 0`, lack one;
     `--fix` encodes them now."""
     from hippo.maintain.common import meta_get
-    from hippo.retrieve import query as q
+    from hippo.retrieve import tokencache
     from hippo.retrieve.pipeline import load_params
     from hippo.vectors import store_model
 
@@ -138,7 +138,7 @@ def _token_matrices(h: Hippo, fix: bool) -> Check:
         missing[store] = h.db.rows(
             f"SELECT text FROM ({sql}) AS t WHERE NOT EXISTS (SELECT 1 FROM embed_cache e "
             "WHERE e.model = ? AND e.content_hash = t.content_hash)",
-            (recorded[0] + q.TOKENS_SUFFIX,))
+            (recorded[0] + tokencache.TOKENS_SUFFIX,))
     count = sum(len(rows) for rows in missing.values())
     if not count:
         return Check("token-matrices", True)
@@ -156,7 +156,7 @@ def _token_matrices(h: Hippo, fix: bool) -> Check:
                 emb = h.embedder(store)
                 for start in range(0, len(rows), 256):
                     part = [r["text"] for r in rows[start : start + 256]]
-                    done += q.warm_caches(h.db, emb, part)  # repeated texts: encoded once
+                    done += tokencache.warm_caches(h.db, emb, part)  # repeated texts: encoded once
                     bar.advance(len(part))
         check.fixed = f"encoded {done}"
     return check
@@ -167,12 +167,12 @@ def _token_repeats(h: Hippo, fix: bool) -> Check:
     2026) are valid, only larger (up to twice, for transcript chunks). `--fix` compacts
     them from their stored planes: no model, about a millisecond each."""
     from hippo.maintain.common import meta_get, meta_set
-    from hippo.retrieve import query as q
-    from hippo.retrieve.constants import TOKENS_DISTINCT_KEY
+    from hippo.retrieve import tokencache, tokenmatrix
+    from hippo.store.tokens import TOKENS_DISTINCT_KEY
 
     if meta_get(h.db, TOKENS_DISTINCT_KEY) is not None:
         return Check("token-repeats", True)
-    pattern = "%" + q.TOKENS_SUFFIX
+    pattern = "%" + tokencache.TOKENS_SUFFIX
     count = int(h.db.scalar("SELECT count(*) FROM embed_cache WHERE model LIKE ?", (pattern,)))
     what = f"{count} token matri{'x' if count == 1 else 'ces'}"
     check = Check("token-repeats", True, f"{what} cached before December 2026 may keep "
@@ -198,7 +198,7 @@ def _token_repeats(h: Hippo, fix: bool) -> Check:
                 for r in rows:
                     blob = bytes(r["vector"])
                     try:
-                        small = q.TokenMatrix.from_blob(blob).distinct().to_blob()
+                        small = tokenmatrix.TokenMatrix.from_blob(blob).distinct().to_blob()
                     except (ValueError, struct.error):
                         continue  # damaged: a search encodes it again when it meets it
                     if len(small) < len(blob):

@@ -83,7 +83,7 @@ def _build(db: Database, t: Tables, emb: Embedder, keys: Sequence[int],
         (orjson.dumps(list(keys)).decode(),))}
     rows = [r for r in db.execute(t.texts, (orjson.dumps(list(keys)).decode(),))
             if r[0] in live]
-    from hippo.retrieve.query import warm_for_search
+    from hippo.retrieve.tokencache import warm_for_search
 
     warm_for_search(db, settings, emb, [r[1] for r in rows])
     vecs = embed_texts(db, emb, [r[1] for r in rows])

@@ -16,7 +16,7 @@ import hippo
 from hippo.core import Hippo
 from hippo.errors import ConfigError, UsageError
 from hippo.records import from_input
-from hippo.retrieve.constants import SearchParams
+from hippo.retrieve.params import SearchParams
 from hippo.retrieve.pipeline import search
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)

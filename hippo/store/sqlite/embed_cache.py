@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -48,7 +49,9 @@ def put(db: Database, model: str, items: Iterable[tuple[str, bytes]], created_at
 
 class SqliteEmbedCache:
     def __init__(self, db: Database) -> None:
-        self.db = db
+        # A weak reference: the store holds its repositories, a repository does not keep
+        # the store (and its connection) alive, so dropping the store closes the file.
+        self.db = weakref.proxy(db)
 
     def get(self, model: str, content_hash: str) -> bytes | None:
         return get(self.db, model, content_hash)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING
 
 import apsw
@@ -37,7 +38,9 @@ LATEST = {"brain": "SELECT max(id) FROM memories", "echo": "SELECT max(id) FROM 
 
 class SqliteLexical:
     def __init__(self, db: Database) -> None:
-        self.db = db
+        # A weak reference: the store holds its repositories, a repository does not keep
+        # the store (and its connection) alive, so dropping the store closes the file.
+        self.db = weakref.proxy(db)
 
     def search(self, expr: str, k: int, filters: SearchFilters) -> list[LexHit]:
         try:

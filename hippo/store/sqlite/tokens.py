@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -13,7 +14,9 @@ if TYPE_CHECKING:
 
 class SqliteTokenMatrices:
     def __init__(self, db: Database) -> None:
-        self.db = db
+        # A weak reference: the store holds its repositories, a repository does not keep
+        # the store (and its connection) alive, so dropping the store closes the file.
+        self.db = weakref.proxy(db)
 
     def get(self, model: str, content_hash: str) -> bytes | None:
         return embed_cache.get(self.db, model, content_hash)

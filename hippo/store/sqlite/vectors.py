@@ -13,12 +13,14 @@ filters allow. Nothing here needs numpy.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import apsw
 
 from hippo.store.sqlite.filters import chunk_where, memory_where
+from hippo.store.sqlite.meta import SqliteMeta
 from hippo.store.vectors import VecHit
 from hippo.timeutil import epoch
 
@@ -123,19 +125,26 @@ def _vec0_constraints(filters: SearchFilters) -> tuple[str, list[Any]]:
 
 class SqliteVectors:
     def __init__(self, db: Database) -> None:
-        self.db = db
+        # A weak reference: the store holds its repositories, a repository does not keep
+        # the store (and its connection) alive, so dropping the store closes the file.
+        self.db = weakref.proxy(db)
 
     def has(self, store: str) -> bool:
         return bool(self.db.scalar(HAS_TABLE.format(table=VEC_TABLES[store][0])))
 
+    def _meta(self) -> SqliteMeta:
+        # Not `db.meta`: the store's own would hold the store, and keep its file open.
+        return SqliteMeta(self.db)
+
     def model(self, store: str) -> tuple[str, int] | None:
-        model = self.db.meta.get(f"{store}.embed_model")
-        dim = self.db.meta.get(f"{store}.embed_dim")
+        meta = self._meta()
+        model = meta.get(f"{store}.embed_model")
+        dim = meta.get(f"{store}.embed_dim")
         return (model, int(dim or 0)) if model else None
 
     def create(self, store: str, model_id: str, dimensions: int, embedder: str) -> None:
         self.db.execute(vec_table_ddl(store, dimensions))
-        self.db.meta.set_many({f"{store}.embed_model": model_id,
+        self._meta().set_many({f"{store}.embed_model": model_id,
                                f"{store}.embed_dim": str(dimensions),
                                f"{store}.embedder": embedder})
 

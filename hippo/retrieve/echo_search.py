@@ -9,15 +9,18 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
-from hippo.retrieve.constants import BM25, PARALLEL_MIN_ROWS, VECTOR
+from hippo.retrieve import stages
+from hippo.retrieve.params import BM25, DATES, PARALLEL_MIN_ROWS, VECTOR
 from hippo.retrieve.querytext import prepare
 from hippo.store.filters import EchoFilters
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
+    from hippo.retrieve.dates import Window
     from hippo.store import Store
+    from hippo.store.vectors import VecHit
 
 CANDIDATES = 30
 
@@ -54,11 +57,7 @@ def _lexical(db: Store, query: str, f: EchoFilters) -> Callable[[], list[int] | 
     def run(conn: Store) -> list[int] | None:
         return lexical(conn, query, f)
 
-    if db.lexical.extent("echo") < PARALLEL_MIN_ROWS:
-        return lambda: run(db)
-    from hippo.background import beside
-
-    return beside(cast(Any, db), run, "hippo-echo-bm25")
+    return stages.start_lexical(db, "echo", run, "hippo-echo-bm25", PARALLEL_MIN_ROWS)
 
 
 def semantic(h: Hippo, vector: Any, f: EchoFilters, n: int = CANDIDATES) -> list[tuple[int, float]]:
@@ -77,26 +76,27 @@ def _rank(h: Hippo, query: str, f: EchoFilters, qv: Any, rankings: dict[str, lis
     session neighbours, neighbour support, and a boost for chunks in a date the query names.
     """
     from hippo import echo
-    from hippo.retrieve import query as q
+    from hippo.retrieve import dates, late, tokencache
     from hippo.retrieve.fuse import fuse
     from hippo.retrieve.score import parse_timestamp
     from hippo.timeutil import iso
+    from hippo.vectors import to_blob
 
-    windows = [w.widened(params.date_slack_days) for w in q.mentioned_dates(query)] \
+    windows = [w.widened(params.date_slack_days) for w in dates.mentioned_dates(query)] \
         if params.date_boost > 0 and qv is not None else []
     if windows:
-        hits: dict[int, float] = {}
-        for w in windows[:4]:
+        def inside(w: Window) -> list[VecHit]:
             wf = EchoFilters(sessions=f.sessions, projects=f.projects, roles=f.roles,
                              since=iso(w.start), until=iso(w.end))
-            for cid, d in semantic(h, qv, wf, CANDIDATES):
-                hits[cid] = min(d, hits.get(cid, d))
-        if hits:
-            rankings["dates"] = sorted(hits, key=lambda i: (hits[i], i))[:CANDIDATES]
+            return h.db.vectors.knn_chunks(to_blob(qv), CANDIDATES, wf)
+
+        dated = stages.window_hits(windows, CANDIDATES, inside)
+        if dated:
+            rankings[DATES] = dated
     fused = fuse(rankings, k=params.rrf_k)
     rel = {x.id: x.score for x in fused}
     emb = h.embedder("echo")
-    if params.late_pool > 0 and fused and q.can_encode_tokens(emb):
+    if params.late_pool > 0 and fused and tokencache.can_encode_tokens(emb):
         try:
             pool = [x.id for x in fused[: params.late_pool]]
             rows = echo.chunks(h.db, pool)
@@ -105,21 +105,19 @@ def _rank(h: Hippo, query: str, f: EchoFilters, qv: Any, rankings: dict[str, lis
             pool = list(dict.fromkeys(pool + [n for i in pool for n in adj.get(i, [])]))
             rows = echo.chunks(h.db, pool)
             pool = [i for i in pool if i in rows]
-            mats = q.token_matrices(h.db, emb, [rows[i]["text"] for i in pool])
-            scaled = q.rescale(q.late_scores(q.query_matrix(h.db, emb, query), mats))
-            late = dict(zip(pool, scaled))
-            floor = min(scaled, default=0.0)
-            late.update({x.id: floor * x.score for x in fused if x.id not in late})
+            mats = tokencache.token_matrices(h.db, emb, [rows[i]["text"] for i in pool])
+            raw = late.late_scores(tokencache.query_matrix(h.db, emb, query), mats)
+            scored = stages.late_relevance(pool, raw, fused)
             for i in pool:
                 adj.setdefault(i, [r["id"] for r in echo.neighbours(h.db, rows[i], 1)])
-            rel = q.neighbour_support(late, adj, NEIGHBOUR_WEIGHT)
+            rel = late.neighbour_support(scored, adj, NEIGHBOUR_WEIGHT)
         except Exception as exc:  # noqa: BLE001 - the fused order is still a good answer
-            degraded.append(f"late interaction failed ({exc}); fused order")
+            degraded.append(stages.degradation("late interaction", exc, stages.FUSED_ORDER))
     if windows:
         rows = echo.chunks(h.db, list(rel))
         for i in rel:
             started = rows.get(i, {}).get("started_at")
-            if started and q.in_any(parse_timestamp(started), windows):
+            if started and dates.in_any(parse_timestamp(started), windows):
                 rel[i] += params.date_boost
     return rel
 
@@ -140,12 +138,12 @@ def _encode_once(h: Hippo, query: str, params: Any) -> None:
     if params.late_pool <= 0:
         return
     from hippo.errors import HippoError
-    from hippo.retrieve import query as q
+    from hippo.retrieve import tokencache
 
     emb = h.embedder("echo")
-    if q.can_encode_tokens(emb) and not q.query_cached(h.db, emb, query):
+    if tokencache.can_encode_tokens(emb) and not tokencache.query_cached(h.db, emb, query):
         with contextlib.suppress(HippoError):
-            q.encode_query(h.db, emb, query)  # its token ids are not kept
+            tokencache.encode_query(h.db, emb, query)  # its token ids are not kept
 
 
 def search(h: Hippo, query: str, *, filters: EchoFilters | None = None, limit: int = 5,
@@ -178,7 +176,7 @@ def search(h: Hippo, query: str, *, filters: EchoFilters | None = None, limit: i
             distances = dict(hits)
         except Exception as exc:  # noqa: BLE001 - any embedder failure degrades to lexical
             qv = None
-            degraded.append(f"embedder unavailable ({type(exc).__name__}: {exc}); lexical only")
+            degraded.append(stages.degradation("embedder", exc, stages.LEXICAL_ONLY))
         except BaseException:
             with contextlib.suppress(Exception):
                 collect()  # the BM25 thread ends before its connection can be closed
@@ -186,11 +184,13 @@ def search(h: Hippo, query: str, *, filters: EchoFilters | None = None, limit: i
     try:
         lex = collect()
         if lex is None:
-            degraded.append("no usable search terms; vector only")
+            degraded.append(stages.degradation("fts", "no searchable words in the query",
+                                               stages.VECTOR_ONLY))
         else:
             rankings[BM25] = lex
     except Exception as exc:  # noqa: BLE001 - FTS failure degrades to vector only
-        degraded.append(f"full-text index unavailable ({exc}); vector only")
+        degraded.append(stages.degradation("fts", f"full-text index unavailable ({exc})",
+                                           stages.VECTOR_ONLY))
     if not any(rankings.values()):
         return EchoResult([], degraded)
     ranks = {cid: {name: pos + 1 for name, ids in rankings.items()
