@@ -69,7 +69,7 @@ def late_interaction(h: Hippo, text: str, cands: Sequence[Candidate], p: SearchP
     """
     if p.late_pool <= 0 or not cands:
         return None
-    from hippo.retrieve import late, tokencache
+    from hippo.retrieve import tokencache
 
     try:
         emb = h.embedder("brain")
@@ -77,6 +77,8 @@ def late_interaction(h: Hippo, text: str, cands: Sequence[Candidate], p: SearchP
         return None
     if not tokencache.can_encode_tokens(emb):
         return None
+    from hippo.retrieve import late
+
     try:
         pool = list(cands[: p.late_pool])
         texts = [c.record["text"] for c in pool]

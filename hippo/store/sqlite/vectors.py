@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any
 import apsw
 
 from hippo.store.sqlite.filters import chunk_where, memory_where
-from hippo.store.sqlite.meta import SqliteMeta
 from hippo.store.vectors import VecHit
 from hippo.timeutil import epoch
 
 if TYPE_CHECKING:
     from hippo.store.filters import EchoFilters, SearchFilters
+    from hippo.store.meta import Meta
     from hippo.store.sqlite.database import Database
 
 # store -> (vec table, key column, metadata columns)
@@ -132,8 +132,10 @@ class SqliteVectors:
     def has(self, store: str) -> bool:
         return bool(self.db.scalar(HAS_TABLE.format(table=VEC_TABLES[store][0])))
 
-    def _meta(self) -> SqliteMeta:
+    def _meta(self) -> Meta:
         # Not `db.meta`: the store's own would hold the store, and keep its file open.
+        from hippo.store.sqlite.meta import SqliteMeta
+
         return SqliteMeta(self.db)
 
     def model(self, store: str) -> tuple[str, int] | None:
