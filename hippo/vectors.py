@@ -1,7 +1,8 @@
-"""Vector tables (sqlite-vec vec0, cosine), little-endian float32 blobs, and the embed cache.
+"""Each store's embedding model, little-endian float32 blobs, and the embed cache.
 
-A store's model and dimension are recorded in `meta` when it first receives vectors;
-a different model afterwards is refused (exit 78) instead of mixing vector spaces.
+A store's model and dimension are recorded when it first receives vectors (its vector
+table is created then, `store.vectors.create`); a different model afterwards is refused
+(exit 78) instead of mixing vector spaces.
 """
 
 from __future__ import annotations

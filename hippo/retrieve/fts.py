@@ -19,8 +19,6 @@ if TYPE_CHECKING:
     from hippo.store.filters import SearchFilters
 
 
-
-
 class FtsUnavailable(Exception):
     """The lexical retriever cannot run for this query; the message says why."""
 
