@@ -7,10 +7,10 @@ Usage: python bench/echo_match.py [--transcripts DIR] [--db PATH]
 (MaxSim) score of the candidate pool: off-topic questions stay under its floor. Echo's
 chunks are transcript windows of up to ~180 tokens, and a long chunk offers every query
 word more tokens to match. This ingests the shared coding-agent transcripts with the
-local model (or reuses `--db`), runs `hippo.retrieve.echo.search` for the questions of
+local model (or reuses `--db`), runs `hippo.retrieve.echo_search.search` for the questions of
 `bench/bench_echo.py` (about these transcripts) and for off-topic ones, and prints the
 best MaxSim score of each search's pool (recorded around
-`hippo.retrieve.query.late_scores`, which the search calls once), then the two ranges.
+`hippo.retrieve.late.late_scores`, which the search calls once), then the two ranges.
 """
 
 from __future__ import annotations
@@ -37,18 +37,18 @@ OFF_TOPIC_ECHO = (*(x for x in OFF_TOPIC if "segfault" not in x and "rollback" n
 def best_scores(db: Path, questions: tuple[str, ...] | list[str]) -> list[float | None]:
     """Each question's best late-interaction score over its Echo candidate pool."""
     import hippo
-    from hippo.retrieve import echo
-    from hippo.retrieve import query as q
+    from hippo.retrieve import echo_search as echo
+    from hippo.retrieve import late
 
     seen: list[list[float]] = []
-    original = q.late_scores
+    original = late.late_scores
 
     def recording(query, docs):  # type: ignore[no-untyped-def]
         scores = original(query, docs)
         seen.append(scores)
         return scores
 
-    q.late_scores = recording
+    late.late_scores = recording
     h = hippo.open(db, embedder="local")
     try:
         out: list[float | None] = []
@@ -58,7 +58,7 @@ def best_scores(db: Path, questions: tuple[str, ...] | list[str]) -> list[float 
             out.append(max(seen[0]) if seen and seen[0] else None)
         return out
     finally:
-        q.late_scores = original
+        late.late_scores = original
         h.close()
 
 

@@ -54,7 +54,7 @@ def _log(msg: str) -> None:
 def load_brain(h: Any, convs: Sequence[lc.Conversation]) -> dict[str, int]:
     """Observations -> Brain memories via `Hippo.add`; returns counts (added, reinforced)."""
     from hippo.records import from_input
-    from hippo.retrieve.query import warm_caches
+    from hippo.retrieve.tokencache import warm_caches
 
     counts = {"memories": 0, "reinforced": 0}
     # One forward pass per text fills both the sentence-vector and the token-matrix

@@ -11,14 +11,14 @@ against its own conversation; a question is a hit at k when any (recall_any) / a
 (recall_all) of its evidence dia_ids are among the top-k chunks.
 
 Systems, in the same run (vectors and token matrices reused):
-  * late + dates + neighbours: Echo's own retrievers (`hippo.retrieve.echo.lexical` /
+  * late + dates + neighbours: Echo's own retrievers (`hippo.retrieve.echo_search.lexical` /
     `semantic`, 30 each, plus `semantic` inside the time windows the question names),
-    RRF k=60, then the stages of `hippo.retrieve.query` with the Brain pipeline's
+    RRF k=60, then the stages of `hippo.retrieve.late` with the Brain pipeline's
     defaults (`SearchParams`): late-interaction rerank of the pool and its session
     neighbours, neighbour support (a chunk gains 0.3 x the best relevance of the
     chunks just before/after it), date boost. This is the proposed `hippo echo`
     ranking and the system on the final JSON line.
-  * hippo echo (RRF only): `hippo.retrieve.echo.search` as it is today.
+  * hippo echo (RRF only): `hippo.retrieve.echo_search.search` as it is today.
   * BM25 only, vector only: Echo's retrievers alone.
   * no neighbours, no dates: one added stage left out (late interaction alone and the
     date stage alone are measured in docs/quality.md).
@@ -44,7 +44,7 @@ import locomo_common as lc
 from locomo import forget_questions
 
 PROPOSED = "late + dates + neighbours"
-# Neighbour support (`hippo.retrieve.query.neighbour_support`): a chunk gains this much of
+# Neighbour support (`hippo.retrieve.late.neighbour_support`): a chunk gains this much of
 # the best relevance of the chunks just before and after it in its session.
 NEIGHBOUR_WEIGHT = 0.3
 
@@ -67,7 +67,7 @@ def load_echo(h: Any, convs: Sequence[lc.Conversation], *, tokens: bool,
     """Every turn as one Echo chunk; token matrices cached up front when `tokens`."""
     from hippo import echo
     from hippo.ingest.chunk import Chunk
-    from hippo.retrieve import query
+    from hippo.retrieve import tokencache
 
     n = 0
     for c in convs:
@@ -80,7 +80,7 @@ def load_echo(h: Any, convs: Sequence[lc.Conversation], *, tokens: bool,
             chunks = [Chunk(text, [t.speaker], t.seq, t.seq, [t.dia_id], when, when,
                             f"{c.sample_id}/session_{s}") for t, text in zip(turns, texts)]
             if tokens:  # one forward pass fills the vector and token-matrix caches
-                query.warm_caches(h.db, h.embedder("echo"), texts)
+                tokencache.warm_caches(h.db, h.embedder("echo"), texts)
             vectors = h.embed(texts, store="echo")
             with h.db.transaction():
                 sid = echo.session_id(h.db, f"{c.sample_id}/session_{s}", fmt="locomo",
@@ -98,10 +98,12 @@ def systems(h: Any) -> dict[str, Callable[[str, str], list[list[str]]]]:
     import orjson
 
     from hippo import echo
-    from hippo.retrieve import echo as es
-    from hippo.retrieve import query
-    from hippo.retrieve.constants import DEFAULT_PARAMS as P
+    from hippo.retrieve import echo_search as es
+    from hippo.retrieve import tokencache
+    from hippo.retrieve.dates import in_any, mentioned_dates
     from hippo.retrieve.fuse import fuse
+    from hippo.retrieve.late import late_scores, neighbour_support, rescale
+    from hippo.retrieve.params import DEFAULT_PARAMS as P
     from hippo.retrieve.score import parse_timestamp
     from hippo.timeutil import iso
 
@@ -138,7 +140,7 @@ def systems(h: Any) -> dict[str, Callable[[str, str], list[list[str]]]]:
         lex = es.lexical(h.db, question, f, P.candidates_per_retriever)
         if lex is not None:
             rankings["bm25"] = lex
-        windows = [w.widened(P.date_slack_days) for w in query.mentioned_dates(question)] \
+        windows = [w.widened(P.date_slack_days) for w in mentioned_dates(question)] \
             if dates else []
         if windows:
             hits: dict[int, float] = {}
@@ -158,18 +160,18 @@ def systems(h: Any) -> dict[str, Callable[[str, str], list[list[str]]]]:
                 adj = neighbours(pool)
                 pool = list(dict.fromkeys(pool + [n for i in pool for n in adj[i]]))
                 got = rows(pool)
-            mats = query.token_matrices(h.db, h.embedder("echo"),
-                                        [question] + [got[i]["text"] for i in pool])
-            scaled = query.rescale(query.late_scores(mats[0], mats[1:]))
+            mats = tokencache.token_matrices(h.db, h.embedder("echo"),
+                                             [question] + [got[i]["text"] for i in pool])
+            scaled = rescale(late_scores(mats[0], mats[1:]))
             rel = dict(zip(pool, scaled))
             floor = min(scaled, default=0.0)
             rel.update({x.id: floor * x.score for x in fused[P.late_pool:] if x.id not in rel})
             if near:
-                rel = query.neighbour_support(rel, neighbours(list(rel)), NEIGHBOUR_WEIGHT)
+                rel = neighbour_support(rel, neighbours(list(rel)), NEIGHBOUR_WEIGHT)
         if windows:
             got = rows(list(rel))
             for i in rel:
-                if query.in_any(parse_timestamp(got[i]["started_at"]), windows):
+                if in_any(parse_timestamp(got[i]["started_at"]), windows):
                     rel[i] += P.date_boost
         return sorted(rel, key=lambda i: (-rel[i], i))[:10]
 
@@ -227,13 +229,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     qs_audit = {q.qid: q for _, q in lc.eval_questions(convs, audit)} if audit else {}
     with lc.private_home("hippo-locomo-echo-") as tmp:
         from hippo.core import Hippo
-        from hippo.retrieve import query
+        from hippo.retrieve import tokencache
 
         db_path = args.db or tmp / "locomo-echo.db"
         fresh = not db_path.exists()
         h = Hippo.open(db_path, embedder=args.embedder)
         t0 = time.perf_counter()
-        tokens = query.can_encode_tokens(h.embedder("echo"))
+        tokens = tokencache.can_encode_tokens(h.embedder("echo"))
         n_chunks = load_echo(h, convs, tokens=tokens, captions=args.captions) if fresh \
             else "reused"
         load_s = time.perf_counter() - t0

@@ -94,7 +94,7 @@ def ask_echo(h: Any, question: str, cli_env: dict[str, str] | None) -> list[str]
     if cli_env is not None:
         return [r["text"] for r in run_cli(["echo", "--json", "-n", str(LIMIT), question],
                                            cli_env)]
-    from hippo.retrieve.echo import search
+    from hippo.retrieve.echo_search import search
 
     return [r["text"] for r in search(h, question, limit=LIMIT).results]
 

@@ -131,7 +131,7 @@ class Hippo:
         else:
             ensure_store(self.db, store, emb)
         if texts:
-            from hippo.retrieve.query import warm_for_search
+            from hippo.retrieve.tokencache import warm_for_search
             from hippo.store import skippable
 
             try:

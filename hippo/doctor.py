@@ -91,7 +91,7 @@ def _echo_vectors(h: Hippo, fix: bool) -> Check:
     return check
 
 
-# The stores whose searches score texts by late interaction (`hippo.retrieve.query`).
+# The stores whose searches score texts by late interaction (`hippo.retrieve.late`).
 _SCORED = ("brain", "echo")
 
 
@@ -100,7 +100,7 @@ def _token_matrices(h: Hippo, fix: bool) -> Check:
     meets, a model pass each (seconds for transcript chunks). Texts written before writes
     cached them (Echo chunks before December 2026), or with `late_pool = 0`, lack one;
     `--fix` encodes them now."""
-    from hippo.retrieve import query as q
+    from hippo.retrieve import tokencache
     from hippo.retrieve.pipeline import load_params
     from hippo.vectors import store_model
 
@@ -112,7 +112,7 @@ def _token_matrices(h: Hippo, fix: bool) -> Check:
         if recorded is None or h.db.meta.get(f"{store}.embedder") != "local":
             continue  # no vectors yet, or a model without token vectors
         missing[store] = h.db.health.texts_without_token_matrix(
-            store, recorded[0] + q.TOKENS_SUFFIX)
+            store, recorded[0] + tokencache.TOKENS_SUFFIX)
     count = sum(len(rows) for rows in missing.values())
     if not count:
         return Check("token-matrices", True)
@@ -130,7 +130,7 @@ def _token_matrices(h: Hippo, fix: bool) -> Check:
                 emb = h.embedder(store)
                 for start in range(0, len(rows), 256):
                     part = rows[start : start + 256]
-                    done += q.warm_caches(h.db, emb, part)  # repeated texts: encoded once
+                    done += tokencache.warm_caches(h.db, emb, part)  # repeated texts: encoded once
                     bar.advance(len(part))
         check.fixed = f"encoded {done}"
     return check
@@ -140,12 +140,12 @@ def _token_repeats(h: Hippo, fix: bool) -> Check:
     """Token matrices cached before near-copies of a repeated token were dropped (December
     2026) are valid, only larger (up to twice, for transcript chunks). `--fix` compacts
     them from their stored planes: no model, about a millisecond each."""
-    from hippo.retrieve import query as q
-    from hippo.retrieve.constants import TOKENS_DISTINCT_KEY
+    from hippo.retrieve import tokencache, tokenmatrix
+    from hippo.store.tokens import TOKENS_DISTINCT_KEY
 
     if h.db.meta.get(TOKENS_DISTINCT_KEY) is not None:
         return Check("token-repeats", True)
-    count = h.db.health.token_matrix_count(q.TOKENS_SUFFIX)
+    count = h.db.health.token_matrix_count(tokencache.TOKENS_SUFFIX)
     what = f"{count} token matri{'x' if count == 1 else 'ces'}"
     check = Check("token-repeats", True, f"{what} cached before December 2026 may keep "
                   "near-copies of repeated tokens (up to half their size); --fix compacts "
@@ -160,7 +160,7 @@ def _token_repeats(h: Hippo, fix: bool) -> Check:
     last = ("", "")
     with progress("token matrices", total=count) as bar:
         while True:
-            rows = h.db.health.token_matrices_after(q.TOKENS_SUFFIX, last, 500)
+            rows = h.db.health.token_matrices_after(tokencache.TOKENS_SUFFIX, last, 500)
             if not rows:
                 break
             last = (rows[-1]["model"], rows[-1]["content_hash"])
@@ -168,7 +168,7 @@ def _token_repeats(h: Hippo, fix: bool) -> Check:
                 for r in rows:
                     blob = bytes(r["vector"])
                     try:
-                        small = q.TokenMatrix.from_blob(blob).distinct().to_blob()
+                        small = tokenmatrix.TokenMatrix.from_blob(blob).distinct().to_blob()
                     except (ValueError, struct.error):
                         continue  # damaged: a search encodes it again when it meets it
                     if len(small) < len(blob):
@@ -257,7 +257,8 @@ def _watermarks(h: Hippo, fix: bool) -> Check:
 
 
 def _models(h: Hippo) -> Check:
-    from hippo.vectors import VEC_TABLES, store_model
+    from hippo.store.sqlite.vectors import VEC_TABLES
+    from hippo.vectors import store_model
 
     problems = []
     for store in VEC_TABLES:

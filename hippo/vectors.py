@@ -1,7 +1,8 @@
-"""Vector tables (sqlite-vec vec0, cosine), little-endian float32 blobs, and the embed cache.
+"""Each store's embedding model, little-endian float32 blobs, and the embed cache.
 
-A store's model and dimension are recorded in `meta` when it first receives vectors;
-a different model afterwards is refused (exit 78) instead of mixing vector spaces.
+A store's model and dimension are recorded when it first receives vectors (its vector
+table is created then, `store.vectors.create`); a different model afterwards is refused
+(exit 78) instead of mixing vector spaces.
 """
 
 from __future__ import annotations
@@ -17,17 +18,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from hippo.embed import Embedder
-    from hippo.store.sqlite.database import Database
-
-# store -> (vec table, key column, metadata columns)
-VEC_TABLES = {
-    "brain": (
-        "memories_vec",
-        "memory_id",
-        "project TEXT, type TEXT, tier TEXT, created INTEGER",
-    ),
-    "echo": ("echo_vec", "chunk_id", "project TEXT, session_id INTEGER, started INTEGER"),
-}
+    from hippo.store import Store
 
 
 def content_hash(text: str) -> str:
@@ -46,21 +37,12 @@ def from_blob(blob: bytes) -> np.ndarray:
     return np.frombuffer(blob, dtype="<f4")
 
 
-def vec_table_ddl(store: str, dimensions: int, table: str | None = None, extra: str = "") -> str:
-    """CREATE statement of a store's vec0 table (`table` overrides the name, e.g. a side table)."""
-    name, key, meta_cols = VEC_TABLES[store]
-    return (f"CREATE VIRTUAL TABLE IF NOT EXISTS {table or name} USING vec0("
-            f"{key} INTEGER PRIMARY KEY, embedding float[{dimensions}] "
-            f"distance_metric=cosine, {meta_cols}{extra})")
+def store_model(store: Store, name: str) -> tuple[str, int] | None:
+    """The model id and dimensions the `name` store ("brain", "echo") was built with."""
+    return store.vectors.model(name)
 
 
-def store_model(db: Database, store: str) -> tuple[str, int] | None:
-    model = db.scalar("SELECT value FROM meta WHERE key = ?", (f"{store}.embed_model",))
-    dim = db.scalar("SELECT value FROM meta WHERE key = ?", (f"{store}.embed_dim",))
-    return (model, int(dim)) if model else None
-
-
-def check_model(db: Database, store: str, embedder: Embedder) -> bool:
+def check_model(db: Store, store: str, embedder: Embedder) -> bool:
     """True when the store already uses this model; raise (78) on a mismatch."""
     recorded = store_model(db, store)
     if recorded is None:
@@ -75,37 +57,18 @@ def check_model(db: Database, store: str, embedder: Embedder) -> bool:
     return True
 
 
-def ensure_store(db: Database, store: str, embedder: Embedder) -> str:
-    """Create the store's vec0 table for this model on first use; return its name."""
-    table = VEC_TABLES[store][0]
+def ensure_store(db: Store, store: str, embedder: Embedder) -> None:
+    """Create the store's vector table for this model on first use."""
     if check_model(db, store, embedder):
-        return table
+        return
     with db.transaction():
         if store_model(db, store) is not None:  # created by a concurrent process
             check_model(db, store, embedder)
-            return table
-        db.execute(vec_table_ddl(store, embedder.dimensions))
-        db.execute(
-            "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?), (?, ?), (?, ?)",
-            (
-                f"{store}.embed_model", embedder.model_id,
-                f"{store}.embed_dim", str(embedder.dimensions),
-                f"{store}.embedder", embedder.name,
-            ),
-        )
-    return table
+            return
+        db.vectors.create(store, embedder.model_id, embedder.dimensions, embedder.name)
 
 
-def bump(db: Database, name: str, by: int = 1) -> None:
-    if by:
-        db.execute(
-            "INSERT INTO counters(name, value) VALUES (?, ?) "
-            "ON CONFLICT(name) DO UPDATE SET value = value + excluded.value",
-            (name, by),
-        )
-
-
-def embed_texts(db: Database, embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+def embed_texts(db: Store, embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
     """Vectors for `texts`, computing only those this model has never embedded."""
     import numpy as np
 
@@ -113,16 +76,9 @@ def embed_texts(db: Database, embedder: Embedder, texts: Sequence[str]) -> np.nd
     if not texts:
         return out
     hashes = [content_hash(t) for t in texts]
-    found: dict[str, np.ndarray] = {}
     unique = list(dict.fromkeys(hashes))
-    for start in range(0, len(unique), 500):
-        part = unique[start : start + 500]
-        marks = ",".join("?" * len(part))
-        for h, blob in db.execute(
-            f"SELECT content_hash, vector FROM embed_cache WHERE model = ? AND content_hash IN ({marks})",
-            (embedder.model_id, *part),
-        ):
-            found[h] = from_blob(blob)
+    found: dict[str, np.ndarray] = {
+        h: from_blob(blob) for h, blob in db.embed_cache.get_many(embedder.model_id, unique).items()}
     missing = [h for h in unique if h not in found]
     if missing:
         first_text = {h: t for h, t in zip(hashes, texts)}
@@ -130,20 +86,16 @@ def embed_texts(db: Database, embedder: Embedder, texts: Sequence[str]) -> np.nd
         stamp = now_iso()
         found.update(zip(missing, vecs))
 
-        def store(db: Database) -> None:
-            for h, v in zip(missing, vecs):
-                db.execute(
-                    "INSERT OR IGNORE INTO embed_cache(model, content_hash, vector, created_at) "
-                    "VALUES (?, ?, ?, ?)",
-                    (embedder.model_id, h, to_blob(v), stamp),
-                )
-            bump(db, "embed.model_calls", 1)
-            bump(db, "embed.texts_embedded", len(missing))
-            bump(db, "embed.cache_hits", len(texts) - len(missing))
+        def store(db: Store) -> None:
+            db.embed_cache.put_many(embedder.model_id,
+                                    [(h, to_blob(v)) for h, v in zip(missing, vecs)], stamp)
+            db.vectors.bump("embed.model_calls", 1)
+            db.vectors.bump("embed.texts_embedded", len(missing))
+            db.vectors.bump("embed.cache_hits", len(texts) - len(missing))
 
         db.cache_write(store)  # a read command's is skipped when busy
     else:
-        db.cache_write(lambda db: bump(db, "embed.cache_hits", len(texts)))
+        db.cache_write(lambda db: db.vectors.bump("embed.cache_hits", len(texts)))
     for i, h in enumerate(hashes):
         out[i] = found[h]
     return out

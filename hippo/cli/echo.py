@@ -54,7 +54,8 @@ def echo(
     from hippo.cli.plain import read_text_arg
     from hippo.errors import UsageError
     from hippo.output import emit, stderr, write_json_lines
-    from hippo.retrieve.echo import EchoFilters, search
+    from hippo.retrieve.echo_search import search
+    from hippo.store.filters import EchoFilters
     from hippo.timeutil import iso, parse_since
 
     if role:

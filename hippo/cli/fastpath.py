@@ -17,7 +17,8 @@ from typing import Any
 
 # option → (parameter, kind). Kinds: "flag" (no value; True), "off" (no value; False),
 # "text", "path" (a file: not an existing directory, readable if it exists), "count" (an int ≥ 1),
-# "unit" (a number in 0..1), "many" (repeatable text, collected in a list).
+# "unit" (a number in 0..1), "many" (repeatable text, collected in a list). The search
+# command's table comes from `hippo.cli.search_options`, the one list of its options.
 ROOT: dict[str, tuple[str, str]] = {
     "--db": ("db", "path"),
     "--project": ("project", "text"),
@@ -25,33 +26,23 @@ ROOT: dict[str, tuple[str, str]] = {
     "--embedder": ("embedder", "text"),
     "--debug": ("debug", "flag"),
 }
-SEARCH: dict[str, tuple[str, str]] = {
-    "--limit": ("limit", "count"),
-    "-n": ("limit", "count"),
-    "--type": ("type_", "many"),
-    "-t": ("type_", "many"),
-    "--tier": ("tier", "many"),
-    "--tag": ("tag", "many"),
-    "--since": ("since", "text"),
-    "--until": ("until", "text"),
-    "--all-projects": ("all_projects", "flag"),
-    "--include-superseded": ("include_superseded", "flag"),
-    "--explain": ("explain", "flag"),
-    "--rerank": ("rerank", "flag"),
-    "--no-rerank": ("rerank", "off"),
-    "--format": ("format_", "text"),
-    "-f": ("format_", "text"),
-    "--budget": ("budget", "count"),
-    "-b": ("budget", "count"),
-    "--min-score": ("min_score", "unit"),
-    "--project": ("project", "text"),
-    "-p": ("project", "text"),
-    "--db": ("db", "path"),
-    "--embedder": ("embedder", "text"),
-    "--json": ("json", "flag"),
-    "--wide": ("wide", "flag"),
-    "-w": ("wide", "flag"),
-}
+
+
+def _search_table() -> dict[str, tuple[str, str]]:
+    """option → (parameter, kind), from the one table of search options; a toggle's
+    second name (--no-rerank) is its "off"."""
+    from hippo.cli.search_options import OPTIONS
+
+    table: dict[str, tuple[str, str]] = {}
+    for dest, names, kind, _default, _help in OPTIONS:
+        if kind == "toggle":
+            table[names[0]], table[names[1]] = (dest, "flag"), (dest, "off")
+        else:
+            table.update((name, (dest, kind)) for name in names)
+    return table
+
+
+SEARCH = _search_table()
 
 
 class _Defer(Exception):
@@ -138,31 +129,41 @@ def _option(table: dict[str, tuple[str, str]], argv: list[str], i: int,
         raise _Defer
     if kind == "many":
         out.setdefault(dest, []).append(value)
-    elif kind == "count":
-        try:
-            number = int(value)
-        except ValueError:
-            raise _Defer from None
-        if number < 1:
-            raise _Defer
-        out[dest] = number
-    elif kind == "unit":
-        try:
-            unit = float(value)
-        except ValueError:
-            raise _Defer from None
-        if not 0.0 <= unit <= 1.0:  # NaN too
-            raise _Defer
-        out[dest] = unit
-    elif kind == "path":
-        if not value or _refused(value):
-            raise _Defer
-        from pathlib import Path
-
-        out[dest] = str(Path(value))
     else:
-        out[dest] = value
+        out[dest] = VALUES[kind](value)
     return after
+
+
+def _count(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise _Defer from None
+    if number < 1:
+        raise _Defer
+    return number
+
+
+def _unit(value: str) -> float:
+    try:
+        unit = float(value)
+    except ValueError:
+        raise _Defer from None
+    if not 0.0 <= unit <= 1.0:  # NaN too
+        raise _Defer
+    return unit
+
+
+def _path(value: str) -> str:
+    if not value or _refused(value):
+        raise _Defer
+    from pathlib import Path
+
+    return str(Path(value))
+
+
+# kind → the value it reads from one argument (or _Defer: Click's own message is needed).
+VALUES: dict[str, Any] = {"count": _count, "unit": _unit, "path": _path, "text": str}
 
 
 def _refused(path: str) -> bool:

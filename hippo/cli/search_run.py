@@ -16,17 +16,16 @@ WIDE = ("id", "score", "type", "tier", "project", "created_at", "importance", "t
 EXPLAIN_COLUMNS = ("id", "score", "bm25", "vector", "fused", "mmr", "fresh", "rerank", "text")
 
 
-def run(root: dict[str, Any], query: str, *, limit: int | None = None,
-        type_: list[str] | None = None, tier: list[str] | None = None,
-        tag: list[str] | None = None, since: str | None = None, until: str | None = None,
-        all_projects: bool = False, include_superseded: bool = False, explain: bool = False,
-        rerank: bool | None = None, format_: str | None = None, budget: int = 800,
-        min_score: float | None = None, project: str | None = None, db: str | None = None,
-        embedder: str | None = None, json: bool = False, wide: bool = False) -> None:
-    """Search and print: `root` holds the flags given before the command name.
+def run(root: dict[str, Any], query: str, *, all_projects: bool = False,
+        format_: str | None = None, budget: int = 800, min_score: float | None = None,
+        project: str | None = None, db: str | None = None, embedder: str | None = None,
+        json: bool = False, wide: bool = False, **request: Any) -> None:
+    """Search and print: `root` holds the flags given before the command name; `request`
+    the options that are the search request's (`search_options.REQUEST`).
 
     `min_score` None: 0 (keep all), but for --format markdown, text for a prompt, the
     prompt hook's floor, so a message about nothing stored prints nothing."""
+    from hippo.cli.search_options import REQUEST
     from hippo.output import want_json
     from hippo.retrieve.pipeline import search
 
@@ -40,12 +39,12 @@ def run(root: dict[str, Any], query: str, *, limit: int | None = None,
         else:
             min_score = 0.0
     text = read_text_arg(query)
+    options = {REQUEST[name]: value for name, value in request.items()}
+    for many in ("types", "tiers", "tags"):
+        options[many] = options.get(many) or ()
     h = hippo_for(root, db=db, project=project, embedder=embedder, read=True)
     try:
-        found = search(h, text, limit=limit, types=type_ or (), tiers=tier or (),
-                       tags=tag or (), since=since, until=until,
-                       projects=None if all_projects else ...,
-                       include_superseded=include_superseded, explain=explain, rerank=rerank)
+        found = search(h, text, projects=None if all_projects else ..., **options)
         # Nothing in the default scope (this project and global): say where memories are,
         # so a search from the wrong directory is not mistaken for an empty memory.
         elsewhere = (_elsewhere(h) if not found.results and not all_projects and found.query
@@ -82,7 +81,7 @@ def run(root: dict[str, Any], query: str, *, limit: int | None = None,
 
         write_json_lines(results)
     else:
-        _table(results, explain, wide)
+        _table(results, bool(request.get("explain")), wide)
 
 
 def _quoted(query: str) -> str:

@@ -150,7 +150,7 @@ class LocalEmbedder(Embedder):
         whether each token has a letter or digit (False for punctuation and symbols).
 
         Pooling matches sentence-transformers (mean over the attention mask, special
-        tokens included, L2-normalised). Late interaction (`hippo.retrieve.query`) uses
+        tokens included, L2-normalised). Late interaction (`hippo.retrieve.late`) uses
         the token vectors, so a writer or a new query fills both caches in one pass.
         """
         import numpy as np

@@ -16,7 +16,8 @@ from hippo.errors import UsageError
 from hippo.jobs import job
 from hippo.maintain.common import OnEvent, batches, failpoint
 from hippo.progress import progress
-from hippo.vectors import VEC_TABLES, embed_texts, store_model, to_blob
+from hippo.store.vectors import STORES
+from hippo.vectors import embed_texts, store_model, to_blob
 
 if TYPE_CHECKING:
     from hippo.config import Settings
@@ -58,10 +59,10 @@ def _build(db: Store, t: Tables, emb: Embedder, keys: Sequence[int],
     archive ingested before chunks got them, leaves no search to encode a candidate."""
     live = db.maintenance.vector_metadata(t.store, keys)
     rows = [r for r in db.maintenance.texts(t.store, keys) if r[0] in live]
-    from hippo.retrieve.query import warm_for_search
+    from hippo.retrieve.tokencache import warm_for_search
 
-    warm_for_search(db, settings, emb, [r[1] for r in rows])  # type: ignore[arg-type]  # takes Database until it moves (#23)
-    vecs = embed_texts(db, emb, [r[1] for r in rows])  # type: ignore[arg-type]  # takes Database until it moves (#23)
+    warm_for_search(db, settings, emb, [r[1] for r in rows])
+    vecs = embed_texts(db, emb, [r[1] for r in rows])
     with db.transaction():
         for (key, _text, chash), vec in zip(rows, vecs):
             db.maintenance.write_side(t.store, key, to_blob(vec), live[key], chash)
@@ -71,7 +72,7 @@ def run(h: Hippo, store: str, embedder_name: str, *, batch: int = 256, force: bo
         dry_run: bool = False, on_event: OnEvent) -> dict[str, Any]:
     from hippo import embed
 
-    if store not in VEC_TABLES:
+    if store not in STORES:
         raise UsageError(f"unknown store {store!r}; choose brain or echo")
     db, t = h.db, Tables(store)
     emb = embed.get(embedder_name, h.settings)

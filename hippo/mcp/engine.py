@@ -53,7 +53,7 @@ class Engine:
         with self._lock:
             emb = self.h.embedder("brain")
             self.h.embedder("echo")  # shares the loaded model when it is the same one
-        import hippo.retrieve.echo
+        import hippo.retrieve.echo_search
         import hippo.retrieve.pipeline  # noqa: F401 - imported now, not by the first search
 
         # The local model's session loads on first touch (a cached property): with full
@@ -218,7 +218,8 @@ class Engine:
 
     def echo(self, query: str, *, session: str | None = None, limit: int = 5,
              context: int = 0) -> dict[str, Any]:
-        from hippo.retrieve.echo import EchoFilters, search
+        from hippo.retrieve.echo_search import search
+        from hippo.store.filters import EchoFilters
 
         check_limit(limit)
         if not 0 <= context <= 5:

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from functools import lru_cache
 
-from hippo.retrieve.constants import DEFAULT_PARAMS, SearchParams
 from hippo.retrieve.ftsquery import tokens
+from hippo.retrieve.params import DEFAULT_PARAMS, SearchParams
 
 
 @lru_cache(maxsize=32)

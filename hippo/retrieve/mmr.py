@@ -101,6 +101,16 @@ def select(
     return picked
 
 
+def redundancy_penalty(relevance: float, similarities: Sequence[float], lam: float,
+                       weight: float) -> tuple[float, float]:
+    """A pick's highest similarity to the better picks, and the penalty it takes off the
+    relevance that is scored: `weight`·(1−λ)/λ of that similarity, at most the relevance
+    itself (never below 0, never a raise)."""
+    factor = weight * (1.0 - lam) / lam if lam > 0 else 0.0
+    most = max(similarities, default=0.0)
+    return most, min(relevance, factor * max(most, 0.0))
+
+
 def mmr(
     ids: Sequence[int],
     relevance: Mapping[int, float],

@@ -2,7 +2,7 @@
 
 embed the query (persistent cache) → vector KNN + FTS5 BM25 (filters inside both; plus
 vector KNN inside the time windows the query names) → RRF → late-interaction relevance
-and date boost (`hippo.retrieve.query`; docs/quality.md) → task hint → MMR →
+and date boost (`hippo.retrieve.late`; docs/quality.md) → task hint → MMR →
 relevance/importance/freshness blend → optional rerank → top N.
 
 Nothing here fails because a helper is down: no embedder means lexical results, no FTS
@@ -26,29 +26,25 @@ from typing import TYPE_CHECKING, Any
 
 from hippo.errors import ConfigError, HippoError, UsageError
 from hippo.memtypes import TIERS, resolve
-from hippo.retrieve import fts, vec
-from hippo.retrieve.constants import (
-    BM25,
-    DATES,
-    PARALLEL_MIN_ROWS,
-    VECTOR,
-    SearchParams,
-)
-from hippo.retrieve.filters import Filters
+from hippo.retrieve import candidates as stage
+from hippo.retrieve import fts, stages, vec
 from hippo.retrieve.fuse import fuse
-from hippo.retrieve.hint import apply_hint, task_hint
-from hippo.retrieve.mmr import select
+from hippo.retrieve.params import BM25, DATES, PARALLEL_MIN_ROWS, VECTOR, SearchParams
 from hippo.retrieve.querytext import prepare
-from hippo.retrieve.score import age_days, final_score, freshness, match_factor, tau_for
+from hippo.retrieve.request import SearchRequest
+from hippo.retrieve.score import match_factor
+from hippo.store.filters import SearchFilters
 
 if TYPE_CHECKING:
     from hippo.config import Settings
     from hippo.core import Hippo
-    from hippo.store.sqlite.database import Database
+    from hippo.retrieve.candidates import Candidate
+    from hippo.retrieve.dates import Window
+    from hippo.retrieve.tokenmatrix import TokenMatrix
+    from hippo.store import Store
+    from hippo.store.lexical import LexHit
 
-CACHED_VECTOR = "SELECT vector FROM embed_cache WHERE model = ? AND content_hash = ?"
 RECORDS = "SELECT {columns} FROM memories WHERE id IN ({marks})"
-FALLBACK_TYPE = "fact"  # τ for a stored type no longer declared in the config
 COUNTER_WAIT_MS = 50
 
 
@@ -87,7 +83,7 @@ def make_filters(h: Hippo, *, types: Sequence[str] = (), tiers: Sequence[str] = 
                  tags: Sequence[str] = (), since: datetime | str | None = None,
                  until: datetime | str | None = None,
                  projects: Sequence[str | None] | None | EllipsisType = ...,
-                 include_superseded: bool = False) -> Filters:
+                 include_superseded: bool = False) -> SearchFilters:
     """Validated filters; `projects=...` means the current project plus global memories."""
     for t in types:
         resolve(t, h.types)
@@ -98,35 +94,25 @@ def make_filters(h: Hippo, *, types: Sequence[str] = (), tiers: Sequence[str] = 
         scope: tuple[str | None, ...] | None = tuple(dict.fromkeys((h.project, None)))
     else:
         scope = None if projects is None else tuple(dict.fromkeys(projects))
-    return Filters(projects=scope, types=tuple(types), tiers=tuple(tiers),
+    return SearchFilters(projects=scope, types=tuple(types), tiers=tuple(tiers),
                    tags=tuple(t.strip().lower() for t in tags if t.strip()),
                    since=_bound(since), until=_bound(until),
                    include_superseded=include_superseded)
 
 
-def _note(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
-
-
 def _cached(h: Hippo, model: str, text: str) -> bytes | None:
     """The cached vector of `text` under `model`, counting the hit without ever waiting."""
-    from hippo.vectors import bump, content_hash
+    from hippo.vectors import content_hash
 
     db = h.db
-    blob = db.scalar(CACHED_VECTOR, (model, content_hash(text)))
+    blob = db.embed_cache.get(model, content_hash(text))
     if blob is None:
         return None
     # Count the hit, but never make a search wait behind a writer (or fail on a
     # read-only file) for a counter.
-    db.conn.set_busy_timeout(COUNTER_WAIT_MS)
-    try:
-        with db.transaction():
-            bump(db, "embed.cache_hits", 1)
-    except HippoError:
-        pass
-    finally:
-        db.conn.set_busy_timeout(db.busy_timeout_ms)  # this connection's (a hook caps it)
-    return bytes(blob)
+    with db.waiting(COUNTER_WAIT_MS), contextlib.suppress(HippoError), db.transaction():
+        db.vectors.bump("embed.cache_hits", 1)
+    return blob
 
 
 def query_vector(h: Hippo, text: str, degraded: list[str],
@@ -152,7 +138,7 @@ def query_vector(h: Hippo, text: str, degraded: list[str],
     try:
         emb = h.embedder("brain")
     except Exception as exc:  # noqa: BLE001 - no embedder: lexical search still works
-        degraded.append(f"embedder: {_note(exc)} (lexical results only)")
+        degraded.append(stages.degradation("embedder", exc, stages.LEXICAL_ONLY))
         return None
     check_model(db, "brain", emb)
     hit = _cached(h, emb.model_id, text)
@@ -160,23 +146,23 @@ def query_vector(h: Hippo, text: str, degraded: list[str],
         return hit
     try:
         if tokens is not None:
-            from hippo.retrieve import query as q
+            from hippo.retrieve import tokencache
 
-            if q.can_encode_tokens(emb):
+            if tokencache.can_encode_tokens(emb):
                 # A new query for the local model: its vector and its token matrix (for
                 # late interaction) come from one forward pass, not two.
-                blob, matrix = q.encode_query(db, emb, text)
+                blob, matrix = tokencache.encode_query(db, emb, text)
                 tokens.append(matrix)
                 return blob
         from hippo.vectors import embed_texts, to_blob
 
         return to_blob(embed_texts(db, emb, [text])[0])
     except Exception as exc:  # noqa: BLE001 - provider down, key missing, timeout, ...
-        degraded.append(f"embedder: {_note(exc)} (lexical results only)")
+        degraded.append(stages.degradation("embedder", exc, stages.LEXICAL_ONLY))
         return None
 
 
-def _records(db: Database, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+def _records(db: Any, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
     from hippo.brain import COLUMNS
     from hippo.records import to_record
 
@@ -184,71 +170,83 @@ def _records(db: Database, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
     return {r["id"]: to_record(r) for r in db.rows(sql, list(ids))}
 
 
-def _freshness(rec: dict[str, Any], h: Hippo, now: datetime) -> dict[str, float]:
-    types = h.types
-    tau = tau_for(rec["type"] if rec["type"] in types else FALLBACK_TYPE, types)
-    age = age_days(rec["created_at"], rec["confirmed_at"], now)
-    return {"value": freshness(age, tau), "age_days": age, "tau_days": tau}
 
 
-def search(
-    h: Hippo,
-    query: str,
-    *,
-    limit: int | None = None,
-    types: Sequence[str] = (),
-    tiers: Sequence[str] = (),
-    tags: Sequence[str] = (),
-    since: datetime | str | None = None,
-    until: datetime | str | None = None,
-    projects: Sequence[str | None] | None | EllipsisType = ...,
-    include_superseded: bool = False,
-    explain: bool = False,
-    rerank: bool | None = None,
-    params: SearchParams | None = None,
-    now: datetime | None = None,
-) -> SearchResult:
-    """Search the Brain for `query`; at most `limit` results (default 5), best first.
+@dataclass(slots=True)
+class Retrieved:
+    """What the retrievers found: each one's ranking (absent: it did not run), each hit's
+    rank and score per retriever, and the query's vector and token matrix when known."""
 
-    `projects`: ... (default) the current project and global memories; None every
-    project; or a list of names (None in it = global). `since`/`until`: ISO-8601 or a
-    relative age (7d, 12h), inclusive. Superseded memories are left out unless
-    `include_superseded`. `rerank` None follows the `rerank` setting. `explain` adds
-    each stage's rank and score to every result.
-    """
+    rankings: dict[str, list[int]] = field(default_factory=dict)
+    vector: dict[int, dict[str, Any]] = field(default_factory=dict)
+    bm25: dict[int, dict[str, Any]] = field(default_factory=dict)
+    blob: bytes | None = None
+    tokens: TokenMatrix | None = None
+
+
+def search(h: Hippo, query: str, **options: Any) -> SearchResult:
+    """Search the Brain for `query`; `options` are the fields of `SearchRequest` (limit,
+    types, tiers, tags, since, until, projects, include_superseded, explain, rerank,
+    params, now). At most `limit` results (default 5), best first."""
+    return run(h, SearchRequest(query, **options))
+
+
+def run(h: Hippo, req: SearchRequest) -> SearchResult:
+    """The stages of one search request, in order."""
     from hippo.timeutil import now as clock
 
-    p = params or load_params(h.settings)
-    limit = p.result_limit if limit is None else limit
+    p = req.params or load_params(h.settings)
+    limit = p.result_limit if req.limit is None else req.limit
     if limit < 1:
         raise UsageError(f"limit must be at least 1, got {limit}")
-    filters = make_filters(h, types=types, tiers=tiers, tags=tags, since=since, until=until,
-                           projects=projects, include_superseded=include_superseded)
-    when = now or clock()
-    text, notes = prepare(query)
+    filters = make_filters(h, types=req.types, tiers=req.tiers, tags=req.tags,
+                           since=req.since, until=req.until, projects=req.projects,
+                           include_superseded=req.include_superseded)
+    when = req.now or clock()
+    text, notes = prepare(req.query)
     out = SearchResult(text, degraded=notes)
     if not text:
         return out
-    db = h.db
     k = p.candidates_per_retriever
+    found = retrieve(h, text, k, filters, p, out.degraded)
+    windows = _date_windows(text, p)
+    if windows and found.blob is not None:
+        found.rankings[DATES] = _window_hits(h.db, found.blob, k, filters, windows)
+    fused = fuse(found.rankings, p.rrf_k, p.retriever_weights) if found.rankings else []
+    if not fused:
+        return out
+    cands = stage.candidates(fused, _records(h.db, [f.id for f in fused]))
+    best_late = stage.late_interaction(h, text, cands, p, out.degraded, found.tokens)
+    stage.date_boost(cands, windows, p)
+    stage.relevance(text, cands, p)
+    sims = vec.similarities(h.db, [c.id for c in cands])
+    ranked = stage.score(stage.diversify(cands, sims, max(p.mmr_k, limit), p), h.types, when, p)
+    if _want_rerank(h, req.rerank):
+        ranked = stage.rerank(text, ranked, max(p.rerank_pool, limit), p, out.degraded,
+                              _reranker(h, p))
+    out.results = _present(ranked[:limit], found, best_late, bool(windows), req.explain, p)
+    for result in out.results:  # a degradation met late (rerank) concerns every result
+        result["degraded"] = list(out.degraded)
+    return out
 
-    rankings: dict[str, list[int]] = {}
-    vec_info: dict[int, dict[str, Any]] = {}
-    fts_info: dict[int, dict[str, Any]] = {}
-    blob: bytes | None = None
-    query_tokens: list[Any] = []
+
+def retrieve(h: Hippo, text: str, k: int, filters: SearchFilters, p: SearchParams,
+             degraded: list[str]) -> Retrieved:
+    """Vector KNN and BM25 (beside it on a big store), each its best `k`."""
+    db = h.db
+    found = Retrieved()
+    tokens: list[Any] = []
     collect = _lexical(db, text, k, filters, p)
     try:
         if not vec.has_store(db):
-            rankings[VECTOR] = []  # nothing has a vector yet: ran, found nothing
+            found.rankings[VECTOR] = []  # nothing has a vector yet: ran, found nothing
         else:
-            blob = query_vector(h, text, out.degraded,
-                                query_tokens if p.late_pool > 0 else None)
-            if blob is not None:
-                hits = vec.search(db, blob, k, filters)
-                rankings[VECTOR] = [x.id for x in hits]
-                vec_info = {x.id: {"rank": n, "distance": x.distance}
-                            for n, x in enumerate(hits, 1)}
+            found.blob = query_vector(h, text, degraded, tokens if p.late_pool > 0 else None)
+            if found.blob is not None:
+                hits = vec.search(db, found.blob, k, filters)
+                found.rankings[VECTOR] = [x.id for x in hits]
+                found.vector = {x.id: {"rank": n, "distance": x.distance}
+                                for n, x in enumerate(hits, 1)}
     except BaseException:
         with contextlib.suppress(Exception):
             collect()  # the BM25 thread ends before its connection can be closed
@@ -256,218 +254,103 @@ def search(
     try:
         lexical = collect()
     except fts.FtsUnavailable as exc:
-        out.degraded.append(f"fts: {_note(exc)} (vector results only)")
+        degraded.append(stages.degradation("fts", exc, stages.VECTOR_ONLY))
     else:
-        rankings[BM25] = [x.id for x in lexical]
-        fts_info = {x.id: {"rank": n, "score": x.score} for n, x in enumerate(lexical, 1)}
+        found.rankings[BM25] = [x.id for x in lexical]
+        found.bm25 = {x.id: {"rank": n, "score": x.score} for n, x in enumerate(lexical, 1)}
+    found.tokens = tokens[0] if tokens else None
+    return found
 
-    windows = _date_windows(text, p)
-    if windows and blob is not None:
-        rankings[DATES] = _window_hits(db, blob, k, filters, windows)
 
-    fused = fuse(rankings, p.rrf_k, p.retriever_weights) if rankings else []
-    if not fused:
-        return out
-    records = _records(db, [f.id for f in fused])
-    fused = [f for f in fused if f.id in records]  # deleted since the retrievers ran
-    late, best_late = _late_relevance(h, text, fused, records, p, out.degraded,
-                                      query_tokens[0] if query_tokens else None)
-    dated = {f.id: p.date_boost if windows and _created_in(records[f.id], windows) else 0.0
-             for f in fused}
-    base = {f.id: (late[f.id] if late else f.score) for f in fused}
-    if any(dated.values()):  # boost, then rescale so relevance stays in 0..1
-        base = {i: (s + dated[i]) / (1.0 + p.date_boost) for i, s in base.items()}
-    hint = {f.id: task_hint(text, records[f.id]["type"], p) for f in fused}
-    relevance = {f.id: apply_hint(base[f.id], hint[f.id]) for f in fused}
+def _present(ranked: Sequence[Candidate], found: Retrieved, best_late: float | None,
+             dated: bool, explain: bool, p: SearchParams) -> list[dict[str, Any]]:
+    """The results: records with their score (and each stage's part, `explain`).
 
-    ids = [f.id for f in fused]
-    sims = vec.similarities(db, ids)
-    picked = select(ids, relevance, lambda a, b: sims.get((min(a, b), max(a, b)), 0.0),
-                    max(p.mmr_k, limit), p.mmr_lambda)
-
-    rows: list[dict[str, Any]] = []
-    by_id = {f.id: f for f in fused}
-    lam = p.mmr_lambda
-    factor = p.mmr_penalty_weight * (1.0 - lam) / lam if lam > 0 else 0.0
-    for n, (mid, mmr_score) in enumerate(picked, 1):
-        rec = records[mid]
-        fresh = _freshness(rec, h, when)
-        if dated[mid]:  # the query asks about the time it was written: not stale for it
-            fresh = {**fresh, "value": 1.0}
-        # Redundancy with a better pick lowers the relevance that is scored (never raises).
-        most = max((sims.get((min(mid, b), max(mid, b)), 0.0) for b, _ in picked[: n - 1]),
-                   default=0.0)
-        penalty = min(relevance[mid], factor * max(most, 0.0))
-        rel = relevance[mid] - penalty
-        rows.append({
-            "id": mid, "relevance": rel, "freshness": fresh,
-            "final": final_score(rel, rec["importance"], fresh["value"], p),
-            "mmr": {"rank": n, "score": mmr_score, "max_similarity": most, "penalty": penalty},
-            "rerank": None,
-        })
-    rows.sort(key=lambda r: (-r["final"], r["id"]))
-
-    if _want_rerank(h, rerank):
-        rows = _rerank(h, text, rows, records, max(p.rerank_pool, limit), p, out.degraded)
-    # How well the query matches anything stored, unless that is known otherwise: the
-    # reranker's scores are on one scale for every query already, and a memory created
-    # on a date the query names matches it whatever its words.
-    by = ("rerank" if any(r["rerank"] is not None for r in rows)
-          else "date" if any(dated[r["id"]] for r in rows[:limit]) else "late")
+    How well the query matches anything stored scales every score, unless that is known
+    otherwise: the reranker's scores are on one scale for every query already, and a
+    memory created on a date the query names matches it whatever its words."""
+    by = ("rerank" if any(c.rerank is not None for c in ranked)
+          else "date" if any(c.date for c in ranked) else "late")
     factor = match_factor(best_late, p) if by == "late" else 1.0
-
-    for row in rows[:limit]:
-        rec = records[row["id"]]
-        result = {**rec, "score": row["final"] * factor, "degraded": list(out.degraded)}
+    out = []
+    for c in ranked:
+        result = {**c.record, "score": c.final * factor, "degraded": []}
         if explain:
-            f = by_id[row["id"]]
-            result["explain"] = {
-                "bm25": fts_info.get(row["id"]),
-                "vector": vec_info.get(row["id"]),
-                "fused": {"score": f.score, "raw": f.raw},
-                "hint": hint[row["id"]],
-                "relevance": row["relevance"],
-                "mmr": row["mmr"],
-                "freshness": row["freshness"],
-                "importance": rec["importance"],
-                "rerank": row["rerank"],
-                "final": row["final"],
-                "match": None if best_late is None else {
-                    "best_late": best_late, "factor": factor, "by": by},
-            }
-            if late:  # present only when the stage ran (an embedder with token vectors)
-                result["explain"]["late"] = late[row["id"]]
-            if windows:
-                result["explain"]["date"] = dated[row["id"]]
-        out.results.append(result)
-    for result in out.results:  # a degradation met late (rerank) concerns every result
-        result["degraded"] = list(out.degraded)
+            result["explain"] = _explain(c, found, best_late, factor, by, dated)
+        out.append(result)
     return out
 
 
-def _lexical(db: Database, text: str, k: int, filters: Filters,
-             p: SearchParams) -> Callable[[], list[fts.FtsHit]]:
-    """Start the BM25 retriever; calling the result waits for its hits (or its error).
+def _explain(c: Candidate, found: Retrieved, best_late: float | None, factor: float,
+             by: str, dated: bool) -> dict[str, Any]:
+    e = {
+        "bm25": found.bm25.get(c.id),
+        "vector": found.vector.get(c.id),
+        "fused": {"score": c.fused.score, "raw": c.fused.raw},
+        "hint": c.hint,
+        "relevance": c.scored,
+        "mmr": c.mmr,
+        "freshness": c.freshness,
+        "importance": c.record["importance"],
+        "rerank": c.rerank,
+        "final": c.final,
+        "match": None if best_late is None else {
+            "best_late": best_late, "factor": factor, "by": by},
+    }
+    if c.late is not None:  # present only when the stage ran (an embedder with token vectors)
+        e["late"] = c.late
+    if dated:
+        e["date"] = c.date
+    return e
 
-    On a big store it runs in a thread on a second connection while the caller embeds
-    the query and scans the vectors: SQLite leaves the GIL while it works, so on two
-    cores the BM25 time disappears behind the scan. Ids whose memory is gone by the
-    time records are read are dropped below, as for any concurrent delete.
-    """
-    def run(conn: Database) -> list[fts.FtsHit]:
+
+def _lexical(db: Store, text: str, k: int, filters: SearchFilters,
+             p: SearchParams) -> Callable[[], list[LexHit]]:
+    """Start the BM25 retriever (`stages.start_lexical`); calling the result collects it."""
+    def run(conn: Store) -> list[LexHit]:
         return fts.search(conn, text, k, filters, and_min_hits=p.fts_and_min_hits)
 
-    if (db.scalar(vec.LATEST_ID) or 0) < PARALLEL_MIN_ROWS:
-        return lambda: run(db)
-    from hippo.background import beside
-
-    return beside(db, run, "hippo-bm25")
+    return stages.start_lexical(db, "brain", run, "hippo-bm25", PARALLEL_MIN_ROWS)
 
 
-def _date_windows(text: str, p: SearchParams) -> list[Any]:
+def _date_windows(text: str, p: SearchParams) -> list[Window]:
     """Time windows the query names, widened by the slack; none when the boost is off."""
     if p.date_boost <= 0:
         return []
-    from hippo.retrieve.query import mentioned_dates
+    from hippo.retrieve.dates import mentioned_dates
 
     return [w.widened(p.date_slack_days) for w in mentioned_dates(text)]
 
 
-def _created_in(rec: dict[str, Any], windows: Sequence[Any]) -> bool:
-    from hippo.retrieve.query import in_any
-    from hippo.retrieve.score import parse_timestamp
-
-    return in_any(parse_timestamp(rec["created_at"]), windows)
-
-
-def _window_hits(db: Database, blob: bytes, k: int, filters: Filters,
-                 windows: Sequence[Any]) -> list[int]:
+def _window_hits(db: Store, blob: bytes, k: int, filters: SearchFilters,
+                 windows: Sequence[Window]) -> list[int]:
     """Nearest `k` vectors created inside any window (and inside the user's own bounds)."""
     import dataclasses
 
     from hippo.timeutil import iso
 
-    hits: dict[int, float] = {}
-    for w in windows[:4]:
+    def inside(w: Window) -> Any:
         since, until = iso(w.start), iso(w.end)
         if filters.since and filters.since > since:
             since = filters.since
         if filters.until and filters.until < until:
             until = filters.until
         if since > until:
-            continue
-        for x in vec.search(db, blob, k, dataclasses.replace(filters, since=since, until=until)):
-            hits[x.id] = min(x.distance, hits.get(x.id, x.distance))
-    return sorted(hits, key=lambda i: (hits[i], i))[:k]
+            return None
+        return vec.search(db, blob, k, dataclasses.replace(filters, since=since, until=until))
 
-
-def _late_relevance(h: Hippo, text: str, fused: Sequence[Any],
-                    records: dict[int, dict[str, Any]], p: SearchParams,
-                    degraded: list[str],
-                    query_tokens: Any = None) -> tuple[dict[int, float], float | None]:
-    """Relevance from late interaction (`hippo.retrieve.query`) for the fused candidates,
-    and the best MaxSim score of the pool as it is (before scaling: on the same scale for
-    every query, so it says how well the query matches anything at all).
-
-    The best `late_pool` candidates get their min-max scaled MaxSim score; the rest keep
-    their fused order below the lowest of those. Empty (and None) when the stage is off
-    or the embedder has no token vectors (or is down: already in `degraded`); a failure
-    of the stage itself is added to `degraded`, and the fused score is used then.
-    """
-    if p.late_pool <= 0 or not fused:
-        return {}, None
-    from hippo.retrieve import query as q
-
-    try:
-        emb = h.embedder("brain")
-    except Exception:  # noqa: BLE001 - no embedder: query_vector has said so already
-        return {}, None
-    if not q.can_encode_tokens(emb):
-        return {}, None
-    try:
-        pool = list(fused[: p.late_pool])
-        texts = [records[f.id]["text"] for f in pool]
-        if query_tokens is None:
-            query_tokens = q.query_matrix(h.db, emb, text)
-        mats = q.token_matrices(h.db, emb, texts)
-        raw = q.late_scores(query_tokens, mats)
-    except Exception as exc:  # noqa: BLE001 - an optional stage: the fused order stands
-        degraded.append(f"late interaction: {_note(exc)} (fused order)")
-        return {}, None
-    scaled = q.rescale(raw)
-    out = {f.id: s for f, s in zip(pool, scaled)}
-    floor = min(scaled, default=0.0)
-    for f in fused[p.late_pool :]:
-        out[f.id] = floor * f.score
-    return out, max(raw, default=None)
+    return stages.window_hits(windows, k, inside)
 
 
 def _want_rerank(h: Hippo, rerank: bool | None) -> bool:
     return bool(h.settings.get("rerank")) if rerank is None else rerank
 
 
-def _rerank(h: Hippo, text: str, rows: list[dict[str, Any]],
-            records: dict[int, dict[str, Any]], pool_size: int, p: SearchParams,
-            degraded: list[str]) -> list[dict[str, Any]]:
-    """Rows with the reranker's score as relevance, re-sorted; unchanged on any failure."""
-    from hippo.retrieve.rerank import RerankUnavailable
-    from hippo.retrieve.rerank import rerank as voyage
+def _reranker(h: Hippo, p: SearchParams) -> Callable[[str, list[str]], list[float]]:
+    """Voyage's scores of (query, texts), behind the guard (`hippo.retrieve.rerank`)."""
+    def scores(text: str, texts: list[str]) -> list[float]:
+        from hippo.retrieve.rerank import rerank
 
-    pool = rows[:pool_size]
-    if len(pool) < 2:
-        return rows  # nothing to reorder: no call, no cost
-    try:
-        scores = voyage(h.db, h.settings, text, [records[r["id"]]["text"] for r in pool],
-                        timeout_ms=p.rerank_timeout_ms)
-    except RerankUnavailable as exc:
-        degraded.append(f"rerank: {_note(exc)} (local order)")
-        return rows
-    order = sorted(range(len(pool)), key=lambda i: (-scores[i], pool[i]["id"]))
-    for rank, i in enumerate(order, 1):
-        row = pool[i]
-        rec = records[row["id"]]
-        row["rerank"] = {"rank": rank, "score": scores[i]}
-        row["relevance"] = min(1.0, max(0.0, scores[i]))
-        row["final"] = final_score(row["relevance"], rec["importance"],
-                                   row["freshness"]["value"], p)
-    return sorted(pool, key=lambda r: (-r["final"], r["id"]))
+        return rerank(h.db, h.settings, text, texts, timeout_ms=p.rerank_timeout_ms)
+
+    return scores

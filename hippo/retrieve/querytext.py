@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from hippo.retrieve.constants import MAX_QUERY_CHARS
+from hippo.retrieve.params import MAX_QUERY_CHARS
 
 # Python reads a byte that is not UTF-8 (in argv, or stdin with `-`) as a lone surrogate.
 _UNDECODABLE = re.compile("[\ud800-\udfff]")

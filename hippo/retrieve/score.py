@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 
 from hippo.memtypes import BUILTIN, MemType
-from hippo.retrieve.constants import DEFAULT_PARAMS, SearchParams
+from hippo.retrieve.params import DEFAULT_PARAMS, SearchParams
 
 _SECONDS_PER_DAY = 86400.0
 

@@ -1,182 +1,37 @@
-"""Exact cosine KNN over `memories_vec` (pipeline step 2, vector side).
+"""Exact cosine KNN over the Brain's vectors (pipeline step 2, vector side).
 
-The fast path is a vec0 KNN query with the filters vec0 can evaluate during the scan
-(project, type, tier, a whole-second time range). A time range that holds few memories
-(a date named in the query, usually) is searched along the created_at index instead,
-one point lookup per memory in it. What vec0 cannot see (superseded,
-the exact millisecond bounds) is checked against `memories` afterwards; when that drops
-rows, the query is repeated with a larger k until the top `k` is certain. Tag filters,
-or a vec0 that rejects the query, take the exact scan joined with `memories` instead.
-Either way the result is the exact top `k` among the memories the filters allow.
-
-Vectors travel as little-endian float32 blobs; nothing here needs numpy.
+The store (`store.vectors.knn`) returns the exact top `k` among the memories the
+filters allow, nearest first; how (an index scan, point lookups along a time range, an
+exact scan) is the backend's business. Vectors travel as little-endian float32 blobs;
+nothing here needs numpy.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-import apsw
-
-from hippo.timeutil import epoch
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from hippo.retrieve.filters import Filters
-    from hippo.store.sqlite.database import Database
-
-VEC0_MAX_K = 4096  # sqlite-vec's limit on k in one KNN query
-# vec0 results are ordered by distance; ties are left in vec0's order.
-KNN = "SELECT memory_id, distance FROM memories_vec WHERE embedding MATCH ? AND k = ?{extra}"
-EXACT = (
-    "SELECT m.id AS id, vec_distance_cosine(v.embedding, ?) AS distance "
-    "FROM memories m JOIN memories_vec v ON v.memory_id = m.id "
-    "WHERE {where} ORDER BY distance, m.id LIMIT ?"
-)
-# Point lookups: vec0 answers `memory_id = x` from its rowid index, but `IN (...)` scans.
-_IDS = "SELECT column1 AS id FROM (VALUES {rows})"
-# CROSS JOIN keeps the candidate list as the outer loop: rowid lookups, not a scan of
-# the scope index over every active memory.
-KEEP = "SELECT m.id FROM ({ids}) ids CROSS JOIN memories m ON m.id = ids.id WHERE {where}"
-EMBEDDINGS = "SELECT ids.id, v.embedding FROM ({ids}) ids JOIN memories_vec v ON v.memory_id = ids.id"
-SIMILARITIES = (
-    "WITH c(id, e) AS MATERIALIZED ({embeddings}) "
-    "SELECT a.id, b.id, 1.0 - vec_distance_cosine(a.e, b.e) FROM c a JOIN c b ON a.id < b.id"
-)
-HAS_TABLE = "SELECT 1 FROM sqlite_master WHERE name = 'memories_vec'"
-# A time range (a date named in the query, --since/--until) holding few memories is
-# searched along the created_at index with a point lookup per memory, instead of a vec0
-# scan of every vector. Measured at 100k memories: a lookup costs about as much as 70
-# vectors of the scan (53 µs vs 57-72 ms for 100k), so the range wins while it holds
-# fewer than 1/RANGE_LOOKUP_COST of the store. The count stops there (LIMIT), and names
-# the index: left to itself, the planner counts through `memories_scope`, every row.
-RANGE_LOOKUP_COST = 70
-IN_RANGE = ("SELECT count(*) FROM (SELECT 1 FROM memories INDEXED BY memories_created "
-            "WHERE created_at >= ? AND created_at <= ? LIMIT ?)")
-EXACT_IN_RANGE = (
-    "SELECT m.id AS id, vec_distance_cosine(v.embedding, ?) AS distance "
-    "FROM memories m INDEXED BY memories_created CROSS JOIN memories_vec v "
-    "ON v.memory_id = m.id WHERE {where} ORDER BY distance, m.id LIMIT ?"
-)
-LATEST_ID = "SELECT max(id) FROM memories"
+    from hippo.store import Store
+    from hippo.store.filters import SearchFilters
+    from hippo.store.vectors import VecHit
 
 
-@dataclass(frozen=True, slots=True)
-class VecHit:
-    """One nearest neighbour: memory id and cosine distance (0 = same direction)."""
-
-    id: int
-    distance: float
-
-
-def has_store(db: Database) -> bool:
+def has_store(db: Store) -> bool:
     """True once the Brain has a vector table (created with its first vectors)."""
-    return bool(db.scalar(HAS_TABLE))
+    return db.vectors.has("brain")
 
 
-def _vec0_constraints(filters: Filters) -> tuple[str, list[Any]]:
-    """The filters vec0 evaluates during the scan: a superset of what `filters` allows."""
-    parts: list[str] = []
-    params: list[Any] = []
-
-    def among(column: str, values: Sequence[Any]) -> None:
-        parts.append(f" AND {column} IN ({','.join('?' * len(values))})")
-        params.extend(values)
-
-    if filters.projects is not None:
-        # vec0 stores global as '' (metadata columns hold no NULL).
-        among("project", list(dict.fromkeys(p or "" for p in filters.projects)) or [""])
-    if filters.types:
-        among("type", list(filters.types))
-    if filters.tiers:
-        among("tier", list(filters.tiers))
-    # `created` is whole epoch seconds (floor), so these bounds can only let more through.
-    if filters.since:
-        parts.append(" AND created >= ?")
-        params.append(epoch(filters.since))
-    if filters.until:
-        parts.append(" AND created <= ?")
-        params.append(epoch(filters.until))
-    return "".join(parts), params
-
-
-def _keep(db: Database, ids: list[int], filters: Filters) -> set[int]:
-    where, params = filters.where()
-    sql = KEEP.format(ids=_ids_sql(ids), where=where)
-    return {r[0] for r in db.execute(sql, [*ids, *params])}
-
-
-def _knn(db: Database, query: bytes, k: int, filters: Filters) -> list[VecHit] | None:
-    """vec0 KNN with the post-check; None when vec0 cannot answer (use the exact scan)."""
-    extra, params = _vec0_constraints(filters)
-    # A larger k costs vec0 almost nothing (same scan, bigger heap), so start with room
-    # for the rows the check may drop.
-    fetch = 2 * k
-    while True:
-        fetch = min(fetch, VEC0_MAX_K)
-        try:
-            rows = db.rows(KNN.format(extra=extra), [query, fetch, *params])
-        except apsw.SQLError:
-            return None
-        if not rows:
-            return []
-        allowed = _keep(db, [r["memory_id"] for r in rows], filters)
-        hits = [VecHit(r["memory_id"], r["distance"]) for r in rows if r["memory_id"] in allowed]
-        # Every row vec0 could give was seen, or enough survived the check: exact.
-        if len(rows) < fetch or len(hits) >= k:
-            return hits[:k]
-        if fetch >= VEC0_MAX_K:
-            return None
-        fetch *= 4
-
-
-def _exact(db: Database, query: bytes, k: int, filters: Filters,
-           sql: str = EXACT) -> list[VecHit]:
-    where, params = filters.where()
-    rows = db.rows(sql.format(where=where), [query, *params, k])
-    return [VecHit(r["id"], r["distance"]) for r in rows]
-
-
-def _narrow(db: Database, filters: Filters) -> bool:
-    """True when the filters' time range holds few enough memories for point lookups."""
-    if not filters.since and not filters.until:
-        return False
-    most = int(db.scalar(LATEST_ID) or 0) // RANGE_LOOKUP_COST
-    if most < 1:
-        return False
-    found = db.scalar(IN_RANGE, (filters.since or "", filters.until or "\uffff", most))
-    return int(found or 0) < most
-
-
-def search(db: Database, query: bytes, k: int, filters: Filters) -> list[VecHit]:
+def search(db: Store, query: bytes, k: int, filters: SearchFilters) -> list[VecHit]:
     """The `k` memories nearest to `query` (float32 blob) that `filters` allow, nearest first."""
-    if k <= 0 or not has_store(db):
-        return []
-    if _narrow(db, filters):
-        return _exact(db, query, k, filters, EXACT_IN_RANGE)
-    if not filters.tags:
-        hits = _knn(db, query, k, filters)
-        if hits is not None:
-            return hits
-    return _exact(db, query, k, filters)
+    return db.vectors.knn(query, k, filters)
 
 
-def _ids_sql(ids: Sequence[int]) -> str:
-    return _IDS.format(rows=",".join("(?)" for _ in ids))
-
-
-def embeddings(db: Database, ids: Sequence[int]) -> dict[int, bytes]:
+def embeddings(db: Store, ids: Sequence[int]) -> dict[int, bytes]:
     """Stored vectors (float32 blobs) of those `ids` that have one."""
-    if not ids or not has_store(db):
-        return {}
-    sql = EMBEDDINGS.format(ids=_ids_sql(ids))
-    return {r[0]: r[1] for r in db.execute(sql, list(ids))}
+    return db.vectors.embeddings(ids)
 
 
-def similarities(db: Database, ids: Sequence[int]) -> dict[tuple[int, int], float]:
+def similarities(db: Store, ids: Sequence[int]) -> dict[tuple[int, int], float]:
     """Cosine similarity of every pair (a, b), a < b, of `ids` that both have a vector."""
-    if len(ids) < 2 or not has_store(db):
-        return {}
-    sql = SIMILARITIES.format(embeddings=EMBEDDINGS.format(ids=_ids_sql(ids)))
-    return {(r[0], r[1]): r[2] for r in db.execute(sql, list(ids))}
+    return db.vectors.similarities(ids)

@@ -2,8 +2,59 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, Protocol
+
+if TYPE_CHECKING:
+    from hippo.store.filters import EchoFilters, SearchFilters
+
+# The stores that hold vectors: the Brain's memories, the Echo's transcript chunks.
+VectorStore = Literal["brain", "echo"]
+STORES: tuple[VectorStore, ...] = ("brain", "echo")
+
+
+@dataclass(frozen=True, slots=True)
+class VecHit:
+    """One nearest neighbour: memory (or chunk) id and cosine distance (0 = same direction)."""
+
+    id: int
+    distance: float
 
 
 class Vectors(Protocol):
-    """Embedding vectors of memories and chunks, and nearest-neighbour search over them."""
+    """Embedding vectors of memories and chunks, and nearest-neighbour search over them.
+
+    Vectors travel as little-endian float32 blobs (`hippo.vectors.to_blob`)."""
+
+    def has(self, store: str) -> bool:
+        """True once `store` has its vector table (created with its first vectors)."""
+        ...
+
+    def model(self, store: str) -> tuple[str, int] | None:
+        """The embedding model id and dimensions `store`'s vectors were made with, or None."""
+        ...
+
+    def create(self, store: str, model_id: str, dimensions: int, embedder: str) -> None:
+        """Create `store`'s vector table for vectors of `dimensions` and record the model."""
+        ...
+
+    def knn(self, query: bytes, k: int, filters: SearchFilters) -> list[VecHit]:
+        """The exact `k` memories nearest to `query` that `filters` allow, nearest first."""
+        ...
+
+    def knn_chunks(self, query: bytes, k: int, filters: EchoFilters) -> list[VecHit]:
+        """The `k` Echo chunks nearest to `query` that `filters` allow, nearest first."""
+        ...
+
+    def embeddings(self, ids: Sequence[int]) -> dict[int, bytes]:
+        """Stored vectors of those memory `ids` that have one."""
+        ...
+
+    def similarities(self, ids: Sequence[int]) -> dict[tuple[int, int], float]:
+        """Cosine similarity of every pair (a, b), a < b, of memory `ids` that both have a vector."""
+        ...
+
+    def bump(self, name: str, by: int = 1) -> None:
+        """Add `by` to the usage counter `name` (embedder calls, cache hits)."""
+        ...

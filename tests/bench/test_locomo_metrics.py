@@ -1,7 +1,7 @@
 """LoCoMo bench plumbing: evidence parsing, loading and recall metrics on a hand-made sample.
 
 No LoCoMo file is needed; the one test that reads the real dev file skips when it is absent.
-Also checks the pure parts of `hippo.retrieve.query` (dates, MaxSim, the token cache blob).
+Also checks the pure parts of `hippo.retrieve.late` (dates, MaxSim, the token cache blob).
 """
 
 from __future__ import annotations
@@ -232,10 +232,10 @@ def test_real_dev_file_counts() -> None:
     assert lc.dropped_counts(convs)["qa_ids_dropped"] == 4
 
 
-# -- hippo.retrieve.query: the pure parts ----------------------------------------------
+# -- hippo.retrieve.dates, late, tokenmatrix: the pure parts -------------------------
 
 def test_mentioned_dates() -> None:
-    from hippo.retrieve.query import mentioned_dates
+    from hippo.retrieve.dates import mentioned_dates
 
     def days(text: str) -> list[tuple[str, str]]:
         return [(w.start.date().isoformat(), w.end.date().isoformat())
@@ -262,7 +262,8 @@ def _unit_rows(rng: Any, n: int, d: int) -> Any:
 def test_late_scores_prefer_the_doc_matching_every_query_token() -> None:
     import numpy as np
 
-    from hippo.retrieve.query import TokenMatrix, late_scores, rescale
+    from hippo.retrieve.late import late_scores, rescale
+    from hippo.retrieve.tokenmatrix import TokenMatrix
 
     e = np.eye(6, dtype=np.float32)
     q = TokenMatrix.from_vectors((1, 2), e[[0, 1]], share=1 / 6)
@@ -287,7 +288,8 @@ def test_late_scores_prefer_the_doc_matching_every_query_token() -> None:
 def test_ternary_cosine_follows_the_true_cosine() -> None:
     import numpy as np
 
-    from hippo.retrieve.query import TokenMatrix, late_scores
+    from hippo.retrieve.late import late_scores
+    from hippo.retrieve.tokenmatrix import TokenMatrix
 
     rng = np.random.default_rng(7)
     base = _unit_rows(rng, 1, 384)[0]
@@ -308,7 +310,7 @@ def test_ternary_cosine_follows_the_true_cosine() -> None:
 def test_a_repeated_token_is_stored_only_where_its_vector_differs() -> None:
     import numpy as np
 
-    from hippo.retrieve.query import DISTINCT_COSINE, TokenMatrix
+    from hippo.retrieve.tokenmatrix import DISTINCT_COSINE, TokenMatrix
 
     rng = np.random.default_rng(3)
     a, b, c = _unit_rows(rng, 3, 384)
@@ -335,7 +337,8 @@ def test_dropping_exact_repeats_leaves_late_scores_unchanged() -> None:
     already there cannot change a score."""
     import numpy as np
 
-    from hippo.retrieve.query import TokenMatrix, late_scores
+    from hippo.retrieve.late import late_scores
+    from hippo.retrieve.tokenmatrix import TokenMatrix
 
     rng = np.random.default_rng(11)
     base = _unit_rows(rng, 12, 64)
@@ -353,7 +356,7 @@ def test_dropping_exact_repeats_leaves_late_scores_unchanged() -> None:
 def test_token_matrix_blob_round_trip() -> None:
     import numpy as np
 
-    from hippo.retrieve.query import TokenMatrix
+    from hippo.retrieve.tokenmatrix import TokenMatrix
 
     rng = np.random.default_rng(1)
     v = _unit_rows(rng, 5, 12)
@@ -377,7 +380,7 @@ def test_token_matrix_blob_round_trip() -> None:
 
 
 def test_neighbour_support_adds_the_best_neighbour_share() -> None:
-    from hippo.retrieve.query import neighbour_support
+    from hippo.retrieve.late import neighbour_support
 
     rel = {1: 0.2, 2: 1.0, 3: 0.0, 9: 0.5}
     adj = {1: [2], 2: [1, 3], 3: [2, 4], 9: []}
@@ -483,19 +486,19 @@ def test_echo_match_bench_runs_on_a_small_transcript(tmp_path: Path,
 
 def _both(query: Any, docs: list[Any]) -> tuple[list[float], list[float]]:
     """MaxSim of `query` over `docs` by the pure-Python and by the numpy implementation."""
-    from hippo.retrieve import query as q
+    from hippo.retrieve import late
 
     content = query.content()
-    w = q.pool_idf(content, docs)
+    w = late.pool_idf(content, docs)
     total = sum(w) or 1.0
-    return (q._late_scores_python(content, docs, w, total),
-            q._late_scores_numpy(content, docs, w, total))
+    return (late._late_scores_python(content, docs, w, total),
+            late._late_scores_numpy(content, docs, w, total))
 
 
 def test_numpy_maxsim_gives_the_pure_python_scores() -> None:
     import numpy as np
 
-    from hippo.retrieve.query import TokenMatrix
+    from hippo.retrieve.tokenmatrix import TokenMatrix
 
     rng = np.random.default_rng(3)
     for trial in range(30):
@@ -517,7 +520,8 @@ def test_numpy_maxsim_gives_the_pure_python_scores() -> None:
 
 def test_numpy_maxsim_matches_on_real_model_tokens() -> None:
     from hippo import embed
-    from hippo.retrieve.query import TokenMatrix, encode_tokens
+    from hippo.retrieve.tokencache import encode_tokens
+    from hippo.retrieve.tokenmatrix import TokenMatrix
 
     texts = ["when do the database backups run?",
              "Postgres backups run nightly at 02:00 UTC and are kept for 30 days.",
@@ -532,22 +536,22 @@ def test_numpy_maxsim_matches_on_real_model_tokens() -> None:
 def test_late_scores_uses_numpy_for_big_pools_or_once_it_is_loaded(monkeypatch) -> None:
     import numpy as np
 
-    from hippo.retrieve import query as q
+    from hippo.retrieve import late, tokenmatrix
 
     rng = np.random.default_rng(5)
-    query = q.TokenMatrix.from_vectors((1, 2, 3), _unit_rows(rng, 3, 12))
-    small = [q.TokenMatrix.from_vectors((4, 5), _unit_rows(rng, 2, 12))]
+    query = tokenmatrix.TokenMatrix.from_vectors((1, 2, 3), _unit_rows(rng, 3, 12))
+    small = [tokenmatrix.TokenMatrix.from_vectors((4, 5), _unit_rows(rng, 2, 12))]
     used: list[str] = []
     for name in ("_late_scores_python", "_late_scores_numpy"):
-        real = getattr(q, name)
-        monkeypatch.setattr(q, name, lambda *a, _r=real, _n=name: used.append(_n) or _r(*a))
-    q.late_scores(query, small)  # numpy is loaded in this process
+        real = getattr(late, name)
+        monkeypatch.setattr(late, name, lambda *a, _r=real, _n=name: used.append(_n) or _r(*a))
+    late.late_scores(query, small)  # numpy is loaded in this process
     assert used == ["_late_scores_numpy"]
-    monkeypatch.setattr(q, "sys", SimpleNamespace(modules={}))  # as in a process without it
+    monkeypatch.setattr(late, "sys", SimpleNamespace(modules={}))  # as in a process without it
     used.clear()
-    q.late_scores(query, small)
+    late.late_scores(query, small)
     assert used == ["_late_scores_python"]
-    monkeypatch.setattr(q, "NUMPY_MIN_PAIRS", 6)  # 3 query tokens x 2 document tokens
+    monkeypatch.setattr(late, "NUMPY_MIN_PAIRS", 6)  # 3 query tokens x 2 document tokens
     used.clear()
-    q.late_scores(query, small)
+    late.late_scores(query, small)
     assert used == ["_late_scores_numpy"]

@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 import hippo
-from hippo.retrieve import echo
+from hippo.retrieve import echo_search
 
 TURNS = [
     ("user", "The staging deploy fails with ERR_SSL_PROTOCOL_ERROR behind the proxy"),
@@ -33,12 +33,12 @@ def transcripts(cli, tmp_path: Path) -> Path:
 
 
 def run_all(db_path: Path, monkeypatch: pytest.MonkeyPatch, min_rows: int) -> list:
-    monkeypatch.setattr(echo, "PARALLEL_MIN_ROWS", min_rows)
+    monkeypatch.setattr(echo_search, "PARALLEL_MIN_ROWS", min_rows)
     h = hippo.open(db_path, embedder="hash")
     try:
         out = []
         for q in QUERIES:
-            res = echo.search(h, q, limit=3)
+            res = echo_search.search(h, q, limit=3)
             out.append(([(r["id"], r["score"], r["ranks"]) for r in res.results], res.degraded))
         assert (h.db._reader is not None) is (min_rows == 0)
         return out
@@ -53,7 +53,7 @@ def test_bm25_beside_the_scan_ranks_the_same(transcripts, db_path: Path,
     assert beside == after
     first = after[0][0]
     assert first and "bm25" in first[0][2]  # the identifier is found lexically
-    assert after[4][1] == ["no usable search terms; vector only"]
+    assert after[4][1] == ["fts: no searchable words in the query (vector results only)"]
 
 
 @pytest.mark.parametrize("min_rows", [10**9, 0], ids=["after", "beside"])
@@ -66,4 +66,4 @@ def test_fts_down_is_vector_only_either_way(transcripts, db_path: Path,
     out = run_all(db_path, monkeypatch, min_rows)
     results, degraded = out[0]
     assert results and all("bm25" not in ranks for _, _, ranks in results)
-    assert len(degraded) == 1 and degraded[0].startswith("full-text index unavailable (")
+    assert len(degraded) == 1 and degraded[0].startswith("fts: full-text index unavailable (")

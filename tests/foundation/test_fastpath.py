@@ -283,3 +283,14 @@ def test_the_console_process_flushes_everything_and_leaves_the_database_sound(
     finally:
         conn.close()
     assert cli("search", "deploy", "--json").exit_code == 0
+
+
+def test_the_search_options_are_the_search_request_fields() -> None:
+    """Every option of `hippo search` that is the search's own maps to a field of the one
+    request type; the request's other fields are the Python API's (a clock, the settings)
+    or `--all-projects` (projects=None)."""
+    from hippo.cli.search_options import OPTIONS, REQUEST
+    from hippo.retrieve.request import OPTIONS as FIELDS
+
+    assert set(REQUEST) <= {dest for dest, *_ in OPTIONS}
+    assert set(REQUEST.values()) | {"projects", "params", "now"} == set(FIELDS)

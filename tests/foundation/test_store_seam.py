@@ -30,13 +30,8 @@ CONNECTION_CALLS = {"execute", "executemany", "rows", "row", "scalar", "conn", "
 NOT_YET: set[str] = {
     "cli/export.py",
     "cli/search_run.py",
-    "retrieve/echo.py",
-    "retrieve/fts.py",
+    "doctor.py",
     "retrieve/pipeline.py",
-    "retrieve/query.py",
-    "retrieve/rerank.py",
-    "retrieve/vec.py",
-    "vectors.py",
 }
 
 

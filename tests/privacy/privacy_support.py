@@ -10,7 +10,7 @@ from pathlib import Path
 import apsw
 
 from hippo.embed import wordpiece
-from hippo.retrieve.query import TokenMatrix
+from hippo.retrieve.tokenmatrix import TokenMatrix
 
 _ALNUM = re.compile(r"[^a-z0-9]")
 _MASK = re.compile(r"\[redacted(?::[a-z0-9_]+)?\]", re.IGNORECASE)

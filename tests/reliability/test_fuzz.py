@@ -144,12 +144,12 @@ def _transcript_for_echo(cli: Any) -> Path:
 def test_any_string_through_search_never_raises(seeded: Any, db_path: Path,
                                                 query: str) -> None:
     import hippo
-    from hippo.retrieve import echo
+    from hippo.retrieve import echo_search
 
     h = hippo.open(db_path, embedder="hash")
     found = hippo.search(h, query, explain=True)
     assert all(0 <= r["score"] <= 1.5 for r in found.results)
-    echo.search(h, query)
+    echo_search.search(h, query)
     h.close()
 
 
@@ -235,10 +235,10 @@ def test_corpus_add(cli, path: Path) -> None:
 
 def test_corpus_queries(seeded: Any, db_path: Path) -> None:
     import hippo
-    from hippo.retrieve import echo
+    from hippo.retrieve import echo_search
 
     h = hippo.open(db_path, embedder="hash")
     for query in json.loads((CORPUS / "queries.json").read_text()):
         hippo.search(h, query, explain=True)
-        echo.search(h, query)
+        echo_search.search(h, query)
     h.close()

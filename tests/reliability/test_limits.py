@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from hippo.records import MAX_TEXT_CHARS
-from hippo.retrieve.constants import MAX_QUERY_CHARS
+from hippo.retrieve.params import MAX_QUERY_CHARS
 from tests.reliability.harness import one_line_error, run
 
 MAX_LINE_BYTES = 8_000_000  # readers' max_line_bytes default

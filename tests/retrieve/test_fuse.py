@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hippo.retrieve.constants import BM25, VECTOR, SearchParams
 from hippo.retrieve.fuse import Fused, fuse, max_rrf, normalised_rrf, rrf
+from hippo.retrieve.params import BM25, VECTOR, SearchParams
 
 
 def test_rrf_two_retrievers_swapped_ranks_exact() -> None:

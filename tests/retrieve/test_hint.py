@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hippo.retrieve.constants import DEFAULT_PARAMS, MAX_HINT_BOOST, SearchParams
 from hippo.retrieve.hint import apply_hint, query_has_hint, task_hint
+from hippo.retrieve.params import DEFAULT_PARAMS, MAX_HINT_BOOST, SearchParams
 
 
 @pytest.mark.parametrize(

@@ -18,8 +18,9 @@ import pytest
 
 import hippo
 from hippo.records import from_input
-from hippo.retrieve.constants import SearchParams
-from hippo.retrieve.query import QUERY_SUFFIX, TOKENS_SUFFIX, TokenMatrix
+from hippo.retrieve.params import SearchParams
+from hippo.retrieve.tokencache import QUERY_SUFFIX, TOKENS_SUFFIX
+from hippo.retrieve.tokenmatrix import TokenMatrix
 
 MODEL = "all-MiniLM-L6-v2-int8"
 NOTES = [
@@ -213,7 +214,7 @@ def test_echo_encodes_only_a_new_query(cli, db_path: Path, tmp_path: Path,
     """Ingest caches every chunk's token matrix in the pass that embeds it, so a search
     runs the model for the new query alone (no candidate is encoded at search time)."""
     from hippo.embed.local import LocalEmbedder
-    from hippo.retrieve.echo import search as echo_search
+    from hippo.retrieve.echo_search import search as echo_search
 
     chunks = ingest(cli, tmp_path, [
         {"session_id": "s1", "cwd": "/home/dev/alpha", "id": f"m{i}",
@@ -391,8 +392,8 @@ def test_doctor_compacts_token_matrices_cached_with_repeats(cli, db_path: Path,
     """A file created now holds only compact matrices (no note). One cached before near-copy
     tokens were dropped is a note (exit 0); `--fix` compacts it from the stored planes,
     without the model, to exactly what a write stores now, and search still finds it."""
-    from hippo.retrieve.constants import TOKENS_DISTINCT_KEY
-    from hippo.retrieve.query import TokenMatrix
+    from hippo.retrieve.tokenmatrix import TokenMatrix
+    from hippo.store.tokens import TOKENS_DISTINCT_KEY
 
     text = "run the tests, then run the tests again: the tests decide, the tests always decide"
     chunks = ingest(cli, tmp_path, user_lines([text]))

@@ -16,7 +16,7 @@ import hippo
 from hippo.core import Hippo
 from hippo.errors import ConfigError, UsageError
 from hippo.records import from_input
-from hippo.retrieve.constants import SearchParams
+from hippo.retrieve.params import SearchParams
 from hippo.retrieve.pipeline import search
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
@@ -298,11 +298,11 @@ def test_a_sparse_time_range_is_searched_by_point_lookups_with_the_same_answer(
         for types in ((), ("decision",)):
             f = make_filters(h, projects=["alpha", None], types=types,
                              since=days_ago(since), until=days_ago(until))
-            assert vec._narrow(h.db, f)
+            assert h.db.vectors._narrow(f)
             got = vec.search(h.db, query, 5, f)
-            reference = vec._exact(h.db, query, 5, f)  # the plain exact scan
+            reference = h.db.vectors._exact(query, 5, f)  # the plain exact scan
             assert got == reference and len(got) > 0
-            knn = vec._knn(h.db, query, 5, f) or []  # ties at the cut: any of them
+            knn = h.db.vectors._knn(query, 5, f) or []  # ties at the cut: any of them
             assert [x.distance for x in got] == pytest.approx([x.distance for x in knn])
     wide = make_filters(h, projects=["alpha", None], since=days_ago(400), until=days_ago(100))
-    assert not vec._narrow(h.db, wide) and not vec._narrow(h.db, base)
+    assert not h.db.vectors._narrow(wide) and not h.db.vectors._narrow(base)

@@ -13,8 +13,9 @@ from hippo.embed.hashed import HashEmbedder
 from hippo.errors import ConfigError, ProviderError
 from hippo.records import from_input
 from hippo.retrieve import pipeline, vec
-from hippo.retrieve.filters import Filters
 from hippo.retrieve.pipeline import search
+from hippo.store.filters import SearchFilters as Filters
+from hippo.store.sqlite.filters import memory_where
 
 
 @pytest.fixture(autouse=True, params=["bm25 after the scan", "bm25 beside the scan"])
@@ -157,9 +158,9 @@ def test_vec0_and_exact_scan_agree_under_every_filter(h: Hippo) -> None:
              Filters(projects=(None,), since="2026-03-01T00:00:00.000Z")]
     for f in cases:
         for k in (1, 5, 30):
-            fast = vec._knn(h.db, query, k, f)
+            fast = h.db.vectors._knn(query, k, f)
             assert fast is not None
-            exact = vec._exact(h.db, query, k, f)
+            exact = h.db.vectors._exact(query, k, f)
             assert [x.id for x in fast] == [x.id for x in exact], f
             assert [x.distance for x in fast] == pytest.approx([x.distance for x in exact],
                                                                abs=1e-6)
@@ -171,7 +172,7 @@ def test_vec0_and_exact_scan_agree_under_every_filter(h: Hippo) -> None:
 
 def test_fts_index_ranking_then_filters_equals_the_joined_query(h: Hippo) -> None:
     from hippo import brain
-    from hippo.retrieve import fts
+    from hippo.store.sqlite.lexical import MATCH
 
     words = ["backup", "restore", "replica", "vacuum", "index", "snapshot"]
     h.add([from_input({"text": f"{words[i % 6]} {words[(i * 7) % 6]} note {i}",
@@ -185,10 +186,10 @@ def test_fts_index_ranking_then_filters_equals_the_joined_query(h: Hippo) -> Non
               Filters(projects=("other",), types=("fact",)), Filters(tags=("none",))):
         for expr in ('"backup"', '"backup" OR "vacuum"', '"note"'):
             for k in (1, 7, 30):
-                where, params = f.where()
+                where, params = memory_where(f)
                 joined = [(r["id"], -r["score"]) for r in h.db.rows(
-                    fts.MATCH.format(where=where), [expr, *params, k])]
-                got = [(x.id, x.score) for x in fts._ranked(h.db, expr, k, f)]
+                    MATCH.format(where=where), [expr, *params, k])]
+                got = [(x.id, x.score) for x in h.db.lexical._ranked(expr, k, f)]
                 assert got == joined, (f, expr, k)
 
 

@@ -1,4 +1,5 @@
-"""SQLite: a `MemoryFilter` as a WHERE clause over `memories` and its bound parameters."""
+"""SQLite: the filters of `hippo.store.memories` (`MemoryFilter`) and `hippo.store.filters`
+(`SearchFilters`, `EchoFilters`) as WHERE clauses and their bound parameters."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from hippo.store.filters import EchoFilters, SearchFilters
     from hippo.store.memories import MemoryFilter
 
 # What a layer may load at all: active and not replaced by a newer memory.
@@ -17,6 +19,7 @@ UNVERIFIED = ("m.author = 'machine' AND m.type IN ("
               + ", ".join(repr(t) for t in REVIEWED_TYPES)
               + ") AND m.verified_at IS NULL AND m.pinned = 0")
 TAGGED = "EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE value = ?)"
+ROLE = "(',' || c.roles || ',') LIKE ?"
 
 
 def where(f: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
@@ -72,3 +75,34 @@ def _projects(projects: Sequence[str | None], alias: str, params: list[Any]) -> 
     if any(p is None for p in projects):
         clause.append(f"{alias}.project IS NULL")
     return "(" + (" OR ".join(clause) or "0") + ")"
+
+
+def memory_where(f: SearchFilters, alias: str = "m") -> tuple[str, list[Any]]:
+    """The WHERE clause over `memories` (alias `alias`) of active memories `f` allows."""
+    where_, params = among(statuses=["active"], types=f.types, tiers=f.tiers,
+                           projects=f.projects, since=f.since, until=f.until, tags=f.tags,
+                           alias=alias)
+    if not f.include_superseded:
+        where_ += f" AND {alias}.superseded_by IS NULL"
+    return where_, params
+
+
+def chunk_where(f: EchoFilters) -> tuple[str, list[Any]]:
+    """The WHERE clause over `echo_chunks` c joined with `echo_sessions` e."""
+    parts: list[str] = ["1"]
+    params: list[Any] = []
+    if f.sessions:
+        parts.append(f"e.session_key IN ({','.join('?' * len(f.sessions))})")
+        params.extend(f.sessions)
+    if f.projects is not None:
+        parts.append(_projects(f.projects, "c", params))
+    if f.since:
+        parts.append("c.started_at >= ?")
+        params.append(f.since)
+    if f.until:
+        parts.append("c.started_at <= ?")
+        params.append(f.until)
+    if f.roles:
+        parts.append("(" + " OR ".join(ROLE for _ in f.roles) + ")")
+        params.extend(f"%,{r},%" for r in f.roles)
+    return " AND ".join(parts), params

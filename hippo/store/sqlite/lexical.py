@@ -1,13 +1,78 @@
-"""SQLite: full-text search over memories and chunks."""
+"""SQLite: FTS5 BM25 over `memories_fts` and `echo_fts`."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import apsw
+
+from hippo.store.lexical import IndexUnavailable, LexHit
+from hippo.store.sqlite.filters import chunk_where, memory_where
+
 if TYPE_CHECKING:
+    from hippo.store.filters import EchoFilters, SearchFilters
     from hippo.store.sqlite.database import Sql
+
+# bm25() is negative, more negative = better; ties by id keep the order stable.
+MATCH = (
+    "SELECT m.id AS id, bm25(memories_fts) AS score FROM memories_fts "
+    "JOIN memories m ON m.id = memories_fts.rowid "
+    "WHERE memories_fts MATCH ? AND {where} ORDER BY score, m.id LIMIT ?"
+)
+# The same ranking from the index alone: an OR of common words can match half the
+# memories, and skipping a `memories` lookup per match halves the time. Its top rows are
+# then checked against the filters (see `_ranked`).
+MATCH_ONLY = (
+    "SELECT rowid AS id, bm25(memories_fts) AS score FROM memories_fts "
+    "WHERE memories_fts MATCH ? ORDER BY score, rowid LIMIT ?"
+)
+KEEP = ("SELECT m.id FROM (SELECT column1 AS id FROM (VALUES {rows})) ids "
+        "CROSS JOIN memories m ON m.id = ids.id WHERE {where}")
+MAX_FETCH = 2000  # beyond this many index-only rows, let SQLite filter while ranking
+CHUNKS = ("SELECT c.id FROM echo_fts JOIN echo_chunks c ON c.id = echo_fts.rowid "
+          "JOIN echo_sessions e ON e.id = c.session_id "
+          "WHERE echo_fts MATCH ? AND {where} ORDER BY bm25(echo_fts) LIMIT ?")
+LATEST = {"brain": "SELECT max(id) FROM memories", "echo": "SELECT max(id) FROM echo_chunks"}
 
 
 class SqliteLexical:
     def __init__(self, db: Sql) -> None:
         self.db = db
+
+    def search(self, expr: str, k: int, filters: SearchFilters) -> list[LexHit]:
+        try:
+            return self._ranked(expr, k, filters)
+        except apsw.Error as exc:
+            raise IndexUnavailable(str(exc)) from exc
+
+    def _ranked(self, expr: str, k: int, filters: SearchFilters) -> list[LexHit]:
+        """Top `k` allowed hits: index-only ranking checked afterwards, or the joined query.
+
+        Exact either way: the index's top rows are taken in the final order, so once `k`
+        of them pass the filters (or the index has no more rows) no later row can beat them.
+        """
+        where, params = memory_where(filters)
+        fetch = 2 * k
+        while fetch <= MAX_FETCH:
+            rows = self.db.rows(MATCH_ONLY, [expr, fetch])
+            ids = [r["id"] for r in rows]
+            allowed = ({r[0] for r in self.db.execute(
+                KEEP.format(rows=",".join("(?)" for _ in ids), where=where), [*ids, *params])}
+                if ids else set())
+            hits = [LexHit(r["id"], -r["score"]) for r in rows if r["id"] in allowed]
+            if len(hits) >= k or len(rows) < fetch:
+                return hits[:k]
+            fetch *= 4
+        rows = self.db.rows(MATCH.format(where=where), [expr, *params, k])
+        return [LexHit(r["id"], -r["score"]) for r in rows]
+
+    def search_chunks(self, expr: str, k: int, filters: EchoFilters) -> list[int]:
+        where, params = chunk_where(filters)
+        try:
+            return [cid for (cid,) in self.db.execute(CHUNKS.format(where=where),
+                                                      (expr, *params, k))]
+        except apsw.Error as exc:
+            raise IndexUnavailable(str(exc)) from exc
+
+    def extent(self, store: str) -> int:
+        return int(self.db.scalar(LATEST[store]) or 0)

@@ -23,7 +23,7 @@ class Tables:
     """The SQL of one store's live and side vec0 tables (names fixed by code)."""
 
     def __init__(self, store: str) -> None:
-        from hippo.vectors import VEC_TABLES
+        from hippo.store.sqlite.vectors import VEC_TABLES
 
         self.store = store
         self.live, self.key, meta = VEC_TABLES[store]
@@ -94,7 +94,7 @@ class SqliteReindexTables:
         self.db.execute(_tables(store).delete_next, (key,))
 
     def create_side_table(self, store: str, dim: int, *, drop_old: bool) -> None:
-        from hippo.vectors import vec_table_ddl
+        from hippo.store.sqlite.vectors import vec_table_ddl
 
         t = _tables(store)
         if drop_old:
@@ -102,7 +102,7 @@ class SqliteReindexTables:
         self.db.execute(vec_table_ddl(store, dim, t.next, HASH_COL))
 
     def swap_side_table(self, store: str, dim: int) -> None:
-        from hippo.vectors import vec_table_ddl
+        from hippo.store.sqlite.vectors import vec_table_ddl
 
         t = _tables(store)
         self.db.execute(DROP.format(table=t.live))

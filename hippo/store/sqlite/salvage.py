@@ -297,7 +297,7 @@ def rebuild(path: Path) -> tuple[Report, Path]:
     file went."""
     from hippo.store.sqlite.database import connect
     from hippo.store.sqlite.files import clear_corrupt
-    from hippo.vectors import VEC_TABLES, vec_table_ddl
+    from hippo.store.sqlite.vectors import VEC_TABLES, vec_table_ddl
 
     stamp = _stamp()
     fresh = path.with_name(f"{path.name}.salvage-{stamp}")

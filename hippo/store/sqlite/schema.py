@@ -198,7 +198,7 @@ CREATE INDEX keep_apart_run ON keep_apart(run_id);
 
 # (name, sql) — append only.
 # Late interaction's token matrices moved from int8 rows ("<model>#tokens") to ternary
-# bit planes ("<model>#tokens-t1", `hippo.retrieve.query.TokenMatrix`): the old rows are
+# bit planes ("<model>#tokens-t1", `hippo.retrieve.tokenmatrix.TokenMatrix`): the old rows are
 # never read again. They are a cache: a search re-encodes what it needs.
 M0003_TERNARY_TOKENS = """
 DELETE FROM embed_cache WHERE model LIKE '%#tokens';

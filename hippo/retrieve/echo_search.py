@@ -7,27 +7,22 @@ both retrievers. Degrades like Brain search: no embedder → lexical only; no FT
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hippo.retrieve.constants import BM25, PARALLEL_MIN_ROWS, VECTOR
+from hippo.retrieve import stages
+from hippo.retrieve.params import BM25, DATES, PARALLEL_MIN_ROWS, VECTOR
 from hippo.retrieve.querytext import prepare
+from hippo.store.filters import EchoFilters
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
-    from hippo.store.sqlite.database import Database
+    from hippo.retrieve.dates import Window
+    from hippo.store import Store
+    from hippo.store.vectors import VecHit
 
 CANDIDATES = 30
-
-
-@dataclass(slots=True)
-class EchoFilters:
-    sessions: Sequence[str] = ()
-    projects: Sequence[str | None] | None = None  # None: every project
-    since: str | None = None
-    until: str | None = None
-    roles: Sequence[str] = ()
 
 
 @dataclass(slots=True)
@@ -36,42 +31,11 @@ class EchoResult:
     degraded: list[str] = field(default_factory=list)
 
 
-def _where(f: EchoFilters) -> tuple[str, list[Any]]:
-    parts: list[str] = ["1"]
-    params: list[Any] = []
-    if f.sessions:
-        parts.append(f"e.session_key IN ({','.join('?' * len(f.sessions))})")
-        params.extend(f.sessions)
-    if f.projects is not None:
-        named = [p for p in f.projects if p is not None]
-        clause = []
-        if named:
-            clause.append(f"c.project IN ({','.join('?' * len(named))})")
-            params.extend(named)
-        if any(p is None for p in f.projects):
-            clause.append("c.project IS NULL")
-        parts.append("(" + (" OR ".join(clause) or "0") + ")")
-    if f.since:
-        parts.append("c.started_at >= ?")
-        params.append(f.since)
-    if f.until:
-        parts.append("c.started_at <= ?")
-        params.append(f.until)
-    if f.roles:
-        parts.append("(" + " OR ".join("(',' || c.roles || ',') LIKE ?" for _ in f.roles) + ")")
-        params.extend(f"%,{r},%" for r in f.roles)
-    return " AND ".join(parts), params
-
-
-def lexical(db: Database, query: str, f: EchoFilters,
+def lexical(db: Store, query: str, f: EchoFilters,
             n: int = CANDIDATES) -> list[int] | None:
     """Chunk ids by BM25 (AND, then OR when AND finds too little); None: no usable terms."""
     from hippo.retrieve.ftsquery import build_match
 
-    where, params = _where(f)
-    sql = ("SELECT c.id FROM echo_fts JOIN echo_chunks c ON c.id = echo_fts.rowid "
-           "JOIN echo_sessions e ON e.id = c.session_id "
-           f"WHERE echo_fts MATCH ? AND {where} ORDER BY bm25(echo_fts) LIMIT ?")
     out: list[int] = []
     tried = False
     for mode in ("and", "or"):
@@ -79,7 +43,7 @@ def lexical(db: Database, query: str, f: EchoFilters,
         if match is None:
             continue
         tried = True
-        for (cid,) in db.execute(sql, (match, *params, n)):
+        for cid in db.lexical.search_chunks(match, n, f):
             if cid not in out:
                 out.append(cid)
         if len(out) >= 5:
@@ -87,33 +51,20 @@ def lexical(db: Database, query: str, f: EchoFilters,
     return out[:n] if tried else None
 
 
-def _lexical(db: Database, query: str, f: EchoFilters) -> Callable[[], list[int] | None]:
+def _lexical(db: Store, query: str, f: EchoFilters) -> Callable[[], list[int] | None]:
     """Start `lexical`; beside the vector scan, on a second connection, on a big store
     (as the Brain pipeline does); calling the result collects it."""
-    def run(conn: Database) -> list[int] | None:
+    def run(conn: Store) -> list[int] | None:
         return lexical(conn, query, f)
 
-    if (db.scalar("SELECT max(id) FROM echo_chunks") or 0) < PARALLEL_MIN_ROWS:
-        return lambda: run(db)
-    from hippo.background import beside
-
-    return beside(db, run, "hippo-echo-bm25")
+    return stages.start_lexical(db, "echo", run, "hippo-echo-bm25", PARALLEL_MIN_ROWS)
 
 
 def semantic(h: Hippo, vector: Any, f: EchoFilters, n: int = CANDIDATES) -> list[tuple[int, float]]:
     """Chunk ids by exact cosine distance, filters applied in the same query."""
     from hippo.vectors import to_blob
 
-    where, params = _where(f)
-    if not f.sessions and not f.since and not f.until and not f.roles and f.projects is None:
-        sql = ("SELECT chunk_id, distance FROM echo_vec WHERE embedding MATCH ? AND k = ? "
-               "ORDER BY distance")
-        return [(int(a), float(b)) for a, b in h.db.execute(sql, (to_blob(vector), n))]
-    # Filtered: an exact scan of the matching rows (vec_distance_cosine), still brute force.
-    sql = ("SELECT c.id, vec_distance_cosine(v.embedding, ?) AS d FROM echo_vec v "
-           "JOIN echo_chunks c ON c.id = v.chunk_id JOIN echo_sessions e ON e.id = c.session_id "
-           f"WHERE {where} ORDER BY d LIMIT ?")
-    return [(int(a), float(b)) for a, b in h.db.execute(sql, (to_blob(vector), *params, n))]
+    return [(x.id, x.distance) for x in h.db.vectors.knn_chunks(to_blob(vector), n, f)]
 
 
 NEIGHBOUR_WEIGHT = 0.3  # measured on LoCoMo turns: +5 points recall_any@5 (docs/quality.md)
@@ -125,26 +76,27 @@ def _rank(h: Hippo, query: str, f: EchoFilters, qv: Any, rankings: dict[str, lis
     session neighbours, neighbour support, and a boost for chunks in a date the query names.
     """
     from hippo import echo
-    from hippo.retrieve import query as q
+    from hippo.retrieve import dates, late, tokencache
     from hippo.retrieve.fuse import fuse
     from hippo.retrieve.score import parse_timestamp
     from hippo.timeutil import iso
+    from hippo.vectors import to_blob
 
-    windows = [w.widened(params.date_slack_days) for w in q.mentioned_dates(query)] \
+    windows = [w.widened(params.date_slack_days) for w in dates.mentioned_dates(query)] \
         if params.date_boost > 0 and qv is not None else []
     if windows:
-        hits: dict[int, float] = {}
-        for w in windows[:4]:
+        def inside(w: Window) -> list[VecHit]:
             wf = EchoFilters(sessions=f.sessions, projects=f.projects, roles=f.roles,
                              since=iso(w.start), until=iso(w.end))
-            for cid, d in semantic(h, qv, wf, CANDIDATES):
-                hits[cid] = min(d, hits.get(cid, d))
-        if hits:
-            rankings["dates"] = sorted(hits, key=lambda i: (hits[i], i))[:CANDIDATES]
+            return h.db.vectors.knn_chunks(to_blob(qv), CANDIDATES, wf)
+
+        dated = stages.window_hits(windows, CANDIDATES, inside)
+        if dated:
+            rankings[DATES] = dated
     fused = fuse(rankings, k=params.rrf_k)
     rel = {x.id: x.score for x in fused}
     emb = h.embedder("echo")
-    if params.late_pool > 0 and fused and q.can_encode_tokens(emb):
+    if params.late_pool > 0 and fused and tokencache.can_encode_tokens(emb):
         try:
             pool = [x.id for x in fused[: params.late_pool]]
             rows = echo.chunks(h.db, pool)
@@ -153,21 +105,19 @@ def _rank(h: Hippo, query: str, f: EchoFilters, qv: Any, rankings: dict[str, lis
             pool = list(dict.fromkeys(pool + [n for i in pool for n in adj.get(i, [])]))
             rows = echo.chunks(h.db, pool)
             pool = [i for i in pool if i in rows]
-            mats = q.token_matrices(h.db, emb, [rows[i]["text"] for i in pool])
-            scaled = q.rescale(q.late_scores(q.query_matrix(h.db, emb, query), mats))
-            late = dict(zip(pool, scaled))
-            floor = min(scaled, default=0.0)
-            late.update({x.id: floor * x.score for x in fused if x.id not in late})
+            mats = tokencache.token_matrices(h.db, emb, [rows[i]["text"] for i in pool])
+            raw = late.late_scores(tokencache.query_matrix(h.db, emb, query), mats)
+            scored = stages.late_relevance(pool, raw, fused)
             for i in pool:
                 adj.setdefault(i, [r["id"] for r in echo.neighbours(h.db, rows[i], 1)])
-            rel = q.neighbour_support(late, adj, NEIGHBOUR_WEIGHT)
+            rel = late.neighbour_support(scored, adj, NEIGHBOUR_WEIGHT)
         except Exception as exc:  # noqa: BLE001 - the fused order is still a good answer
-            degraded.append(f"late interaction failed ({exc}); fused order")
+            degraded.append(stages.degradation("late interaction", exc, stages.FUSED_ORDER))
     if windows:
         rows = echo.chunks(h.db, list(rel))
         for i in rel:
             started = rows.get(i, {}).get("started_at")
-            if started and q.in_any(parse_timestamp(started), windows):
+            if started and dates.in_any(parse_timestamp(started), windows):
                 rel[i] += params.date_boost
     return rel
 
@@ -187,15 +137,13 @@ def _encode_once(h: Hippo, query: str, params: Any) -> None:
     both); a database that cannot take the write leaves it to the usual path."""
     if params.late_pool <= 0:
         return
-    import apsw
-
     from hippo.errors import HippoError
-    from hippo.retrieve import query as q
+    from hippo.retrieve import tokencache
 
     emb = h.embedder("echo")
-    if q.can_encode_tokens(emb) and not q.query_cached(h.db, emb, query):
-        with contextlib.suppress(HippoError, apsw.Error):
-            q.encode_query(h.db, emb, query)  # its token ids are not kept
+    if tokencache.can_encode_tokens(emb) and not tokencache.query_cached(h.db, emb, query):
+        with contextlib.suppress(HippoError):
+            tokencache.encode_query(h.db, emb, query)  # its token ids are not kept
 
 
 def search(h: Hippo, query: str, *, filters: EchoFilters | None = None, limit: int = 5,
@@ -218,7 +166,7 @@ def search(h: Hippo, query: str, *, filters: EchoFilters | None = None, limit: i
     distances: dict[int, float] = {}
     qv = None
     collect = _lexical(h.db, query, f)
-    has_vec = bool(h.db.scalar("SELECT 1 FROM sqlite_master WHERE name = 'echo_vec'"))
+    has_vec = h.db.vectors.has("echo")
     if has_vec and query.strip():
         try:
             _encode_once(h, query, params)
@@ -228,7 +176,7 @@ def search(h: Hippo, query: str, *, filters: EchoFilters | None = None, limit: i
             distances = dict(hits)
         except Exception as exc:  # noqa: BLE001 - any embedder failure degrades to lexical
             qv = None
-            degraded.append(f"embedder unavailable ({type(exc).__name__}: {exc}); lexical only")
+            degraded.append(stages.degradation("embedder", exc, stages.LEXICAL_ONLY))
         except BaseException:
             with contextlib.suppress(Exception):
                 collect()  # the BM25 thread ends before its connection can be closed
@@ -236,11 +184,13 @@ def search(h: Hippo, query: str, *, filters: EchoFilters | None = None, limit: i
     try:
         lex = collect()
         if lex is None:
-            degraded.append("no usable search terms; vector only")
+            degraded.append(stages.degradation("fts", "no searchable words in the query",
+                                               stages.VECTOR_ONLY))
         else:
             rankings[BM25] = lex
     except Exception as exc:  # noqa: BLE001 - FTS failure degrades to vector only
-        degraded.append(f"full-text index unavailable ({exc}); vector only")
+        degraded.append(stages.degradation("fts", f"full-text index unavailable ({exc})",
+                                           stages.VECTOR_ONLY))
     if not any(rankings.values()):
         return EchoResult([], degraded)
     ranks = {cid: {name: pos + 1 for name, ids in rankings.items()

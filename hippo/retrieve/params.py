@@ -14,7 +14,7 @@ from dataclasses import dataclass
 # Retriever names: the keys of the rankings handed to fusion and of `explain`.
 BM25 = "bm25"
 VECTOR = "vector"
-# Vector candidates from inside the time windows a query names (`hippo.retrieve.query`).
+# Vector candidates from inside the time windows a query names (`hippo.retrieve.late`).
 DATES = "dates"
 
 # Memory types (τ, default tier, frozen) live in `hippo.memtypes`, the one table the
@@ -28,10 +28,6 @@ MAX_HINT_BOOST = 0.2
 # as a degradation: the models read ~256 tokens anyway, and a 1 MB query (a pasted log
 # reaching the prompt hook) would cost seconds of tokenising. docs/reliability.md.
 MAX_QUERY_CHARS = 8_000
-# Set in `meta` when every cached token matrix drops near-copies of repeated tokens
-# (`TokenMatrix.distinct`): on a file created since December 2026, or after
-# `hippo doctor --fix` compacted an older one.
-TOKENS_DISTINCT_KEY = "tokens.distinct"
 # From this many rows (memories, Echo chunks) the BM25 retriever runs beside the vector
 # scan, in a thread on a second connection. Measured with a fresh connection per search
 # (as a CLI process has), alternating: 1,755 memories 28.2 vs 28.4 ms (no difference),
@@ -95,7 +91,7 @@ class SearchParams:
     # memory also scores lower, so it cannot climb back into the answer when the 10
     # picks are re-sorted by final score; 0.0: MMR only chooses which 10 are scored.
     mmr_penalty_weight: float = 1.0
-    # Late interaction (`hippo.retrieve.query`): the best `late_pool` fused candidates
+    # Late interaction (`hippo.retrieve.late`): the best `late_pool` fused candidates
     # are re-scored by MaxSim over the local model's token vectors, and that score,
     # min-max scaled, becomes their relevance. 0 turns it off; embedders without token
     # vectors keep the fused score.

@@ -1,0 +1,48 @@
+"""One Brain search request: the query and every option of a search.
+
+The Python API (`hippo.search`, `hippo.retrieve.pipeline.search`), `hippo search`
+(`hippo.cli.search_run`) and the MCP search tool all build one; its fields are the
+search's keyword arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from datetime import datetime
+from types import EllipsisType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hippo.retrieve.params import SearchParams
+
+
+@dataclass(frozen=True, slots=True)
+class SearchRequest:
+    """What to search the Brain for, and how.
+
+    `limit`: at most this many results (None: the `result_limit` setting, 5). `projects`:
+    ... (default) the current project and global memories; None every project; or a
+    list of names (None in it = global). `since`/`until`: ISO-8601 or a relative age
+    (7d, 12h), inclusive. Superseded memories are left out unless `include_superseded`.
+    `rerank` None follows the `rerank` setting. `explain` adds each stage's rank and
+    score to every result. `params` overrides the [search] settings; `now` the clock.
+    """
+
+    query: str
+    limit: int | None = None
+    types: Sequence[str] = ()
+    tiers: Sequence[str] = ()
+    tags: Sequence[str] = ()
+    since: datetime | str | None = None
+    until: datetime | str | None = None
+    projects: Sequence[str | None] | None | EllipsisType = ...
+    include_superseded: bool = False
+    explain: bool = False
+    rerank: bool | None = None
+    params: SearchParams | None = None
+    now: datetime | None = None
+
+
+# The options a search takes (every field but the query), in order.
+OPTIONS: tuple[str, ...] = tuple(f.name for f in fields(SearchRequest))[1:]
