@@ -360,31 +360,3 @@ def detach_chunks(db: Store, chunks: Sequence[int], *, forgotten_session: str | 
             update(db, mid, {"source": source}, actor=actor, action="provenance",
                    run_id=run_id)
     return sorted(ids)
-
-
-# -- for modules not yet moved behind the store (issue 23): removed once they switch ----
-_LEGACY = {"COLUMNS": "memories", "FIND_SAME": "memories"}
-
-
-def filters_sql(*, types: Sequence[str] = (), tiers: Sequence[str] = (),
-                projects: Sequence[str | None] | None = None, statuses: Sequence[str] = (),
-                since: str | None = None, until: str | None = None,
-                tags: Sequence[str] = (), alias: str = "m") -> tuple[str, list[Any]]:
-    """LEGACY (retrieve/filters.py): the backend's clause for these `MemoryFilter` fields."""
-    import importlib
-
-    backend = importlib.import_module("hippo.store.sqlite.filters")
-    clause, params = backend.among(statuses=list(statuses), types=list(types),
-                                   tiers=list(tiers), projects=projects, since=since,
-                                   until=until, tags=tags, alias=alias)
-    return clause, params
-
-
-def __getattr__(name: str) -> Any:
-    """LEGACY (maintain/consolidate, projects, retire; retrieve/pipeline; cli/export): the
-    column list and the dedup lookup, now the backend's."""
-    if name in _LEGACY:
-        import importlib
-
-        return getattr(importlib.import_module(f"hippo.store.sqlite.{_LEGACY[name]}"), name)
-    raise AttributeError(f"module 'hippo.brain' has no attribute {name!r}")

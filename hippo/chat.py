@@ -21,7 +21,7 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
-from hippo import spend as guard
+from hippo import spend
 from hippo.errors import BusyError, ConfigError, HippoError, scrub
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ class Chat:
         self.max_retries = max_retries
         self.temperature = temperature
         self.model_setting = model_setting  # where the user sets the model, for a 404
-        self.limits = guard.limits_for(settings, PROVIDER)
+        self.limits = spend.limits_for(settings, PROVIDER)
         self.calls = 0
         self.retries = 0  # second asks after an invalid answer (`ask_checked`)
 
@@ -100,7 +100,7 @@ class Chat:
         import openai
 
         estimate = sum(len(m["content"]) for m in messages) // 4 + answer_tokens
-        guard.check(self.db, PROVIDER, tokens=estimate, limits=self.limits)
+        spend.check(self.db, PROVIDER, tokens=estimate, limits=self.limits)
         self.calls += 1
         try:
             resp = self.client.chat.completions.create(
@@ -117,7 +117,7 @@ class Chat:
             self._down(scrub(f"{PROVIDER} gave an unusable response: {exc}"), exc)
         usage = getattr(resp, "usage", None)
         used = int(getattr(usage, "total_tokens", 0) or 0)
-        guard.record_success(self.db, PROVIDER, tokens=(used - estimate) if used else 0)
+        spend.record_success(self.db, PROVIDER, tokens=(used - estimate) if used else 0)
         choices = getattr(resp, "choices", None) or []
         return (choices[0].message.content or "") if choices else ""
 
@@ -144,21 +144,21 @@ class Chat:
         code = exc.status_code
         detail = scrub(" ".join(str(getattr(exc, "message", "") or exc).split()))[:200]
         if code in (401, 403):
-            guard.record_success(self.db, PROVIDER)
+            spend.record_success(self.db, PROVIDER)
             raise ConfigError(f"{PROVIDER} refused the API key (HTTP {code}); check "
                               "OPENAI_API_KEY") from None
         if code == 404:
-            guard.record_success(self.db, PROVIDER)
+            spend.record_success(self.db, PROVIDER)
             raise ConfigError(f"{PROVIDER}: model {self.model!r} or endpoint not found at "
                               f"{self.client.base_url} (HTTP 404); set {self.model_setting}"
                               ) from None
         if code in (400, 413, 422):
-            guard.record_success(self.db, PROVIDER)  # the provider is up; this request is bad
+            spend.record_success(self.db, PROVIDER)  # the provider is up; this request is bad
             raise Rejected(f"request rejected (HTTP {code}): {detail}") from None
         self._down(f"{PROVIDER} failed with HTTP {code}: {detail}", exc)
 
     def _down(self, message: str, exc: BaseException) -> NoReturn:
-        opened = guard.record_failure(self.db, PROVIDER, message, limits=self.limits)
+        opened = spend.record_failure(self.db, PROVIDER, message, limits=self.limits)
         hint = ("circuit now open" if opened
                 else f"circuit opens after {self.limits.failures_to_open} consecutive failures")
         raise ProviderDown(f"{message}; try again later ({hint})") from exc

@@ -61,7 +61,7 @@ Schema = dict[str, "Schema | None"]
 _LIMITS: Schema = dict.fromkeys(
     ("calls_per_day", "tokens_per_day", "failures_to_open", "open_seconds"), VALUE)
 TABLES: Schema = {
-    "search": dict.fromkeys((  # hippo.retrieve.constants.SearchParams
+    "search": dict.fromkeys((  # hippo.retrieve.params.SearchParams
         "candidates_per_retriever", "rrf_k", "bm25_weight", "vector_weight",
         "fts_and_min_hits", "hint_boost", "hint_words", "hint_types", "mmr_k", "mmr_lambda",
         "mmr_penalty_weight", "late_pool", "date_boost", "date_slack_days", "match_floor",

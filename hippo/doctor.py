@@ -257,11 +257,11 @@ def _watermarks(h: Hippo, fix: bool) -> Check:
 
 
 def _models(h: Hippo) -> Check:
-    from hippo.store.sqlite.vectors import VEC_TABLES
+    from hippo.store.vectors import STORES
     from hippo.vectors import store_model
 
     problems = []
-    for store in VEC_TABLES:
+    for store in STORES:
         recorded = store_model(h.db, store)
         if not h.db.health.has_vectors(store):
             continue

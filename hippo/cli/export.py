@@ -28,8 +28,6 @@ def export(
     json: JsonOpt = False,  # accepted everywhere: the export is JSON lines either way
 ) -> None:
     """Export every memory (all statuses) or every Echo chunk as JSON lines, in id order."""
-    import apsw
-
     from hippo import brain
     from hippo.output import dumps
 
@@ -51,10 +49,6 @@ def export(
             for rec in rows:
                 out.write(dumps(rec))
                 count, last = count + 1, rec["id"]
-        except apsw.Error as exc:  # a damaged page met half way: the file is left unwritten
-            from hippo.store.sqlite.database import translate
-
-            raise translate(exc, h.settings.db_path) from exc
         except UnicodeDecodeError:
             after = f" after id {last}" if last is not None else ""
             raise HippoError(f"a row{after} holds text that is not valid UTF-8 (a damaged "
@@ -189,14 +183,12 @@ def import_(
     active = [m for _, m in items if m.status == "active"]
     vectors = dict(zip((id(m) for m in active), h.embed([m.text for m in active])))
     with h.db.transaction():  # ids are checked under the write lock (`hippo.screen`)
-        taken: set[int] = {m.id for _, m in items if m.id is not None} & {
-            r[0] for r in h.db.execute("SELECT id FROM memories")
-        }
+        taken = set(h.db.memories.held(m.id for _, m in items if m.id is not None))
         if taken:
             raise HippoError(f"{len(taken)} ids already exist (e.g. {min(taken)}); "
                              "import restores into an empty database")
         mems = [m for _, m in screen(h.db, items, errors, taken_is_error=False)]
-        h.db.execute("PRAGMA defer_foreign_keys = ON")
+        h.db.memories.defer_references()
         for m in mems:
             brain.insert(h.db, m, vectors.get(id(m)), actor="import", action="import")
     sys.stderr.write(f"hippo: imported {len(mems)} memories\n")

@@ -91,19 +91,11 @@ def _quoted(query: str) -> str:
 
 
 # Only asked when a search found nothing: is the scope's Brain empty, and its Echo not?
-SCOPE_MEMORIES = ("SELECT count(*) FROM memories WHERE status = 'active' AND "
-                  "(project IS NULL OR project IS ?)")
-PROJECT_CHUNKS = "SELECT count(*) FROM echo_chunks WHERE project IS ?"
-ALL_CHUNKS = "SELECT count(*) FROM echo_chunks"
-
-
 def _echoed(h: Any) -> int:
     """Echo chunks of the current project when no memory is in scope (else 0)."""
-    if h.db.scalar(SCOPE_MEMORIES, (h.project,)):
+    if h.db.memories.active_in_scope(h.project):
         return 0
-    if h.project is None:
-        return int(h.db.scalar(ALL_CHUNKS) or 0)
-    return int(h.db.scalar(PROJECT_CHUNKS, (h.project,)) or 0)
+    return h.db.chunks.count(h.project, every_project=h.project is None)
 
 
 def _elsewhere(h: Any) -> int:

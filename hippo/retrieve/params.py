@@ -19,7 +19,7 @@ DATES = "dates"
 
 # Memory types (τ, default tier, frozen) live in `hippo.memtypes`, the one table the
 # whole program uses; the pipeline reads them from `Hippo.types` (with user types).
-# Breaker and spend caps of the reranker live in `hippo.guard` ([guard.voyage]).
+# Breaker and spend caps of the reranker live in `hippo.spend` ([guard.voyage]).
 
 # Upper bound on the query-hint boost: a nudge, never a re-ranking of the whole list.
 MAX_HINT_BOOST = 0.2

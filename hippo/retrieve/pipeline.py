@@ -44,7 +44,6 @@ if TYPE_CHECKING:
     from hippo.store import Store
     from hippo.store.lexical import LexHit
 
-RECORDS = "SELECT {columns} FROM memories WHERE id IN ({marks})"
 COUNTER_WAIT_MS = 50
 
 
@@ -162,12 +161,10 @@ def query_vector(h: Hippo, text: str, degraded: list[str],
         return None
 
 
-def _records(db: Any, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-    from hippo.brain import COLUMNS
+def _records(db: Store, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
     from hippo.records import to_record
 
-    sql = RECORDS.format(columns=COLUMNS, marks=",".join("?" * len(ids)))
-    return {r["id"]: to_record(r) for r in db.rows(sql, list(ids))}
+    return {r["id"]: to_record(r) for r in db.memories.get_many(ids)}
 
 
 

@@ -1,4 +1,4 @@
-"""Optional Voyage cross-encoder rerank (pipeline step 7), behind `hippo.guard`.
+"""Optional Voyage cross-encoder rerank (pipeline step 7), behind `hippo.spend`.
 
 The reranker scores (query, memory text) pairs; the pipeline then uses that score as
 the relevance of the final blend. Every failure (no key, circuit open, cap reached,
@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from hippo import spend as guard
+from hippo import spend
 from hippo.background import Pending
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ def rerank(db: Store, settings: Settings | None, query: str, documents: Sequence
     seconds = timeout_ms / 1000.0
     try:
         # `guard` still takes the SQLite store (issue 23 moves it behind the store).
-        with guard.call(cast(Any, db), PROVIDER, tokens=estimate_tokens(query, documents),
+        with spend.call(cast(Any, db), PROVIDER, tokens=estimate_tokens(query, documents),
                         settings=settings) as ticket:
             import voyageai
 
@@ -79,8 +79,8 @@ def rerank(db: Store, settings: Settings | None, query: str, documents: Sequence
                                                      truncation=True), seconds)
             scores = _scores(answer.results, len(documents))
             ticket.tokens = int(getattr(answer, "total_tokens", 0) or ticket.estimated)
-    except (guard.CircuitOpen, guard.CapReached) as exc:
+    except (spend.CircuitOpen, spend.CapReached) as exc:
         raise RerankUnavailable(str(exc)) from exc
     except Exception as exc:  # any provider failure means the local order
-        raise RerankUnavailable(f"voyage rerank failed: {guard.describe(exc)}") from exc
+        raise RerankUnavailable(f"voyage rerank failed: {spend.describe(exc)}") from exc
     return scores

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hippo.store.base import Mode, Row, Store
-from hippo.store.sqlite.database import HOOK_WAIT_MS, skippable
+from hippo.store.sqlite.database import HOOK_WAIT_MS
+from hippo.store.sqlite.errors import skippable
 from hippo.store.sqlite.files import (
     check_private_dir,
     clear_corrupt,

@@ -90,6 +90,10 @@ class Chunks(Protocol):
         """The rows of those of `ids` that exist, by id."""
         ...
 
+    def count(self, project: str | None = None, *, every_project: bool = False) -> int:
+        """Chunks of `project` (None: of no project), or of every project."""
+        ...
+
     def neighbours(self, row: Mapping[str, Any], n: int) -> list[dict[str, Any]]:
         """Records of the chunks up to `n` places either side of `row` in its session, in order."""
         ...

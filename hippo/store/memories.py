@@ -41,6 +41,14 @@ class Memories(Protocol):
         """The memory's row, or None."""
         ...
 
+    def get_many(self, ids: Sequence[int]) -> list[Row]:
+        """The rows of those of `ids` that exist (in no particular order)."""
+        ...
+
+    def active_in_scope(self, project: str | None) -> int:
+        """Active memories a search of `project` sees: its own and the global ones."""
+        ...
+
     def exists(self, memory_id: int) -> bool:
         """Whether a row holds this id (whatever its status)."""
         ...

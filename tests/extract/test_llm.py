@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hippo import spend as guard
+from hippo import spend
 from hippo.store import connect
 from tests.extract.conftest import links, memories, meta
 from tests.extract.fake_openai import FakeOpenAI, Reply
@@ -49,7 +49,7 @@ def llm(cli, server: FakeOpenAI, config) -> Callable[..., object]:
 def guard_state(db_path: Path) -> dict:
     db = connect(db_path)
     try:
-        return guard.status(db, "openai-chat")
+        return spend.status(db, "openai-chat")
     finally:
         db.close()
 

@@ -19,7 +19,7 @@ def test_the_schema_lists_every_field_the_owning_modules_read() -> None:
     from hippo.maintain.settings import MaintainParams
     from hippo.mcp.params import McpParams
     from hippo.memtypes import MemType
-    from hippo.retrieve.constants import SearchParams
+    from hippo.retrieve.params import SearchParams
     from hippo.spend import Limits
 
     t = config.TABLES

@@ -27,12 +27,7 @@ CONNECTION_CALLS = {"execute", "executemany", "rows", "row", "scalar", "conn", "
                     "changes", "has_table"}
 
 # Modules not yet moved behind the store: each step of issue 23 empties this list.
-NOT_YET: set[str] = {
-    "cli/export.py",
-    "cli/search_run.py",
-    "doctor.py",
-    "retrieve/pipeline.py",
-}
+NOT_YET: set[str] = set()
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -66,6 +61,8 @@ def findings(path: Path) -> list[str]:
         text = _strings(node)
         if text is not None and SQL.search(text):
             found.append(f"{node.lineno}: SQL {text.strip()[:60]!r}")
+        elif text is not None and text.startswith(BACKEND_MODULES):  # importlib, by name
+            found.append(f"{node.lineno}: import {text}")
         elif isinstance(node, ast.Import):
             found += [f"{node.lineno}: import {a.name}" for a in node.names
                       if a.name.startswith(BACKEND_MODULES)]
@@ -104,10 +101,12 @@ def test_the_check_sees_what_it_looks_for(tmp_path: Path) -> None:
                    'Q = "SELECT id FROM memories WHERE project = ?"\n'
                    'W = f"UPDATE {t} SET a = 1"\n'
                    'F = "status = ? AND project IS NULL"\n'
+                   'M = importlib.import_module(f"hippo.store.sqlite.{name}")\n'
                    "def f(db):\n"
                    "    return db.conn.changes()\n", encoding="utf-8")
     kinds = [h.split(": ", 1)[1].split(" ")[0] for h in findings(bad)]
-    assert sorted(kinds) == sorted(["import", "from", "SQL", "SQL", "SQL", ".conn", ".changes"])
+    assert sorted(kinds) == sorted(["import", "from", "SQL", "SQL", "SQL", "import", ".conn",
+                                    ".changes"])
     good = tmp_path / "good.py"
     good.write_text('"""Select the rows where the project is set and update them."""\n'
                     'MSG = "select a project, then run `hippo update`"\n'

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from hippo import spend as guard
+from hippo import spend
 from hippo.maintain.llm_merge import check, prompt
 from hippo.store import connect
 from tests.extract.fake_openai import FakeOpenAI, Reply
@@ -196,7 +196,7 @@ def test_a_provider_down_leaves_the_rest_of_the_run_to_the_rules(llm, cli, seed,
     check(db_path)
     db = connect(db_path)
     try:
-        assert guard.status(db, "openai-chat")["consecutive_failures"] == 1
+        assert spend.status(db, "openai-chat")["consecutive_failures"] == 1
     finally:
         db.close()
 
@@ -220,7 +220,7 @@ def test_an_open_circuit_sends_nothing(llm, seed, server, db_path) -> None:
     db = connect(db_path)
     try:
         for _ in range(3):
-            guard.record_failure(db, "openai-chat", "earlier outage")
+            spend.record_failure(db, "openai-chat", "earlier outage")
     finally:
         db.close()
     r = llm()

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 import hippo
-from hippo import spend as guard
+from hippo import spend
 from hippo.core import Hippo
 from hippo.records import from_input
 from hippo.retrieve.pipeline import search
@@ -121,7 +121,7 @@ def test_success_reorders_and_counts_usage(h: Hippo, stub: VoyageStub) -> None:
         assert r["score"] == pytest.approx(0.75 * e["relevance"] + 0.10 * 0.5
                                            + 0.15 * e["freshness"]["value"], abs=1e-12)
         assert e["match"] is None  # the hash embedder has no token vectors
-    state = guard.status(h.db, "voyage")
+    state = spend.status(h.db, "voyage")
     assert (state["calls"], state["tokens"], state["consecutive_failures"]) == (1, 123, 0)
 
 
@@ -178,7 +178,7 @@ def test_bad_answer_is_a_failure(h: Hippo, stub: VoyageStub) -> None:
     stub.mode = "garbage"
     res = search(h, "deploy API", rerank=True)
     assert "unexpected rerank result (index 0, score nan)" in res.degraded[0]
-    assert guard.status(h.db, "voyage")["consecutive_failures"] == 1
+    assert spend.status(h.db, "voyage")["consecutive_failures"] == 1
 
 
 def test_missing_key_degrades_without_a_call(h: Hippo, stub: VoyageStub,
@@ -199,7 +199,7 @@ def test_three_failures_open_the_breaker_for_another_process(h: Hippo, stub: Voy
         assert res.degraded[0].startswith("rerank: voyage rerank failed:"), res.degraded
         assert "HTTP 500: The server failed to process the request" in res.degraded[0]
     assert len(stub.requests) == 3
-    state = guard.status(h.db, "voyage")
+    state = spend.status(h.db, "voyage")
     assert state["open"] and state["consecutive_failures"] == 3
     proc = subprocess.run(
         [sys.executable, "-m", "hippo", "--db", str(db_path), "--embedder", "hash",

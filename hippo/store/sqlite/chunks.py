@@ -47,6 +47,8 @@ CHUNK_COLUMNS = (
     "c.id, e.session_key AS session, e.format, c.project, c.source_path, c.roles, c.line_start, "
     "c.line_end, c.message_ids, c.started_at, c.ended_at, c.seq, c.session_id, c.text"
 )
+PROJECT_CHUNKS = "SELECT count(*) FROM echo_chunks WHERE project IS ?"
+ALL_CHUNKS = "SELECT count(*) FROM echo_chunks"
 CHUNKS_BY_ID = (
     f"SELECT {CHUNK_COLUMNS} FROM echo_chunks c JOIN echo_sessions e ON e.id = c.session_id "
     "WHERE c.id IN (SELECT value FROM json_each(?))"
@@ -144,6 +146,11 @@ class SqliteChunks:
         self.db.execute(FTS_OPTIMIZE)
 
     # -- reading -----------------------------------------------------------------------
+    def count(self, project: str | None = None, *, every_project: bool = False) -> int:
+        if every_project:
+            return int(self.db.scalar(ALL_CHUNKS) or 0)
+        return int(self.db.scalar(PROJECT_CHUNKS, (project,)) or 0)
+
     def get(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
         import orjson
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import apsw
 
-from hippo.store.sqlite.database import translate
+from hippo.store.sqlite.errors import translate
 
 if TYPE_CHECKING:
     from hippo.store.sqlite.database import Sql

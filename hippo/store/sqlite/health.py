@@ -35,7 +35,7 @@ CHUNKS_BY_ID = ("SELECT id, text, project, session_id, started_at FROM echo_chun
 CHUNK_VEC_DROP = "DELETE FROM echo_vec WHERE chunk_id = ?"
 CHUNK_VEC_PUT = ("INSERT INTO echo_vec(chunk_id, embedding, project, session_id, "
                  "started) VALUES (?, ?, ?, ?, ?)")
-# Texts each store's searches score by late interaction (`hippo.retrieve.query`).
+# Texts each store's searches score by late interaction (`hippo.retrieve.late`).
 SCORED = {"brain": "SELECT text, content_hash FROM memories WHERE status = 'active'",
           "echo": "SELECT text, content_hash FROM echo_chunks"}
 UNCACHED = ("SELECT text FROM ({scored}) AS t WHERE NOT EXISTS (SELECT 1 FROM embed_cache e "
@@ -96,7 +96,7 @@ class SqliteHealth:
             self.db.conn.execute(FTS_CHECK.format(t=table))
             return IndexCheck()
         except (apsw.BusyError, apsw.LockedError) as exc:  # a writer, not a broken index: 75
-            from hippo.store.sqlite.database import translate
+            from hippo.store.sqlite.errors import translate
 
             raise translate(exc, self.db.path) from exc
         except apsw.ReadOnlyError:  # FTS5 runs its check as a write: nothing known either way

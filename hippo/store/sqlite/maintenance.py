@@ -107,7 +107,7 @@ class SqliteMaintenance(SqliteProjectMoves, SqliteReindexTables):
         except apsw.CorruptError:
             return False
         except (apsw.BusyError, apsw.LockedError) as exc:  # the check takes the write lock
-            from hippo.store.sqlite.database import translate
+            from hippo.store.sqlite.errors import translate
 
             raise translate(exc, self.db.path) from exc
 

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 
 COLUMNS = ", ".join(FIELDS)  # the record's fields, in its order
 GET = f"SELECT {COLUMNS} FROM memories WHERE id = ?"
+GET_MANY = f"SELECT {COLUMNS} FROM memories WHERE id IN ({{marks}})"
+ACTIVE_IN_SCOPE = ("SELECT count(*) FROM memories WHERE status = 'active' AND "
+                   "(project IS NULL OR project IS ?)")
 EXISTS = "SELECT 1 FROM memories WHERE id = ?"
 FIND_SAME = (
     f"SELECT {COLUMNS} FROM memories WHERE dedup_key = ? AND status IN ('active', 'done') "
@@ -125,6 +128,12 @@ class SqliteMemories(ExtractReads):
     def get(self, memory_id: int) -> Row | None:
         return self.db.row(GET, (memory_id,))
 
+    def get_many(self, ids: Sequence[int]) -> list[Row]:
+        return self.db.rows(GET_MANY.format(marks=",".join("?" * len(ids))), list(ids))
+
+    def active_in_scope(self, project: str | None) -> int:
+        return int(self.db.scalar(ACTIVE_IN_SCOPE, (project,)) or 0)
+
     def exists(self, memory_id: int) -> bool:
         return bool(self.db.scalar(EXISTS, (memory_id,)))
 
@@ -186,8 +195,13 @@ class SqliteMemories(ExtractReads):
             names = [d[0] for d in cur.getdescription()]
         except apsw.ExecutionCompleteError:  # no memories at all: nothing to export
             return
-        for row in cur:
-            yield dict(zip(names, row))
+        try:  # a damaged page met half way is the store's error, said as hippo says it
+            for row in cur:
+                yield dict(zip(names, row))
+        except apsw.Error as exc:
+            from hippo.store.sqlite.errors import translate
+
+            raise translate(exc, self.db.path) from exc
 
     def held(self, ids: Iterable[int]) -> dict[int, str]:
         return dict(self.db.execute(HELD, (_json_list(sorted(ids)),)))

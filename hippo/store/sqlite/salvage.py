@@ -66,7 +66,7 @@ EMBED_DIM = "SELECT value FROM meta WHERE key = ?"
 
 def open_source(path: Path | str) -> apsw.Connection:
     """The damaged file, read-only, with sqlite-vec loaded (nothing is ever written to it)."""
-    from hippo.store.sqlite.database import translate
+    from hippo.store.sqlite.errors import translate
     from hippo.store.sqlite.opening import _vec_extension_path
 
     try:
