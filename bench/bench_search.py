@@ -242,7 +242,8 @@ def in_process(workdir: Path, n: int, n_queries: int) -> dict[str, object]:
         build_big(db, n)
     import hippo
     from hippo.retrieve import fts, vec
-    from hippo.retrieve.pipeline import load_params, make_filters, search
+    from hippo.retrieve.params import load_params
+    from hippo.retrieve.pipeline import make_filters, search
 
     h = hippo.open(db)
     qs = questions(n_queries)

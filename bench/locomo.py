@@ -87,7 +87,8 @@ def systems(h: Any) -> dict[str, Callable[[str, str, Any], list[list[str]]]]:
     """name -> f(question, project, now) -> dia_id lists of the top 10, best first."""
     import hippo
     from hippo.retrieve import fts, vec
-    from hippo.retrieve.pipeline import load_params, make_filters, query_vector
+    from hippo.retrieve.params import load_params
+    from hippo.retrieve.pipeline import make_filters, query_vector
 
     base = load_params(h.settings)
 

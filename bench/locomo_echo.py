@@ -4,7 +4,7 @@ Usage:
     python bench/locomo_echo.py [--data FILE] [--audit FILE] [--db PATH] [--embedder local]
 
 Each LoCoMo session becomes an Echo session (project = the conversation) through the
-real store (`hippo.echo.session_id` / `add_chunks`, vectors from `Hippo.embed(...,
+real store (`store.chunks.add_session` / `add`, vectors from `Hippo.embed(...,
 store="echo")`): one chunk per turn, text "Speaker: text", the session date as the
 chunk's time, the turn's dia_id as its message id. Every category 1-4 question is asked
 against its own conversation; a question is a hit at k when any (recall_any) / all
@@ -65,7 +65,6 @@ def turn_text(t: lc.Turn, captions: bool = False) -> str:
 def load_echo(h: Any, convs: Sequence[lc.Conversation], *, tokens: bool,
               captions: bool = False) -> int:
     """Every turn as one Echo chunk; token matrices cached up front when `tokens`."""
-    from hippo import echo
     from hippo.ingest.chunk import Chunk
     from hippo.retrieve import tokencache
 
@@ -83,11 +82,11 @@ def load_echo(h: Any, convs: Sequence[lc.Conversation], *, tokens: bool,
                 tokencache.warm_caches(h.db, h.embedder("echo"), texts)
             vectors = h.embed(texts, store="echo")
             with h.db.transaction():
-                sid = echo.session_id(h.db, f"{c.sample_id}/session_{s}", fmt="locomo",
+                sid = h.db.chunks.add_session(f"{c.sample_id}/session_{s}", fmt="locomo",
                                       source_path=f"locomo/{c.sample_id}.json",
                                       project=c.sample_id, cwd=None, parent_key=None,
                                       agent=None, started_at=when)
-                echo.add_chunks(h.db, sid, chunks, texts, vectors,
+                h.db.chunks.add(sid, chunks, texts, vectors,
                                 source_path=f"locomo/{c.sample_id}.json", project=c.sample_id)
             n += len(chunks)
     return n
@@ -97,7 +96,6 @@ def systems(h: Any) -> dict[str, Callable[[str, str], list[list[str]]]]:
     """name -> f(question, project) -> dia_id lists of the top 10, best first."""
     import orjson
 
-    from hippo import echo
     from hippo.retrieve import echo_search as es
     from hippo.retrieve import tokencache
     from hippo.retrieve.dates import in_any, mentioned_dates
@@ -112,7 +110,7 @@ def systems(h: Any) -> dict[str, Callable[[str, str], list[list[str]]]]:
     def rows(ids: Sequence[int]) -> dict[int, dict[str, Any]]:
         missing = [i for i in ids if i not in rows_cache]
         if missing:
-            rows_cache.update(echo.chunks(h.db, missing))
+            rows_cache.update(h.db.chunks.get(missing))
         return {i: rows_cache[i] for i in ids if i in rows_cache}
 
     def dia(ids: Sequence[int]) -> list[list[str]]:
@@ -128,7 +126,7 @@ def systems(h: Any) -> dict[str, Callable[[str, str], list[list[str]]]]:
         """Chunk id -> the chunks just before and after it in its session."""
         missing = [i for i in ids if i not in adjacent]
         for i, row in rows(missing).items():
-            adjacent[i] = [r["id"] for r in echo.neighbours(h.db, row, 1)]
+            adjacent[i] = [r["id"] for r in h.db.chunks.neighbours(row, 1)]
         return {i: adjacent.get(i, []) for i in ids}
 
     def ranked(question: str, project: str, *, late: bool, dates: bool,

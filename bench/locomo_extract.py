@@ -42,7 +42,6 @@ def open_hippo(path: Path, embedder: str) -> Any:
 
 def ingest(h: Any, conv: lc.Conversation) -> int:
     """One Echo session per LoCoMo session; one chunk per turn (message id = dia_id)."""
-    from hippo import echo
     from hippo.ingest.chunk import Chunk
 
     n = 0
@@ -53,7 +52,7 @@ def ingest(h: Any, conv: lc.Conversation) -> int:
         for s, turns in sorted(by_session.items()):
             stamp = lc.iso(conv.session_dates[s])
             key = f"{conv.sample_id}/session_{s}"
-            sid = echo.session_id(h.db, key, fmt="locomo", source_path=f"locomo:{key}",
+            sid = h.db.chunks.add_session(key, fmt="locomo", source_path=f"locomo:{key}",
                                   project=conv.sample_id, cwd=None, parent_key=None,
                                   agent=None, started_at=stamp)
             chunks = []
@@ -61,9 +60,9 @@ def ingest(h: Any, conv: lc.Conversation) -> int:
                 text = t.text + (f" [shares a photo: {t.caption}]" if t.caption else "")
                 chunks.append(Chunk(f"user: {t.speaker}: {text}", ["user"], i, i, [t.dia_id],
                                     stamp, stamp, key))
-            echo.add_chunks(h.db, sid, chunks, [c.text for c in chunks], None,
+            h.db.chunks.add(sid, chunks, [c.text for c in chunks], None,
                             source_path=f"locomo:{key}", project=conv.sample_id)
-            echo.touch_session(h.db, sid, messages=len(chunks), ended_at=stamp,
+            h.db.chunks.update_session(sid, messages=len(chunks), ended_at=stamp,
                                started_at=stamp, cwd=None, project=conv.sample_id, agent=None,
                                parent_key=None)
             n += len(chunks)

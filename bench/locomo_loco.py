@@ -66,7 +66,7 @@ def hits_per_conversation(h: Any, convs: Sequence[lc.Conversation],
                           setting: dict[str, float]) -> dict[str, int]:
     """Questions found (recall_any@5, dataset evidence) per conversation under `setting`."""
     import hippo
-    from hippo.retrieve.pipeline import load_params
+    from hippo.retrieve.params import load_params
 
     params = dataclasses.replace(load_params(h.settings), **{
         k: int(v) if k in ("candidates_per_retriever", "late_pool") else v

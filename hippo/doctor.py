@@ -101,7 +101,7 @@ def _token_matrices(h: Hippo, fix: bool) -> Check:
     cached them (Echo chunks before December 2026), or with `late_pool = 0`, lack one;
     `--fix` encodes them now."""
     from hippo.retrieve import tokencache
-    from hippo.retrieve.pipeline import load_params
+    from hippo.retrieve.params import load_params
     from hippo.vectors import store_model
 
     if load_params(h.settings).late_pool <= 0:

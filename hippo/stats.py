@@ -19,9 +19,8 @@ def collect(db: Store) -> dict[str, Any]:
             size += os.path.getsize(f"{db.path}{suffix}")
         except OSError:
             pass
-    # store_model still takes the Database until hippo.vectors moves behind the store.
-    brain_model = store_model(db, "brain")  # type: ignore[arg-type]
-    echo_model = store_model(db, "echo")  # type: ignore[arg-type]
+    brain_model = store_model(db, "brain")
+    echo_model = store_model(db, "echo")
     stats = db.stats
     vec_rows = stats.vector_count("brain")
     echo_vec = stats.vector_count("echo")

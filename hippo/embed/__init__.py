@@ -6,30 +6,14 @@
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from hippo.embed.base import Embedder
 from hippo.registry import Registry
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from hippo.config import Settings
-
-
-class Embedder(ABC):
-    """A text-embedding model. Subclasses set `model_id` and `dimensions`."""
-
-    name: str = ""
-    model_id: str = ""
-    dimensions: int = 0
-    #: Whether a call costs money or leaves the machine (spend guard applies).
-    remote: bool = False
-
-    @abstractmethod
-    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
-        """Return an (n, dimensions) float32 array of L2-normalised vectors."""
 
 
 Factory = Callable[["Settings | None"], Embedder]
@@ -66,3 +50,6 @@ def get(name: str, settings: Settings | None = None) -> Embedder:
 
 def describe(embedder: Embedder) -> dict[str, Any]:
     return {"name": embedder.name, "model": embedder.model_id, "dimensions": embedder.dimensions}
+
+
+__all__ = ["Embedder", "describe", "get", "names", "register"]

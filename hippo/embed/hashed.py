@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from hippo.embed import Embedder
+from hippo.embed.base import Embedder
 
 if TYPE_CHECKING:
     import numpy as np

@@ -13,7 +13,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hippo.embed import Embedder
+from hippo.embed.base import Embedder
 from hippo.errors import ConfigError
 
 if TYPE_CHECKING:

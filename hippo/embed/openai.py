@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from hippo.embed import Embedder
+from hippo.embed.base import Embedder
 from hippo.errors import ConfigError, ProviderError, scrub
 
 if TYPE_CHECKING:

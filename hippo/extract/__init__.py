@@ -8,81 +8,22 @@ watermark and `hippo.extract.write` stores what they find, de-duplicated.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from hippo.errors import HippoError
+from hippo.extract.base import (
+    PENDING_TAG,
+    Candidate,
+    EchoChunk,
+    Extractor,
+    SessionChunks,
+    SkipSession,
+)
 from hippo.registry import Registry
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
     from hippo.extract.settings import ExtractSettings
-
-
-@dataclass(frozen=True, slots=True)
-class EchoChunk:
-    """One Echo chunk as extraction sees it: `role: text` blocks plus where it came from."""
-
-    id: int
-    seq: int
-    source_path: str
-    roles: tuple[str, ...]
-    line_start: int | None
-    line_end: int | None
-    message_ids: tuple[str, ...]
-    started_at: str | None
-    text: str
-
-
-@dataclass(slots=True)
-class SessionChunks:
-    """New chunks of one session, in order (a session's tail when it grew since last time)."""
-
-    session_id: int
-    key: str
-    project: str | None
-    format: str
-    started_at: str | None
-    chunks: list[EchoChunk]
-
-    @property
-    def chunk_ids(self) -> list[int]:
-        return [c.id for c in self.chunks]
-
-
-@dataclass(slots=True)
-class Candidate:
-    """A statement an extractor proposes to remember, with the chunks that show it."""
-
-    type: str
-    text: str
-    importance: float
-    evidence: list[int]
-    tags: list[str] = field(default_factory=list)
-    confidence: float = 0.5
-
-
-#: Tag of a task a compaction summary lists as pending. When a session's newest summary no
-#: longer lists one, the run marks it done (`hippo.extract.run`).
-PENDING_TAG = "pending"
-
-
-class SkipSession(HippoError):
-    """This session cannot be extracted (e.g. the model's answer stayed invalid): skip it."""
-
-
-class Extractor(ABC):
-    """Finds memory candidates in one session's chunks. Subclasses set `name`."""
-
-    name: str = ""
-    #: Whether a call leaves the machine (it is guarded and may cost money).
-    remote: bool = False
-
-    @abstractmethod
-    def extract(self, session: SessionChunks) -> list[Candidate]:
-        """Candidates found in `session`; raise SkipSession to skip it, BusyError to stop."""
 
 
 Factory = Callable[["Hippo", "ExtractSettings"], Extractor]
@@ -110,3 +51,7 @@ names = _REGISTRY.names
 def get(name: str, h: Hippo, conf: ExtractSettings) -> Extractor:
     """Build the extractor called `name`; an unknown name lists the known ones."""
     return _REGISTRY.get(name)(h, conf)
+
+
+__all__ = ["PENDING_TAG", "Candidate", "EchoChunk", "Extractor", "SessionChunks", "SkipSession",
+           "get", "names", "register"]

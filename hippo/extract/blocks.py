@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from hippo.extract import EchoChunk
+from hippo.extract.base import EchoChunk
 
 ROLES = ("user", "assistant", "tool", "system", "summary")
 _BLOCK_SPLIT = re.compile(r"\n\n(?=(?:user|assistant|tool|system|summary): )")

@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hippo.chat import Chat, Invalid, Rejected, require_key
-from hippo.extract import Candidate, EchoChunk, Extractor, SessionChunks, SkipSession, schema
+from hippo.extract import schema
+from hippo.extract.base import Candidate, EchoChunk, Extractor, SessionChunks, SkipSession
 
 if TYPE_CHECKING:
     from hippo.config import Settings

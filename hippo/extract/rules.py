@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from hippo.extract import PENDING_TAG, Candidate, Extractor, SessionChunks
+from hippo.extract.base import PENDING_TAG, Candidate, Extractor, SessionChunks
 from hippo.extract.blocks import Message, messages, prose_lines, sentences
 from hippo.extract.conversation import calls, error_fixes, gate, wrapups
 from hippo.extract.summary import statements

@@ -23,7 +23,14 @@ import orjson
 
 from hippo import brain
 from hippo.errors import HippoError, NotFoundError, UsageError
-from hippo.extract import PENDING_TAG, Candidate, EchoChunk, Extractor, SessionChunks, SkipSession
+from hippo.extract.base import (
+    PENDING_TAG,
+    Candidate,
+    EchoChunk,
+    Extractor,
+    SessionChunks,
+    SkipSession,
+)
 from hippo.extract.write import ACTOR, Outcome, write
 from hippo.maintain.common import failpoint
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from hippo.retrieve import stages
 from hippo.retrieve.params import BM25, DATES, PARALLEL_MIN_ROWS, VECTOR
 from hippo.retrieve.querytext import prepare
+from hippo.store.chunks import to_record
 from hippo.store.filters import EchoFilters
 
 if TYPE_CHECKING:
@@ -75,7 +76,6 @@ def _rank(h: Hippo, query: str, f: EchoFilters, qv: Any, rankings: dict[str, lis
     """Relevance of each candidate: RRF, then late interaction over the pool and its
     session neighbours, neighbour support, and a boost for chunks in a date the query names.
     """
-    from hippo import echo
     from hippo.retrieve import dates, late, tokencache
     from hippo.retrieve.fuse import fuse
     from hippo.retrieve.score import parse_timestamp
@@ -99,22 +99,22 @@ def _rank(h: Hippo, query: str, f: EchoFilters, qv: Any, rankings: dict[str, lis
     if params.late_pool > 0 and fused and tokencache.can_encode_tokens(emb):
         try:
             pool = [x.id for x in fused[: params.late_pool]]
-            rows = echo.chunks(h.db, pool)
-            adj = {i: [r["id"] for r in echo.neighbours(h.db, rows[i], 1)] for i in pool
+            rows = h.db.chunks.get(pool)
+            adj = {i: [r["id"] for r in h.db.chunks.neighbours(rows[i], 1)] for i in pool
                    if i in rows}
             pool = list(dict.fromkeys(pool + [n for i in pool for n in adj.get(i, [])]))
-            rows = echo.chunks(h.db, pool)
+            rows = h.db.chunks.get(pool)
             pool = [i for i in pool if i in rows]
             mats = tokencache.token_matrices(h.db, emb, [rows[i]["text"] for i in pool])
             raw = late.late_scores(tokencache.query_matrix(h.db, emb, query), mats)
             scored = stages.late_relevance(pool, raw, fused)
             for i in pool:
-                adj.setdefault(i, [r["id"] for r in echo.neighbours(h.db, rows[i], 1)])
+                adj.setdefault(i, [r["id"] for r in h.db.chunks.neighbours(rows[i], 1)])
             rel = late.neighbour_support(scored, adj, NEIGHBOUR_WEIGHT)
         except Exception as exc:  # noqa: BLE001 - the fused order is still a good answer
             degraded.append(stages.degradation("late interaction", exc, stages.FUSED_ORDER))
     if windows:
-        rows = echo.chunks(h.db, list(rel))
+        rows = h.db.chunks.get(list(rel))
         for i in rel:
             started = rows.get(i, {}).get("started_at")
             if started and dates.in_any(parse_timestamp(started), windows):
@@ -154,10 +154,9 @@ def search(h: Hippo, query: str, *, filters: EchoFilters | None = None, limit: i
     BM25 + vector (+ vector inside dates the query names), RRF, late interaction with
     the local model over the best candidates and their neighbouring chunks.
     """
-    from hippo import echo
 
     if params is None:
-        from hippo.retrieve.pipeline import load_params
+        from hippo.retrieve.params import load_params
 
         params = load_params(h.settings)
     f = filters or EchoFilters()
@@ -199,19 +198,19 @@ def search(h: Hippo, query: str, *, filters: EchoFilters | None = None, limit: i
     rel = _rank(h, query, f, qv, rankings, degraded, params)
     best = sorted(rel, key=lambda i: (-rel[i], i))[:limit]
     top = max(rel.values(), default=1.0) or 1.0
-    rows = echo.chunks(h.db, best)
+    rows = h.db.chunks.get(best)
     results = []
     for cid in best:
         row = rows.get(cid)
         if row is None:
             continue
-        rec = echo.to_record(row)
+        rec = to_record(row)
         rec["score"] = round(max(rel[cid], 0.0) / top, 6)
         rec["ranks"] = ranks.get(cid, {})
         if cid in distances:
             rec["distance"] = round(distances[cid], 6)
         rec["degraded"] = degraded
         if context:
-            rec["context"] = echo.neighbours(h.db, row, context)
+            rec["context"] = h.db.chunks.neighbours(row, context)
         results.append(rec)
     return EchoResult(results, degraded)

@@ -10,6 +10,10 @@ import dataclasses
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hippo.config import Settings
 
 # Retriever names: the keys of the rankings handed to fusion and of `explain`.
 BM25 = "bm25"
@@ -177,3 +181,13 @@ class SearchParams:
 
 
 DEFAULT_PARAMS = SearchParams()
+
+
+def load_params(settings: Settings) -> SearchParams:
+    """`SearchParams` with the config file's [search] table applied (bad value → exit 78)."""
+    from hippo.errors import ConfigError
+
+    try:
+        return SearchParams.from_mapping(settings.table("search"))
+    except ValueError as exc:
+        raise ConfigError(f"{exc} (in [search] of {settings.file})") from None

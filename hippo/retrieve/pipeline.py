@@ -24,19 +24,18 @@ from datetime import datetime
 from types import EllipsisType
 from typing import TYPE_CHECKING, Any
 
-from hippo.errors import ConfigError, HippoError, UsageError
+from hippo.errors import HippoError, UsageError
 from hippo.memtypes import TIERS, resolve
 from hippo.retrieve import candidates as stage
 from hippo.retrieve import fts, stages, vec
 from hippo.retrieve.fuse import fuse
-from hippo.retrieve.params import BM25, DATES, PARALLEL_MIN_ROWS, VECTOR, SearchParams
+from hippo.retrieve.params import BM25, DATES, PARALLEL_MIN_ROWS, VECTOR, SearchParams, load_params
 from hippo.retrieve.querytext import prepare
 from hippo.retrieve.request import SearchRequest
 from hippo.retrieve.score import match_factor
 from hippo.store.filters import SearchFilters
 
 if TYPE_CHECKING:
-    from hippo.config import Settings
     from hippo.core import Hippo
     from hippo.retrieve.candidates import Candidate
     from hippo.retrieve.dates import Window
@@ -60,14 +59,6 @@ class SearchResult:
 
     def __len__(self) -> int:
         return len(self.results)
-
-
-def load_params(settings: Settings) -> SearchParams:
-    """`SearchParams` with the config file's [search] table applied (bad value → exit 78)."""
-    try:
-        return SearchParams.from_mapping(settings.table("search"))
-    except ValueError as exc:
-        raise ConfigError(f"{exc} (in [search] of {settings.file})") from None
 
 
 def _bound(value: datetime | str | None) -> str | None:

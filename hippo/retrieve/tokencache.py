@@ -99,7 +99,7 @@ def warm_for_search(db: Store, settings: Settings, embedder: Embedder,
     Afterwards no search has to start the model for one of them."""
     if not texts or not can_encode_tokens(embedder):  # only the local model has them
         return
-    from hippo.retrieve.pipeline import load_params
+    from hippo.retrieve.params import load_params
 
     if load_params(settings).late_pool > 0:
         warm_caches(db, embedder, texts)
