@@ -1,0 +1,1 @@
+"""The command line: one module per command group, on Typer (and a fast path for search)."""

@@ -1,0 +1,1 @@
+"""Ingest: transcript files read into Echo, verbatim and chunked (`hippo ingest`)."""

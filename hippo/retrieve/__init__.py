@@ -1,0 +1,1 @@
+"""Retrieval: Brain and Echo search, stage by stage (`hippo search`, `hippo echo`)."""
