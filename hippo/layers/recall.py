@@ -14,6 +14,7 @@ from hippo.records import to_record
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
+    from hippo.store.lexical import Terms
 
 LIMIT = 5
 # A prompt hook adds a memory only from this score up. The final score's importance and
@@ -23,23 +24,19 @@ LIMIT = 5
 MIN_SCORE = 0.3
 
 
-def match_expression(prompt: str) -> str | None:
-    """A safe FTS5 MATCH for free text: any of its words, each quoted (no operators)."""
-    try:
-        from hippo.retrieve.ftsquery import build_match
-    except ImportError:  # the search pipeline is not installed: quote words ourselves
-        words = ["".join(c for c in w if c.isalnum()) for w in prompt.split()]
-        quoted = [f'"{w}"' for w in dict.fromkeys(w for w in words if len(w) > 2)]
-        return " OR ".join(quoted[:64]) or None
-    return build_match(prompt, "or")
+def match_terms(prompt: str) -> Terms | None:
+    """The lexical query for free text: any of its words (never index syntax)."""
+    from hippo.retrieve.ftsquery import match_terms as terms_of
+
+    return terms_of(prompt, "or")
 
 
 def lexical(h: Hippo, prompt: str, route: Route, limit: int = LIMIT) -> list[dict[str, Any]]:
     """Up to `limit` active memories of the route ranked by BM25 against the prompt."""
-    expr = match_expression(prompt)
-    if expr is None:
+    terms = match_terms(prompt)
+    if terms is None:
         return []
-    rows = h.db.context.lexical(expr, route.scope(with_topics=False), limit)
+    rows = h.db.context.lexical(terms, route.scope(with_topics=False), limit)
     return [to_record(r) for r in rows]
 
 

@@ -35,16 +35,16 @@ class EchoResult:
 def lexical(db: Store, query: str, f: EchoFilters,
             n: int = CANDIDATES) -> list[int] | None:
     """Chunk ids by BM25 (AND, then OR when AND finds too little); None: no usable terms."""
-    from hippo.retrieve.ftsquery import build_match
+    from hippo.retrieve.ftsquery import match_terms
 
     out: list[int] = []
     tried = False
     for mode in ("and", "or"):
-        match = build_match(query, mode)  # type: ignore[arg-type]
-        if match is None:
+        terms = match_terms(query, mode)  # type: ignore[arg-type]
+        if terms is None:
             continue
         tried = True
-        for cid in db.lexical.search_chunks(match, n, f):
+        for cid in db.lexical.search_chunks(terms, n, f):
             if cid not in out:
                 out.append(cid)
         if len(out) >= 5:

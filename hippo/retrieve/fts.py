@@ -1,6 +1,6 @@
 """BM25 over the Brain's full-text index (pipeline step 2, lexical side).
 
-The query text becomes quoted terms (`ftsquery.build_match`), never index syntax. Every
+The query text becomes terms (`ftsquery.match_terms`), never index syntax. Every
 term must match first; when that finds fewer than `fts_and_min_hits`, the OR form
 (stopwords dropped) adds its hits after the AND ones. Filters are applied by the store
 inside its query (`store.lexical.search`).
@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hippo.errors import BusyError, HippoError
-from hippo.retrieve.ftsquery import build_match
-from hippo.store.lexical import IndexUnavailable, LexHit
+from hippo.retrieve.ftsquery import match_terms
+from hippo.store.lexical import IndexUnavailable, LexHit, Terms
 
 if TYPE_CHECKING:
     from hippo.store import Store
@@ -23,9 +23,9 @@ class FtsUnavailable(Exception):
     """The lexical retriever cannot run for this query; the message says why."""
 
 
-def _run(db: Store, expr: str, k: int, filters: SearchFilters) -> list[LexHit]:
+def _run(db: Store, terms: Terms, k: int, filters: SearchFilters) -> list[LexHit]:
     try:
-        return db.lexical.search(expr, k, filters)
+        return db.lexical.search(terms, k, filters)
     except BusyError:
         raise
     except (IndexUnavailable, HippoError) as exc:
@@ -38,12 +38,13 @@ def search(db: Store, query: str, k: int, filters: SearchFilters, *,
 
     Raises FtsUnavailable when the query has no searchable term or the index is unusable.
     """
-    strict = build_match(query, "and")
-    loose = build_match(query, "or")
+    strict = match_terms(query, "and")
+    loose = match_terms(query, "or")
     if strict is None and loose is None:
         raise FtsUnavailable("no searchable words in the query")
     hits = _run(db, strict, k, filters) if strict is not None and k > 0 else []
-    if loose is not None and loose != strict and len(hits) < min(and_min_hits, k):
+    same = strict is not None and loose is not None and loose.same_match(strict)
+    if loose is not None and not same and len(hits) < min(and_min_hits, k):
         seen = {h.id for h in hits}
         extra = [h for h in _run(db, loose, k, filters) if h.id not in seen]
         hits += extra[: k - len(hits)]

@@ -1,17 +1,18 @@
-"""Turn a user's raw query text into a safe FTS5 MATCH expression.
+"""Turn a user's raw query text into the terms of a lexical query (`Terms`).
 
-Raw text must never reach FTS5 as syntax: `-`, `:`, `*`, `^`, quotes, parentheses and
-the words AND/OR/NOT/NEAR are all operators there. We tokenise the text the way the
-unicode61 tokenizer does (letters, digits and marks form tokens; everything else
-separates) and emit only double-quoted strings joined by spaces or `OR`.
+Raw text must never reach an index as syntax (in FTS5 `-`, `:`, `*`, `^`, quotes,
+parentheses and the words AND/OR/NOT/NEAR are all operators). We tokenise the text the
+way the unicode61 tokenizer does (letters, digits and marks form tokens; everything else
+separates) and hand the store only words; each backend quotes them in its own syntax
+(SQLite: `hippo.store.sqlite.lexical.fts5_match`).
 
 Fallback policy for the pipeline (the BM25 retriever):
 
-1. Run ``build_match(q, "and")``: every term must occur (best precision).
+1. Run ``match_terms(q, "and")``: every term must occur (best precision).
 2. If it is None, or finds fewer than ``SearchParams.fts_and_min_hits`` rows, also run
-   ``build_match(q, "or")`` (any term; stopwords dropped) and append its hits that
+   ``match_terms(q, "or")`` (any term; stopwords dropped) and append its hits that
    the AND query did not return, keeping the AND hits first, up to
-   ``candidates_per_retriever``. Skip step 2 when both strings are equal.
+   ``candidates_per_retriever``. Skip step 2 when both find the same rows.
 3. Both None: no lexical retriever for this query (vector candidates only).
 """
 
@@ -20,7 +21,10 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Collection
 from functools import lru_cache
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from hippo.store.lexical import Terms
 
 # Compact English stopword list: words that carry no topic in an agent's question.
 # Hint words (task, next, due, todo, ...) are deliberately absent.
@@ -121,25 +125,21 @@ def terms(query: str, *, keep_clitics: bool = False) -> list[str]:
     return out
 
 
-def quote(term: str) -> str:
-    """An FTS5 string literal: double quotes around `term`, inner quotes doubled."""
-    return '"' + term.replace('"', '""') + '"'
-
-
-def build_match(
+def match_terms(
     query: str,
     mode: Literal["and", "or"] = "and",
     *,
     stopwords: Collection[str] = DEFAULT_STOPWORDS,
     max_terms: int = 64,
-) -> str | None:
-    """A valid FTS5 MATCH expression for `query`, or None when no usable term remains.
+) -> Terms | None:
+    """The lexical query for `query` (`hippo.store.lexical.Terms`), or None when no
+    usable term remains.
 
     Stopwords (single-token terms only; phrases keep every token) are dropped in both
     modes, except that "and" keeps them, as written, when the query has nothing else
     (`the who`, `I'm`).
     At most `max_terms` terms are used, and a phrase keeps at most `max_terms` tokens.
-    "and" joins the quoted terms with spaces (FTS5's implicit AND); "or" with ` OR `.
+    "and" finds rows with every term; "or" rows with any.
     """
     if mode not in ("and", "or"):
         raise ValueError(f"mode must be 'and' or 'or', not {mode!r}")
@@ -150,5 +150,6 @@ def build_match(
         kept = terms(query, keep_clitics=True)  # `the who`, `don't`: the words as written
     if not kept:
         return None
-    quoted = [quote(" ".join(t.split(" ")[:max_terms])) for t in kept[:max_terms]]
-    return (" " if mode == "and" else " OR ").join(quoted)
+    from hippo.store.lexical import Terms
+
+    return Terms(tuple(" ".join(t.split(" ")[:max_terms]) for t in kept[:max_terms]), mode)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from hippo import spend
 from hippo.background import Pending
@@ -69,7 +69,7 @@ def rerank(db: Store, settings: Settings | None, query: str, documents: Sequence
     seconds = timeout_ms / 1000.0
     try:
         # `guard` still takes the SQLite store (issue 23 moves it behind the store).
-        with spend.call(cast(Any, db), PROVIDER, tokens=estimate_tokens(query, documents),
+        with spend.call(db, PROVIDER, tokens=estimate_tokens(query, documents),
                         settings=settings) as ticket:
             import voyageai
 

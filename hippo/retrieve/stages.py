@@ -9,7 +9,7 @@ Each is pure where it can be: the store and the model come in as arguments or ca
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar
 
 from hippo.retrieve.params import PARALLEL_MIN_ROWS
 
@@ -55,7 +55,7 @@ def start_lexical(db: Store, store: str, run: Callable[[Store], T], thread: str,
     from hippo.background import beside
 
     # `beside` still takes the SQLite store (issue 23 moves it behind the store).
-    return beside(cast(Any, db), run, thread)
+    return beside(db, run, thread)
 
 
 def window_hits(windows: Sequence[Window], k: int,

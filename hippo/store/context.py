@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from hippo.store.base import Row
+    from hippo.store.lexical import Terms
 
 
 class Scope(NamedTuple):
@@ -41,9 +42,8 @@ class ContextRows(Protocol):
         """Ids of the current guidance held back until a person reviews it, in order."""
         ...
 
-    def lexical(self, match: str, scope: Scope, limit: int) -> list[Row]:
-        """Up to `limit` active memories of the scope matching the full-text expression,
-        best first."""
+    def lexical(self, terms: Terms, scope: Scope, limit: int) -> list[Row]:
+        """Up to `limit` active memories of the scope matching `terms`, best first (BM25)."""
         ...
 
     def current_texts(self, scope: Scope) -> list[str]:

@@ -1,4 +1,5 @@
-"""FTS5 query building: exact outputs, and proof against real FTS5 that any text is safe."""
+"""A query's terms and their FTS5 spelling: exact outputs, and proof against real FTS5 that
+any text is safe."""
 
 from __future__ import annotations
 
@@ -10,7 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hippo.retrieve.ftsquery import build_match, quote, terms, tokens
+from hippo.retrieve.ftsquery import match_terms, terms, tokens
+from hippo.store.sqlite.lexical import fts5_match, quote
+
+
+def build_match(query: str, mode: str = "and", **kw: object) -> str | None:
+    """What SQLite is asked: the query's terms (`match_terms`) in FTS5 syntax."""
+    found = match_terms(query, mode, **kw)  # type: ignore[arg-type]
+    return None if found is None else fts5_match(found)
 
 ROWS = {
     1: "Fix the import cycle in src/app.py before release",
@@ -22,7 +30,7 @@ ROWS = {
     7: "Café naïve résumé: keep diacritics out of slugs",
 }
 
-# What build_match may emit: quoted strings (inner quotes doubled) joined by space or OR.
+# What a query becomes in FTS5: quoted strings (inner quotes doubled) joined by space or OR.
 _STRING = r'"(?:[^"]|"")*"'
 GRAMMAR = re.compile(rf"{_STRING}(?:(?: | OR ){_STRING})*")
 
@@ -241,3 +249,11 @@ def test_tokens_agree_with_fts5_unicode61(db: apsw.Connection, text: str) -> Non
 
     ours = [piece for token in tokens(text) for piece in fts(token)]
     assert ours == fts(text)
+
+
+def test_terms_say_when_and_and_or_find_the_same_rows() -> None:
+    one_and, one_or = match_terms("deploy"), match_terms("deploy", "or")
+    assert one_and is not None and one_or is not None and one_and.same_match(one_or)
+    two_and, two_or = match_terms("deploy target"), match_terms("deploy target", "or")
+    assert two_and is not None and two_or is not None and not two_and.same_match(two_or)
+    assert fts5_match(two_or) == '"deploy" OR "target"'

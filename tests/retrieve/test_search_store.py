@@ -13,7 +13,7 @@ import hippo
 from hippo.records import from_input
 from hippo.store import connect
 from hippo.store.filters import EchoFilters, SearchFilters
-from hippo.store.lexical import IndexUnavailable
+from hippo.store.lexical import IndexUnavailable, Terms
 from hippo.vectors import to_blob
 
 
@@ -55,12 +55,15 @@ def test_vectors_and_lexical_of_the_brain(db_path: Path) -> None:
     assert set(store.vectors.embeddings([ids[0], 999])) == {ids[0]}
     sims = store.vectors.similarities(ids)
     assert set(sims) == {(ids[0], ids[1]), (ids[0], ids[2]), (ids[1], ids[2])}
-    hits = store.lexical.search('"deploy"', 5, SearchFilters())
+    hits = store.lexical.search(Terms(("deploy",)), 5, SearchFilters())
     assert {x.id for x in hits} == {ids[0], ids[1]} and all(x.score > 0 for x in hits)
-    assert [x.id for x in store.lexical.search('"deploy"', 5, SearchFilters(projects=("b",)))] \
+    assert [x.id for x in store.lexical.search(Terms(("deploy",)), 5, SearchFilters(projects=("b",)))] \
         == [ids[1]]
-    with pytest.raises(IndexUnavailable):
-        store.lexical.search('"deploy" AND', 5, SearchFilters())  # not an expression
+    # Words are data, never syntax: a quote, an operator or a bare AND is only a word.
+    assert store.lexical.search(Terms(('"deploy" AND', "OR")), 5, SearchFilters()) == []
+    store.execute("DROP TABLE memories_fts")  # type: ignore[attr-defined]
+    with pytest.raises(IndexUnavailable):  # an index that cannot answer says so
+        store.lexical.search(Terms(("deploy",)), 5, SearchFilters())
     counters = "SELECT name, value FROM counters"
     before = {r["name"]: r["value"] for r in store.rows(counters)}  # type: ignore[attr-defined]
     with store.transaction():
@@ -76,7 +79,7 @@ def test_echo_filters_and_an_empty_echo(db_path: Path) -> None:
     store = connect(db_path)
     assert not store.vectors.has("echo") and store.lexical.extent("echo") == 0
     assert not EchoFilters().narrowed() and EchoFilters(projects=[None]).narrowed()
-    assert store.lexical.search_chunks('"x"', 5, EchoFilters(roles=["user"])) == []
+    assert store.lexical.search_chunks(Terms(("x",)), 5, EchoFilters(roles=["user"])) == []
     store.close()
 
 

@@ -10,6 +10,7 @@ from hippo.store.sqlite.filters import CURRENT, UNVERIFIED
 if TYPE_CHECKING:
     from hippo.store.base import Row
     from hippo.store.context import Scope
+    from hippo.store.lexical import Terms
     from hippo.store.sqlite.database import Sql
 
 COLUMNS = ", ".join(f"m.{name}" for name in FIELDS)
@@ -83,7 +84,10 @@ class SqliteContextRows:
     def guidance_waiting(self, scope: Scope) -> list[int]:
         return self._ids(GUIDANCE_WAITING, scope)
 
-    def lexical(self, match: str, scope: Scope, limit: int) -> list[Row]:
+    def lexical(self, terms: Terms, scope: Scope, limit: int) -> list[Row]:
+        from hippo.store.sqlite.lexical import fts5_match
+
+        match = fts5_match(terms)
         where, params = scope_sql(scope)
         return self.db.rows(FTS.format(scope=where), [match, *params, limit])
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import apsw
 
-from hippo.store.lexical import IndexUnavailable, LexHit
+from hippo.store.lexical import IndexUnavailable, LexHit, Terms
 from hippo.store.sqlite.filters import chunk_where, memory_where
 
 if TYPE_CHECKING:
@@ -35,13 +35,24 @@ CHUNKS = ("SELECT c.id FROM echo_fts JOIN echo_chunks c ON c.id = echo_fts.rowid
 LATEST = {"brain": "SELECT max(id) FROM memories", "echo": "SELECT max(id) FROM echo_chunks"}
 
 
+def quote(term: str) -> str:
+    """An FTS5 string literal: double quotes around `term`, inner quotes doubled."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def fts5_match(terms: Terms) -> str:
+    """`terms` as an FTS5 MATCH expression: each word or phrase quoted (never syntax),
+    joined by spaces (FTS5's implicit AND) or ` OR `."""
+    return (" " if terms.mode == "and" else " OR ").join(quote(w) for w in terms.words)
+
+
 class SqliteLexical:
     def __init__(self, db: Sql) -> None:
         self.db = db
 
-    def search(self, expr: str, k: int, filters: SearchFilters) -> list[LexHit]:
+    def search(self, terms: Terms, k: int, filters: SearchFilters) -> list[LexHit]:
         try:
-            return self._ranked(expr, k, filters)
+            return self._ranked(fts5_match(terms), k, filters)
         except apsw.Error as exc:
             raise IndexUnavailable(str(exc)) from exc
 
@@ -66,11 +77,11 @@ class SqliteLexical:
         rows = self.db.rows(MATCH.format(where=where), [expr, *params, k])
         return [LexHit(r["id"], -r["score"]) for r in rows]
 
-    def search_chunks(self, expr: str, k: int, filters: EchoFilters) -> list[int]:
+    def search_chunks(self, terms: Terms, k: int, filters: EchoFilters) -> list[int]:
         where, params = chunk_where(filters)
         try:
             return [cid for (cid,) in self.db.execute(CHUNKS.format(where=where),
-                                                      (expr, *params, k))]
+                                                      (fts5_match(terms), *params, k))]
         except apsw.Error as exc:
             raise IndexUnavailable(str(exc)) from exc
 
