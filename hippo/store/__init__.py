@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hippo.store.base import Mode, Row, Store
 from hippo.store.sqlite.database import HOOK_WAIT_MS
 from hippo.store.sqlite.errors import skippable
 from hippo.store.sqlite.files import (
@@ -24,6 +23,7 @@ from hippo.store.sqlite.files import (
 )
 
 if TYPE_CHECKING:
+    from hippo.store.base import Mode, Row, Store
     from hippo.store.sqlite.salvage import Reader as SalvageReader
     from hippo.store.sqlite.salvage import Report as SalvageReport
 
@@ -56,3 +56,13 @@ def rebuild(path: Path) -> tuple[SalvageReport, Path]:
     from hippo.store.sqlite.salvage import rebuild as sqlite_rebuild
 
     return sqlite_rebuild(path)
+
+
+def __getattr__(name: str) -> object:
+    """`Store`, `Row` and `Mode` on first use: a command's cold start does not build the
+    protocol classes it only needs for annotations."""
+    if name in ("Mode", "Row", "Store"):
+        from hippo.store import base
+
+        return getattr(base, name)
+    raise AttributeError(f"module 'hippo.store' has no attribute {name!r}")

@@ -11,6 +11,7 @@ from hippo import brain
 from hippo.core import Hippo
 from hippo.records import from_input
 from hippo.store.context import Scope
+from hippo.store.lexical import Terms
 from hippo.store.memories import MemoryFilter
 
 
@@ -120,7 +121,7 @@ def test_context_scope(db_path: Path) -> None:
     assert ctx.rules(Scope(None)) == [] and len(ctx.rules(Scope(None, True))) == 1
     assert sorted(ctx.current_texts(Scope("p"))) == sorted(x["text"] for x in (r, g, m))
     assert ctx.echo_texts(Scope("p")) == []
-    assert [x["id"] for x in ctx.lexical('"deploy"', Scope("p"), 5)] == [g["id"]]
+    assert [x["id"] for x in ctx.lexical(Terms(("deploy",)), Scope("p"), 5)] == [g["id"]]
 
 
 def test_project_dirs(db_path: Path) -> None:

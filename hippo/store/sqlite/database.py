@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Any
 import apsw
 
 from hippo.errors import HippoError
-from hippo.store.base import Mode, Row
 from hippo.store.sqlite.errors import skippable, translate
 from hippo.store.sqlite.files import _prepare, _why_cannot_open
 from hippo.store.sqlite.opening import _configure, _open, _schema
 
 if TYPE_CHECKING:
     from hippo.store.audit import Audit
+    from hippo.store.base import Mode, Row
     from hippo.store.chunks import Chunks
     from hippo.store.context import ContextRows
     from hippo.store.embed_cache import EmbedCache
@@ -163,7 +163,7 @@ class Database(Sql):
 
     @functools.cached_property
     def tokens(self) -> TokenMatrices:
-        from hippo.store.sqlite.tokens import SqliteTokenMatrices
+        from hippo.store.sqlite.embed_cache import SqliteTokenMatrices
 
         return SqliteTokenMatrices(Sql(self.conn, self.path))
 

@@ -60,3 +60,19 @@ class SqliteEmbedCache:
                  created_at: str) -> None:
         items = vectors.items() if isinstance(vectors, Mapping) else vectors
         put(self.db, model, items, created_at)
+
+
+# Token matrices are cached in the same table, under the model id plus a format suffix.
+class SqliteTokenMatrices:
+    def __init__(self, db: Sql) -> None:
+        self.db = db
+
+    def get(self, model: str, content_hash: str) -> bytes | None:
+        return get(self.db, model, content_hash)
+
+    def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, bytes]:
+        return dict(get_many(self.db, model, hashes))
+
+    def put(self, model: str, matrices: Iterable[tuple[str, bytes]], created_at: str, *,
+            replace: bool = True) -> None:
+        put(self.db, model, matrices, created_at, replace=replace)

@@ -9,13 +9,16 @@ import stat
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hippo.errors import ConfigError, HippoError, NoDatabase
-from hippo.store.base import Mode
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 # Beside the database: the mark a corrupt file leaves until `hippo doctor --fix` repairs it.
 CORRUPT_SUFFIX = "-corrupt"
+
+if TYPE_CHECKING:
+    from hippo.store.base import Mode
 
 
 def _filesystem_state(path: Path | str) -> str | None:
