@@ -62,16 +62,9 @@ class SqliteEmbedCache:
         put(self.db, model, items, created_at)
 
 
-# Token matrices are cached in the same table, under the model id plus a format suffix.
-class SqliteTokenMatrices:
-    def __init__(self, db: Sql) -> None:
-        self.db = db
-
-    def get(self, model: str, content_hash: str) -> bytes | None:
-        return get(self.db, model, content_hash)
-
-    def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, bytes]:
-        return dict(get_many(self.db, model, hashes))
+class SqliteTokenMatrices(SqliteEmbedCache):
+    """Token matrices are cached in the same table, under the model id plus a format
+    suffix: the same reads, and a write that may keep what is there."""
 
     def put(self, model: str, matrices: Iterable[tuple[str, bytes]], created_at: str, *,
             replace: bool = True) -> None:
