@@ -43,7 +43,7 @@ def _fts(h: Hippo, table: str, fix: bool) -> Check:
 
 def _brain_vectors(h: Hippo, fix: bool) -> Check:
     if not h.db.health.has_vectors("brain"):
-        active = h.db.health.active_memories()
+        active = h.db.stats.memory_count(active=True)
         return Check("vectors:brain", active == 0, f"{active} active memories, no vector table"
                      if active else "")
     missing = h.db.health.unembedded("brain")
@@ -66,7 +66,7 @@ def _brain_vectors(h: Hippo, fix: bool) -> Check:
 
 
 def _echo_vectors(h: Hippo, fix: bool) -> Check:
-    chunks = h.db.health.chunk_count()
+    chunks = h.db.chunks.count(every_project=True)
     if not h.db.health.has_vectors("echo"):
         return Check("vectors:echo", chunks == 0, f"{chunks} chunks, no vector table"
                      if chunks else "")

@@ -46,7 +46,7 @@ def collect(db: Store) -> dict[str, Any]:
         },
         "echo": {
             "sessions": stats.session_count(),
-            "chunks": stats.chunk_count(),
+            "chunks": db.chunks.count(every_project=True),
             "vectors": echo_vec,
             "files": stats.file_count(),
             "embed_model": echo_model[0] if echo_model else None,

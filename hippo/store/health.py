@@ -49,14 +49,6 @@ class Health(Protocol):
         """Whether the vector index of `store` is declared with `dimensions`."""
         ...
 
-    def active_memories(self) -> int:
-        """How many memories are active."""
-        ...
-
-    def chunk_count(self) -> int:
-        """How many Echo chunks there are."""
-        ...
-
     def unembedded(self, store: str) -> list[int]:
         """Ids that should have a vector in `store` and have none (active memories, chunks)."""
         ...

@@ -38,10 +38,6 @@ class Stats(Protocol):
         """How many transcript sessions Echo holds."""
         ...
 
-    def chunk_count(self) -> int:
-        """How many transcript chunks Echo holds."""
-        ...
-
     def file_count(self) -> int:
         """How many transcript files have been read."""
         ...

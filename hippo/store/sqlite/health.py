@@ -18,8 +18,6 @@ FTS_CHECK = "INSERT INTO {t}({t}, rank) VALUES ('integrity-check', 1)"
 FTS_REBUILD = "INSERT INTO {t}({t}) VALUES ('rebuild')"
 VEC_TABLE = {"brain": "memories_vec", "echo": "echo_vec"}
 TABLE_SQL = "SELECT sql FROM sqlite_master WHERE name = ?"
-ACTIVE = "SELECT count(*) FROM memories WHERE status = 'active'"
-CHUNKS = "SELECT count(*) FROM echo_chunks"
 UNEMBEDDED = {
     "brain": ("SELECT id FROM memories WHERE status = 'active' AND id NOT IN "
               "(SELECT memory_id FROM memories_vec)"),
@@ -114,12 +112,6 @@ class SqliteHealth:
     def vectors_declare(self, store: str, dimensions: int) -> bool:
         sql = self.db.scalar(TABLE_SQL, (VEC_TABLE[store],)) or ""
         return f"float[{dimensions}]" in sql
-
-    def active_memories(self) -> int:
-        return int(self.db.scalar(ACTIVE))
-
-    def chunk_count(self) -> int:
-        return int(self.db.scalar(CHUNKS))
 
     def unembedded(self, store: str) -> list[int]:
         return [r[0] for r in self.db.execute(UNEMBEDDED[store])]

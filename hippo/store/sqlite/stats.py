@@ -19,7 +19,6 @@ BY = "SELECT {c}, count(*) FROM memories WHERE {where} GROUP BY {c} ORDER BY {c}
 VEC_TABLES = {"brain": "memories_vec", "echo": "echo_vec"}
 VECTORS = "SELECT count(*) FROM {table}"
 SESSIONS = "SELECT count(*) FROM echo_sessions"
-CHUNKS = "SELECT count(*) FROM echo_chunks"
 FILES = "SELECT count(*) FROM watermarks"
 CACHE = "SELECT count(*) FROM embed_cache"
 EMBED_COUNTERS = "SELECT name, value FROM counters WHERE name LIKE 'embed.%' ORDER BY name"
@@ -57,9 +56,6 @@ class SqliteStats:
 
     def session_count(self) -> int:
         return int(self.db.scalar(SESSIONS))
-
-    def chunk_count(self) -> int:
-        return int(self.db.scalar(CHUNKS))
 
     def file_count(self) -> int:
         return int(self.db.scalar(FILES))
