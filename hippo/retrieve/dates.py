@@ -11,8 +11,8 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import NamedTuple
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
            "september", "october", "november", "december")
@@ -37,8 +37,7 @@ def _date_patterns() -> tuple[re.Pattern[str], ...]:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Window:
+class Window(NamedTuple):
     """A span of time a query names: [start, end), UTC."""
 
     start: datetime

@@ -313,7 +313,6 @@ def _date_windows(text: str, p: SearchParams) -> list[Window]:
 def _window_hits(db: Store, blob: bytes, k: int, filters: SearchFilters,
                  windows: Sequence[Window]) -> list[int]:
     """Nearest `k` vectors created inside any window (and inside the user's own bounds)."""
-    import dataclasses
 
     from hippo.timeutil import iso
 
@@ -325,7 +324,7 @@ def _window_hits(db: Store, blob: bytes, k: int, filters: SearchFilters,
             until = filters.until
         if since > until:
             return None
-        return vec.search(db, blob, k, dataclasses.replace(filters, since=since, until=until))
+        return vec.search(db, blob, k, filters._replace(since=since, until=until))
 
     return stages.window_hits(windows, k, inside)
 

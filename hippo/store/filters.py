@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class SearchFilters:
+class SearchFilters(NamedTuple):
     """Brain search scope. `projects` None means every project; a None inside it means global."""
 
     projects: tuple[str | None, ...] | None = None

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from hippo.store.filters import EchoFilters, SearchFilters
@@ -13,8 +12,7 @@ class IndexUnavailable(Exception):
     """The full-text index cannot answer this query (damaged, missing, a bad expression)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Terms:
+class Terms(NamedTuple):
     """A lexical query as data: the words to find (a phrase keeps its tokens, space-joined),
     all of them ("and") or any ("or"). Each backend spells it in its own syntax; no
     character of a user's query ever reaches an index as syntax."""
@@ -27,8 +25,7 @@ class Terms:
         return self.words == other.words and (self.mode == other.mode or len(self.words) <= 1)
 
 
-@dataclass(frozen=True, slots=True)
-class LexHit:
+class LexHit(NamedTuple):
     """One lexical hit: memory id and BM25 score (higher is better)."""
 
     id: int

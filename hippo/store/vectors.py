@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from hippo.store.filters import EchoFilters, SearchFilters
@@ -14,8 +13,7 @@ VectorStore = Literal["brain", "echo"]
 STORES: tuple[VectorStore, ...] = ("brain", "echo")
 
 
-@dataclass(frozen=True, slots=True)
-class VecHit:
+class VecHit(NamedTuple):
     """One nearest neighbour: memory (or chunk) id and cosine distance (0 = same direction)."""
 
     id: int
