@@ -29,7 +29,7 @@ class Option:
 # [ingest], ...) are passed through as mappings to the module that owns them; `TABLES`
 # names their keys.
 OPTIONS: tuple[Option, ...] = (
-    Option("db", "HIPPO_DB", None, "database file (default: <home>/hippo.db)"),
+    Option("db", "HIPPO_DB", None, "database file, or a postgresql:// URL (default: <home>/hippo.db)"),
     Option("embedder", "HIPPO_EMBEDDER", "local", "embedding provider for new databases"),
     Option("project", "HIPPO_PROJECT", None,
            "current project (default: the git repository's main working tree name, or the "
@@ -147,9 +147,26 @@ class Settings:
         return value if isinstance(value, dict) else {}
 
     @property
-    def db_path(self) -> Path:
+    def database(self) -> Path | str:
+        """The store: a SQLite file's path, or a PostgreSQL URL (`hippo.store.location`)."""
         value = self.values.get("db")
-        return Path(value).expanduser() if value else home_dir() / "hippo.db"
+        if not value:
+            return home_dir() / "hippo.db"
+        from hippo.store.location import is_server
+
+        return str(value) if is_server(str(value)) else Path(value).expanduser()
+
+    @property
+    def db_path(self) -> Path:
+        """The SQLite file (a command that works on the file itself: salvage, cron's log)."""
+        db = self.database
+        if isinstance(db, str):
+            from hippo.errors import UsageError
+            from hippo.store.location import display
+
+            raise UsageError(f"this command works on a SQLite file; {display(db)} is a "
+                             "PostgreSQL server")
+        return db
 
 
 def _read_file(path: Path) -> dict[str, Any]:

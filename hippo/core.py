@@ -69,10 +69,10 @@ class Hippo:
     def db(self) -> Store:
         from hippo.store import check_private_dir, connect
 
-        path = self.settings.db_path
+        path = self.settings.database
         home = config.home_dir()
         if self.settings.origins.get("db") == "default" and not self.read:
-            _make_home(path.parent)
+            _make_home(config.home_dir())
         check_private_dir(home)  # its config.toml is read, and it may hold the database
         wait = int(self.settings["busy_timeout_ms"])
         if self.busy_timeout_ms is not None:

@@ -13,12 +13,7 @@ if TYPE_CHECKING:
 
 
 def collect(db: Store) -> dict[str, Any]:
-    size = 0
-    for suffix in ("", "-wal", "-shm"):
-        try:
-            size += os.path.getsize(f"{db.path}{suffix}")
-        except OSError:
-            pass
+    size = db.stats.size_bytes()
     brain_model = store_model(db, "brain")
     echo_model = store_model(db, "echo")
     stats = db.stats
@@ -26,7 +21,7 @@ def collect(db: Store) -> dict[str, Any]:
     echo_vec = stats.vector_count("echo")
     runs = stats.latest_runs()
     return {
-        "database": str(db.path),
+        "database": db.label,
         "size_bytes": size,
         "schema": stats.schema_steps(),
         "brain": {
@@ -63,5 +58,6 @@ def collect(db: Store) -> dict[str, Any]:
         "guard": stats.spend(),
         # Background jobs started by session-end hooks (their record lives outside the
         # database: a job that could not open it is reported too).
-        "session_jobs": session_job.summary(os.path.abspath(db.path)),
+        "session_jobs": session_job.summary(
+            db.label if db.path is None else os.path.abspath(db.path)),
     }

@@ -50,7 +50,7 @@ def check_model(db: Store, store: str, embedder: Embedder) -> bool:
     model, dim = recorded
     if model != embedder.model_id or dim != embedder.dimensions:
         raise ConfigError(
-            f"the {store} store of {db.path} holds vectors of {model} ({dim}-d), "
+            f"the {store} store of {db.label} holds vectors of {model} ({dim}-d), "
             f"not {embedder.model_id} ({embedder.dimensions}-d); use --embedder "
             f"matching it, or `hippo reindex --embedder {embedder.name}`"
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,9 +39,58 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
+# The store the suite runs against: "sqlite" (a file per test) or "postgres" (a schema per
+# test on a real server, tests/pgtest.py). `.ci/run` runs the suite once per backend.
+BACKEND = os.environ.get("HIPPO_TEST_BACKEND", "sqlite")
+if BACKEND not in ("sqlite", "postgres"):
+    raise pytest.UsageError(f"HIPPO_TEST_BACKEND must be sqlite or postgres, not {BACKEND!r}")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "sqlite_only(reason): the test is about SQLite's file "
+                            "(its pages, WAL, modes, salvage); skipped on the postgres run")
+    config.addinivalue_line("markers", "postgres_only(reason): skipped on the sqlite run")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On the postgres run, only the tests that open the store the backend gives
+    (`db_path`, directly or through `cli` / `hippo_proc`) run: the rest do not touch the
+    backend and ran on the sqlite run. Tests marked sqlite_only are skipped, with why."""
+    if BACKEND == "sqlite":
+        for item in items:
+            marker = item.get_closest_marker("postgres_only")
+            if marker:
+                item.add_marker(pytest.mark.skip(reason=marker.kwargs.get(
+                    "reason", marker.args[0] if marker.args else "postgres only")))
+        return
+    keep: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        marker = item.get_closest_marker("sqlite_only")
+        if marker:
+            item.add_marker(pytest.mark.skip(reason="sqlite only: " + marker.kwargs.get(
+                "reason", marker.args[0] if marker.args else "")))
+            keep.append(item)
+        elif "db_path" in getattr(item, "fixturenames", ()):
+            keep.append(item)
+        else:
+            dropped.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+    items[:] = keep
+
+
 @pytest.fixture
-def db_path(tmp_path: Path) -> Path:
-    return tmp_path / "hippo.db"
+def db_path(tmp_path: Path) -> Iterator[Path | str]:
+    """The test's store: a file in tmp, or (HIPPO_TEST_BACKEND=postgres) the URL of a
+    fresh schema on the test server."""
+    if BACKEND == "postgres":
+        from tests.pgtest import store_url
+
+        with store_url() as url:
+            yield url
+    else:
+        yield tmp_path / "hippo.db"
 
 
 @dataclass

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -18,9 +17,9 @@ WideOpt = Annotated[
                        "(JSON lines always carry every field).")
 ]
 DbOpt = Annotated[
-    Path | None,
-    typer.Option("--db", help="Database file (env HIPPO_DB).", show_default=False,
-                 dir_okay=False),
+    str | None,
+    typer.Option("--db", help="Database file, or a postgresql:// URL (env HIPPO_DB).",
+                 show_default=False),
 ]
 ProjectOpt = Annotated[
     str | None,
@@ -40,7 +39,7 @@ def root_flags(ctx: typer.Context) -> dict[str, Any]:
     return dict(root.obj or {})
 
 
-def open_hippo(ctx: typer.Context, *, db: Path | None = None, project: str | None = None,
+def open_hippo(ctx: typer.Context, *, db: str | None = None, project: str | None = None,
                embedder: str | None = None, location: Any = None, read: bool = False,
                busy_timeout_ms: int | None = None) -> Any:
     """Build the Hippo for this call: command flags win over the root's, then env/config.

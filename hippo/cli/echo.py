@@ -72,7 +72,7 @@ def echo(
         with h.db.transaction():
             n = purge(h.db, forget_session, cited=cited)
         if not h.db.checkpoint():
-            stderr(f"hippo: warning: another process is reading {h.db.path}; the session's "
+            stderr(f"hippo: warning: another process is reading {h.db.label}; the session's "
                    "text stays in its -wal file until the last process using it exits")
         if cited:
             shown = " ".join(map(str, cited[:20])) + (" ..." if len(cited) > 20 else "")

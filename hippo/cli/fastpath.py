@@ -20,7 +20,7 @@ from typing import Any
 # "unit" (a number in 0..1), "many" (repeatable text, collected in a list). The search
 # command's table comes from `hippo.cli.search_options`, the one list of its options.
 ROOT: dict[str, tuple[str, str]] = {
-    "--db": ("db", "path"),
+    "--db": ("db", "text"),
     "--project": ("project", "text"),
     "-p": ("project", "text"),
     "--embedder": ("embedder", "text"),

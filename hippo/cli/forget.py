@@ -45,7 +45,7 @@ def forget(
     if not h.db.checkpoint():
         import sys
 
-        sys.stderr.write(f"hippo: warning: another process is reading {h.db.path}; the old "
+        sys.stderr.write(f"hippo: warning: another process is reading {h.db.label}; the old "
                          "text stays in its -wal file until the last process using it exits; "
                          "repeat the command then to be sure\n")
     emit(out, json_flag=json, columns=COLUMNS)

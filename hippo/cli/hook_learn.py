@@ -104,7 +104,7 @@ def learn(flags: dict[str, Any], agent: str, name: str, payload: dict[str, Any])
         if not every >= 0:
             raise HookInputError(f"stop_ingest_minutes must be 0 or more, got {every}")
     return session_job.start(agent, name, session, Path(os.path.abspath(path)),
-                             db=Path(os.path.abspath(settings.db_path)), flags=flags,
+                             db=_absolute(settings.database), flags=flags,
                              every_minutes=every)
 
 
@@ -140,3 +140,8 @@ def run(root: dict[str, Any], agent: str, event: str) -> None:
         sys.stderr.write(scrub(f"hippo hook: {message} (nothing learned)\n"))
         return
     sys.stderr.write(f"hippo hook: {message}\n")
+
+
+def _absolute(db: Path | str) -> Path | str:
+    """The database as a background job must name it: a file by its absolute path."""
+    return db if isinstance(db, str) else Path(os.path.abspath(db))

@@ -111,7 +111,9 @@ def _stdin_file(h: Hippo, fmt: str | None) -> Iterator[Path]:
     data = sys.stdin.buffer.read()
     if not data.strip():
         raise UsageError("nothing on stdin: pipe a transcript into `hippo ingest -`")
-    folder = Path(h.db.path).parent / "hippo-stdin"
+    from hippo.config import home_dir
+
+    folder = (h.db.path.parent if h.db.path else home_dir()) / "hippo-stdin"
     folder.mkdir(mode=0o700, exist_ok=True)
     name = hashlib.sha256(data).hexdigest()[:24]
     suffix = ".md" if fmt == "aider" else ".txt" if fmt == "text" else ".jsonl"

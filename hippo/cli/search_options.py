@@ -35,7 +35,7 @@ OPTIONS: tuple[tuple[str, tuple[str, ...], str, object, str | None], ...] = (
      ("Leave out results scoring below this (scores compare across queries; 0.3 keeps what "
       "has some relevance). Default 0, but 0.3 for --format markdown, as the prompt hook.")),
     ("project", ("--project", "-p"), "text", None, None),
-    ("db", ("--db",), "path", None, None),
+    ("db", ("--db",), "text", None, None),
     ("embedder", ("--embedder",), "text", None, None),
     ("json", ("--json",), "flag", False, None),
     ("wide", ("--wide", "-w"), "flag", False, None),

@@ -127,7 +127,7 @@ def _rotate(log: Path) -> None:
         pass
 
 
-def start(agent: str, event: str, session: str, transcript: Path, *, db: Path,
+def start(agent: str, event: str, session: str, transcript: Path, *, db: Path | str,
           flags: dict[str, str], every_minutes: float | None = None) -> str:
     """Queue the background job for one transcript and return what happened, in a line.
 
@@ -136,11 +136,19 @@ def start(agent: str, event: str, session: str, transcript: Path, *, db: Path,
     dropped (that later job reads the file as it is then)."""
     import subprocess
 
+    from hippo.store.location import display, is_server
+
     now = time.time()
+    # A server's URL reaches the job in its environment, never in its argv (which any
+    # user's `ps` shows, password and all); the record names it without the password.
+    env = {**os.environ, "HIPPO_NO_PROGRESS": "1"}
+    if is_server(db):
+        env["HIPPO_DB"] = str(db)
+    db_arg = [] if is_server(db) else ["--db", str(db)]
     not_before: float | None = None
     with _status() as state:
         if every_minutes is not None:
-            key = f"{db}\n{agent}:{session}"
+            key = f"{display(db)}\n{agent}:{session}"
             throttle = state["throttle"]
             keep = max(THROTTLE_KEEP_S, every_minutes * 60)
             for old in [k for k, last in throttle.items() if now - last > keep]:
@@ -158,13 +166,13 @@ def start(agent: str, event: str, session: str, transcript: Path, *, db: Path,
         _rotate(log)
         argv = [sys.executable, "-m", "hippo.maintain.session_job", "--run", run,
                 "--agent", agent, "--event", event, "--session", session,
-                "--path", str(transcript), "--db", str(db)]
+                "--path", str(transcript), *db_arg]
         if flags.get("embedder"):  # the database and the embedder the hook was given
             argv += ["--embedder", str(flags["embedder"])]
         if not_before is not None:
             argv += ["--not-before", repr(not_before)]
         job = _job(state, run)
-        job.update(db=str(db), agent=agent, event=event, session=session,
+        job.update(db=display(db), agent=agent, event=event, session=session,
                    path=str(transcript), queued_at=_now_iso(), outcome="queued",
                    not_before=_iso(not_before) if not_before else None)
         fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -172,7 +180,7 @@ def start(agent: str, event: str, session: str, transcript: Path, *, db: Path,
             child = subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=fd, stderr=fd, close_fds=True,
                 start_new_session=True,  # not in the agent's process group: outlives it
-                env={**os.environ, "HIPPO_NO_PROGRESS": "1"})
+                env=env)
         finally:
             os.close(fd)
         job["pid"] = child.pid
@@ -310,8 +318,9 @@ def main(argv: list[str] | None = None) -> int:
 
     p = argparse.ArgumentParser(prog="python -m hippo.maintain.session_job",
                                 description="The detached job of a session-end hook.")
-    for name in ("--run", "--agent", "--event", "--session", "--path", "--db"):
+    for name in ("--run", "--agent", "--event", "--session", "--path"):
         p.add_argument(name, required=True)
+    p.add_argument("--db")  # absent: HIPPO_DB (a server's URL travels there)
     p.add_argument("--embedder")
     p.add_argument("--not-before", type=float)
     args = p.parse_args(argv)

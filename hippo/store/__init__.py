@@ -9,11 +9,13 @@ string, the schema's migrations and the only imports of apsw and sqlite-vec, is 
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hippo.store.location import is_server
 from hippo.store.sqlite.database import HOOK_WAIT_MS
-from hippo.store.sqlite.errors import skippable
+from hippo.store.sqlite.errors import skippable as sqlite_skippable
 from hippo.store.sqlite.files import (
     check_private_dir,
     clear_corrupt,
@@ -35,11 +37,29 @@ __all__ = [
 
 def connect(path: Path | str, *, busy_timeout_ms: int = 5000, mode: Mode = "write",
             check: bool = True, migrate: bool = True) -> Store:
-    """Open the store at `path` (see `hippo.store.sqlite.database.connect`)."""
+    """Open the store at `path`: a SQLite file (`hippo.store.sqlite.database.connect`), or
+    a PostgreSQL server when `path` is a `postgresql://` URL (`hippo.store.postgres`)."""
+    if is_server(path):
+        from hippo.store.postgres.database import connect as pg_connect
+
+        return pg_connect(str(path), busy_timeout_ms=busy_timeout_ms, mode=mode, check=check,
+                          migrate=migrate)
     from hippo.store.sqlite.database import connect as sqlite_connect
 
     return sqlite_connect(Path(path), busy_timeout_ms=busy_timeout_ms, mode=mode, check=check,
                           migrate=migrate)
+
+
+def skippable(exc: BaseException) -> bool:
+    """A cache write a read command may skip: the store is busy (another process writes)
+    or cannot be written here (a read-only file, a role without write rights)."""
+    if sqlite_skippable(exc):
+        return True
+    if "psycopg" in sys.modules:  # only a server's store can have raised its errors
+        from hippo.store.postgres.errors import skippable as pg_skippable
+
+        return pg_skippable(exc)
+    return False
 
 
 def salvage_reader(path: Path | str) -> SalvageReader:

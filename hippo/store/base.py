@@ -39,9 +39,18 @@ class Store(Protocol):
     """One open store. Writes happen inside `transaction()`; a read command's store
     (mode "read") makes only cache writes, through `cache_write`, which never wait."""
 
-    path: Path
     mode: Mode
     busy_timeout_ms: int
+
+    @property
+    def path(self) -> Path | None:
+        """The SQLite file; None for a server (`hippo.store.postgres`)."""
+        ...
+
+    @property
+    def label(self) -> str:
+        """What a person is shown: the path, or the server's URL without its password."""
+        ...
 
     def transaction(self) -> AbstractContextManager[Store]:
         """The unit of work: all or nothing; nested, a savepoint."""

@@ -13,6 +13,10 @@ MemoryField = Literal["status", "type", "tier", "author", "project"]
 class Stats(Protocol):
     """The counts `hippo stats` shows."""
 
+    def size_bytes(self) -> int:
+        """How much disk the store takes (a file: with its WAL; a server: its tables)."""
+        ...
+
     def schema_steps(self) -> list[str]:
         """The names of the schema steps applied, in order."""
         ...

@@ -22,7 +22,8 @@ SQL = re.compile(
     r"|\bsqlite_master\b|\bWHERE\b.*\b(AND|OR|IN|IS|LIKE|GLOB)\b",
     re.DOTALL,
 )
-BACKEND_MODULES = ("apsw", "sqlite_vec", "sqlite3", "hippo.store.sqlite")
+BACKEND_MODULES = ("apsw", "sqlite_vec", "sqlite3", "psycopg", "pgvector", "hippo.store.sqlite",
+                   "hippo.store.postgres")
 CONNECTION_CALLS = {"execute", "executemany", "rows", "row", "scalar", "conn", "last_id",
                     "changes", "has_table"}
 

@@ -101,6 +101,7 @@ class Database(Sql):
     def __init__(self, conn: apsw.Connection, path: Path, busy_timeout_ms: int = 5000,
                  mode: Mode = "write") -> None:
         super().__init__(conn, path)
+        self.label = str(path)
         self.busy_timeout_ms = busy_timeout_ms
         # "read": opened by a read command; its writes are cache writes that never wait.
         self.mode: Mode = mode

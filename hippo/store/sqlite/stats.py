@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from hippo.store.sqlite.context import UNVERIFIED_COUNT as UNVERIFIED
@@ -34,6 +35,15 @@ GUARD = ("SELECT provider, day, calls, tokens, consecutive_failures, "
 class SqliteStats:
     def __init__(self, db: Sql) -> None:
         self.db = db
+
+    def size_bytes(self) -> int:
+        size = 0
+        for suffix in ("", "-wal", "-shm"):
+            try:
+                size += os.path.getsize(f"{self.db.path}{suffix}")
+            except OSError:
+                pass
+        return size
 
     def schema_steps(self) -> list[str]:
         return [r[0] for r in self.db.execute(SCHEMA)]

@@ -1,0 +1,352 @@
+"""Connect to a PostgreSQL server (psycopg 3, pgvector) and run transactions.
+
+One `PgDatabase` is one connection in autocommit mode: a statement outside `transaction()`
+is its own transaction. A write transaction first takes the schema's writer lock (a
+transaction-scoped advisory lock), which is SQLite's write lock here: writers take turns
+and readers never wait. A read command's cache write only tries it, and is skipped when
+another writer holds it. The connection has a connect deadline (`connect_timeout`), so a
+server that is down costs a command seconds, not minutes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import os
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+from psycopg.pq import TransactionStatus
+from psycopg.rows import dict_row
+
+from hippo.errors import HippoError, NoDatabase
+from hippo.store.location import display
+from hippo.store.postgres.errors import connect_error, skippable, translate
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from hippo.store.audit import Audit
+    from hippo.store.base import Mode, Row
+    from hippo.store.chunks import Chunks
+    from hippo.store.context import ContextRows
+    from hippo.store.embed_cache import EmbedCache
+    from hippo.store.health import Health
+    from hippo.store.jobs import Jobs
+    from hippo.store.lexical import Lexical
+    from hippo.store.maintenance import Maintenance
+    from hippo.store.memories import Memories
+    from hippo.store.meta import Meta
+    from hippo.store.projects import ProjectDirs
+    from hippo.store.spend import Spend
+    from hippo.store.stats import Stats
+    from hippo.store.tokens import TokenMatrices
+    from hippo.store.vectors import Vectors
+    from hippo.store.watermarks import Watermarks
+
+# hippo's advisory locks: (class, hashtext(current_schema())): one hippo per schema.
+WRITER_CLASS = 0x4869_7002
+WRITE_LOCK = "SELECT pg_advisory_xact_lock(%s, hashtext(current_schema()))"
+TRY_WRITE_LOCK = "SELECT pg_try_advisory_xact_lock(%s, hashtext(current_schema()))"
+SETUP = ("SELECT set_config('hippo.user', %s, false), set_config('lock_timeout', %s, false), "
+         "to_regtype('vector')::oid AS vector_oid, to_regclass('meta') IS NOT NULL AS ours, "
+         "current_setting('server_version_num')::int AS version")
+SET_LOCK_TIMEOUT = "SELECT set_config('lock_timeout', %s, false)"
+HAS_TABLE = "SELECT to_regclass(%s) IS NOT NULL"
+HAS_VECTOR = "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"
+VECTOR_OID = "SELECT to_regtype('vector')::oid"
+# The deadline for reaching the server; libpq counts whole seconds, at least 2.
+CONNECT_TIMEOUT_S = 3
+MIN_SERVER = 150000  # PostgreSQL 15
+
+
+class PgSql:
+    """The query helpers over one connection: what the repositories use (`%s` parameters)."""
+
+    def __init__(self, conn: psycopg.Connection[Any], label: str) -> None:
+        self.conn = conn
+        self.label = label
+        self.rowcount = 0
+
+    def has_table(self, name: str) -> bool:
+        return bool(self.scalar(HAS_TABLE, (name,)))
+
+    def changes(self) -> int:
+        """Rows the last statement through these helpers changed."""
+        return self.rowcount
+
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None,
+                ) -> psycopg.Cursor[Any]:
+        try:
+            cur = self.conn.execute(sql, params or None)
+        except (psycopg.errors.SyntaxError, psycopg.errors.UndefinedColumn,
+                psycopg.errors.UndefinedTable, psycopg.errors.IntegrityError):
+            raise  # hippo's own mistakes and constraint violations: callers decide
+        except psycopg.Error as exc:
+            raise translate(exc, self.label) from exc
+        self.rowcount = max(cur.rowcount, 0)
+        return cur
+
+    def rows(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> list[Row]:
+        try:
+            cur = self.conn.cursor(row_factory=dict_row).execute(sql, params or None)
+            self.rowcount = max(cur.rowcount, 0)
+            return cur.fetchall() if cur.description else []
+        except (psycopg.errors.SyntaxError, psycopg.errors.UndefinedColumn,
+                psycopg.errors.UndefinedTable, psycopg.errors.IntegrityError):
+            raise
+        except psycopg.Error as exc:
+            raise translate(exc, self.label) from exc
+
+    def row(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> Row | None:
+        found = self.rows(sql, params)
+        return found[0] if found else None
+
+    def scalar(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> Any:
+        cur = self.execute(sql, params)
+        r = cur.fetchone() if cur.description else None
+        return r[0] if r else None
+
+    def in_transaction(self) -> bool:
+        return self.conn.info.transaction_status != TransactionStatus.IDLE
+
+
+class PgDatabase(PgSql):
+    """The PostgreSQL store (`hippo.store.base.Store`): one connection, the query helpers
+    its repositories use, and the repositories themselves."""
+
+    path: Path | None = None
+
+    def __init__(self, conn: psycopg.Connection[Any], url: str, busy_timeout_ms: int = 5000,
+                 mode: Mode = "write") -> None:
+        super().__init__(conn, display(url))
+        self.url = url
+        self.busy_timeout_ms = busy_timeout_ms
+        self.mode: Mode = mode
+
+    def _sql(self) -> PgSql:
+        return PgSql(self.conn, self.label)
+
+    # -- repositories (built on first use) ----------------------------------------------
+    @functools.cached_property
+    def meta(self) -> Meta:
+        from hippo.store.postgres.meta import PgMeta
+
+        return PgMeta(self._sql())
+
+    @functools.cached_property
+    def memories(self) -> Memories:
+        from hippo.store.postgres.memories import PgMemories
+
+        return PgMemories(self._sql())
+
+    @functools.cached_property
+    def audit(self) -> Audit:
+        from hippo.store.postgres.audit import PgAudit
+
+        return PgAudit(self._sql())
+
+    @functools.cached_property
+    def context(self) -> ContextRows:
+        from hippo.store.postgres.context import PgContextRows
+
+        return PgContextRows(self._sql())
+
+    @functools.cached_property
+    def project_dirs(self) -> ProjectDirs:
+        from hippo.store.postgres.projects import PgProjectDirs
+
+        return PgProjectDirs(self._sql())
+
+    @functools.cached_property
+    def chunks(self) -> Chunks:
+        from hippo.store.postgres.chunks import PgChunks
+
+        return PgChunks(self._sql())
+
+    @functools.cached_property
+    def watermarks(self) -> Watermarks:
+        from hippo.store.postgres.watermarks import PgWatermarks
+
+        return PgWatermarks(self._sql())
+
+    @functools.cached_property
+    def vectors(self) -> Vectors:
+        from hippo.store.postgres.vectors import PgVectors
+
+        return PgVectors(self._sql())
+
+    @functools.cached_property
+    def lexical(self) -> Lexical:
+        from hippo.store.postgres.lexical import PgLexical
+
+        return PgLexical(self._sql())
+
+    @functools.cached_property
+    def tokens(self) -> TokenMatrices:
+        from hippo.store.postgres.embed_cache import PgTokenMatrices
+
+        return PgTokenMatrices(self._sql())
+
+    @functools.cached_property
+    def embed_cache(self) -> EmbedCache:
+        from hippo.store.postgres.embed_cache import PgEmbedCache
+
+        return PgEmbedCache(self._sql())
+
+    @functools.cached_property
+    def jobs(self) -> Jobs:
+        from hippo.store.postgres.jobs import PgJobs
+
+        return PgJobs(self._sql())
+
+    @functools.cached_property
+    def spend(self) -> Spend:
+        from hippo.store.postgres.spend import PgSpend
+
+        return PgSpend(self._sql())
+
+    @functools.cached_property
+    def maintenance(self) -> Maintenance:
+        from hippo.store.postgres.maintenance import PgMaintenance
+
+        return PgMaintenance(self._sql())
+
+    @functools.cached_property
+    def health(self) -> Health:
+        from hippo.store.postgres.health import PgHealth
+
+        return PgHealth(self._sql())
+
+    @functools.cached_property
+    def stats(self) -> Stats:
+        from hippo.store.postgres.stats import PgStats
+
+        return PgStats(self._sql())
+
+    # -- transactions --------------------------------------------------------------
+    @contextlib.contextmanager
+    def waiting(self, ms: int) -> Iterator[None]:
+        """Inside: wait at most `ms` for a lock, then this connection's own timeout again."""
+        self.execute(SET_LOCK_TIMEOUT, (f"{max(int(ms), 1)}ms",))
+        try:
+            yield
+        finally:
+            with contextlib.suppress(HippoError, psycopg.Error):
+                self.execute(SET_LOCK_TIMEOUT, (f"{self.busy_timeout_ms}ms",))
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[PgDatabase]:
+        """All or nothing, writers in turn (the writer lock); a savepoint when nested."""
+        if self.in_transaction():
+            with self.conn.transaction():
+                yield self
+            return
+        try:
+            with self.conn.transaction():
+                if self.mode == "read":  # a cache write: skipped rather than waited for
+                    if not self.scalar(TRY_WRITE_LOCK, (WRITER_CLASS,)):
+                        raise translate(psycopg.errors.LockNotAvailable(
+                            "another hippo holds the writer lock"), self.label)
+                else:
+                    self.execute(WRITE_LOCK, (WRITER_CLASS,))
+                yield self
+        except psycopg.Error as exc:  # raised by COMMIT itself
+            raise translate(exc, self.label) from exc
+
+    def cache_write(self, write: Callable[[PgDatabase], Any]) -> bool:
+        """Run `write` in a transaction; for a read command, best effort: skipped when
+        another writer holds the lock or the role may not write."""
+        if self.mode != "read":
+            with self.transaction():
+                write(self)
+            return True
+        try:
+            with self.transaction():
+                write(self)
+        except (HippoError, psycopg.Error) as exc:
+            if skippable(exc):
+                return False
+            raise
+        return True
+
+    def checkpoint(self) -> bool:
+        """Nothing to move: the server writes its own log. Erased rows' old versions are
+        reclaimed by `health.reclaim` (VACUUM), which a purge runs."""
+        return True
+
+    def reader(self) -> PgDatabase | None:
+        """None: the server answers one statement of a connection at a time, and a
+        second connection costs more than the parallel read saves."""
+        return None
+
+    def close(self) -> None:
+        with contextlib.suppress(psycopg.Error):
+            self.conn.close()
+
+
+def _timeout_s(busy_timeout_ms: int) -> int:
+    env = os.environ.get("PGCONNECT_TIMEOUT")
+    if env and env.strip().isdigit():
+        return max(2, int(env))
+    return max(2, min(CONNECT_TIMEOUT_S, math.ceil(busy_timeout_ms / 1000)))
+
+
+def _user() -> str:
+    return os.environ.get("HIPPO_USER", "").strip()
+
+
+def connect(url: str, *, busy_timeout_ms: int = 5000, mode: Mode = "write",
+            check: bool = True, migrate: bool = True) -> PgDatabase:
+    """Connect to the server at `url`; to write, create and migrate hippo's schema.
+
+    mode "read" never creates or migrates anything: a database without hippo's tables is
+    `NoDatabase` (exit 0), an older schema is refused (78). Credentials come from the URL,
+    PGPASSWORD / PGSERVICE or ~/.pgpass, as libpq reads them; no message shows them.
+    """
+    label = display(url)
+    try:
+        conn = psycopg.connect(url, autocommit=True, connect_timeout=_timeout_s(busy_timeout_ms),
+                               application_name="hippo")
+    except psycopg.Error as exc:
+        raise connect_error(exc, label) from None
+    db = PgDatabase(conn, url, busy_timeout_ms, mode)
+    try:
+        _setup(db, migrate)
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _setup(db: PgDatabase, migrate: bool) -> None:
+    from hippo.errors import ConfigError
+    from hippo.store.postgres import migrations
+    from hippo.store.postgres.vector import register
+
+    row = db.row(SETUP, (_user(), f"{db.busy_timeout_ms}ms"))
+    assert row is not None
+    if row["version"] < MIN_SERVER:
+        raise ConfigError(f"PostgreSQL at {db.label} is version {row['version'] // 10000}; "
+                          "hippo needs 15 or newer")
+    if db.mode == "read":
+        if not row["ours"]:
+            raise NoDatabase(f"database {db.label} has no hippo store yet: nothing stored "
+                             "(`hippo add` or `hippo ingest` creates it)")
+        if migrate:
+            waiting = migrations.pending(db)
+            if waiting:
+                raise ConfigError(
+                    f"database {db.label} was written by an older hippo and needs "
+                    f"{len(waiting)} schema step{'s' * (len(waiting) != 1)} ({waiting[-1]}); "
+                    "a read command never changes it: run any command that writes")
+    elif migrate:
+        if row["vector_oid"] is None and not db.scalar(HAS_VECTOR):
+            raise ConfigError(f"PostgreSQL at {db.label} has no pgvector extension (`vector`); "
+                              "install pgvector 0.5 or newer on the server")
+        migrations.migrate(db)
+    oid = row["vector_oid"] or db.scalar(VECTOR_OID)
+    if oid:
+        register(db.conn, int(oid))

@@ -1,0 +1,82 @@
+"""A real PostgreSQL + pgvector for tests and benches: each caller gets a schema of its own.
+
+`HIPPO_TEST_PG_URL` names a server you bring (any PostgreSQL 15+ with pgvector); else
+`pgserver` (a PyPI wheel bundling PostgreSQL 16 and pgvector) runs one from a data
+directory in the temp dir (`HIPPO_TEST_PGDATA`), shared by the processes that use it and
+stopped when the last one exits. Each test's store is a fresh schema, dropped afterwards:
+`search_path` in the URL's `options` puts hippo's tables there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import uuid
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+_server: object = None
+_base: str | None = None
+
+
+def base_url() -> str:
+    """The server's URL (started on first use), with the vector extension in `public`."""
+    global _server, _base
+    if _base is not None:
+        return _base
+    url = os.environ.get("HIPPO_TEST_PG_URL")
+    if not url:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # platformdirs: XDG_RUNTIME_DIR is not set
+            import pgserver
+
+        data = Path(os.environ.get("HIPPO_TEST_PGDATA")
+                    or Path(tempfile.gettempdir()) / f"hippo-pgtest-{os.getuid()}")
+        _server = pgserver.get_server(data, cleanup_mode="stop")
+        url = _server.get_uri()  # type: ignore[attr-defined]
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
+    _base = url
+    return url
+
+
+def with_schema(url: str, schema: str) -> str:
+    """`url` with hippo's tables in `schema` (and pgvector's types from `public`)."""
+    option = quote(f"-csearch_path={schema},public", safe="")
+    return f"{url}{'&' if '?' in url else '?'}options={option}"
+
+
+def create_schema(prefix: str = "t") -> tuple[str, str]:
+    """A new empty schema: (its name, the URL of a store in it)."""
+    import psycopg
+
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(base_url(), autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{name}"')
+    return name, with_schema(base_url(), name)
+
+
+def drop_schema(name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(base_url(), autocommit=True) as conn:
+        # Connections a test left open would hold locks only inside a transaction; end them.
+        conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                     "WHERE pid <> pg_backend_pid() AND datname = current_database() "
+                     "AND state <> 'idle' AND query NOT LIKE '%%pg_stat_activity%%'")
+        conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+
+
+@contextlib.contextmanager
+def store_url(prefix: str = "t") -> Iterator[str]:
+    """A fresh store's URL for the duration (its schema dropped afterwards)."""
+    name, url = create_schema(prefix)
+    try:
+        yield url
+    finally:
+        drop_schema(name)
