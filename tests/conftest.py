@@ -28,6 +28,8 @@ DATA = SHARED / "data"
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """HIPPO_HOME in tmp; no HIPPO_* setting leaks in from the developer's shell."""
     for key in list(os.environ):
+        if key.startswith("HIPPO_TEST_"):  # the test run's own settings (tests/pgtest.py)
+            continue
         if key.startswith("HIPPO_") or key in ("OPENAI_API_KEY", "VOYAGE_API_KEY",
                                                "OPENAI_BASE_URL"):
             monkeypatch.delenv(key, raising=False)
