@@ -38,7 +38,7 @@ INDEXES = ("SELECT c.relname AS name, pg_get_indexdef(i.indexrelid) AS def FROM 
 CONSTRAINTS = ("SELECT contype, conname FROM pg_constraint WHERE conrelid = to_regclass(%s) "
                "AND contype IN ('p', 'f') ORDER BY conname")
 # pg_get_indexdef's text: CREATE [UNIQUE] INDEX name ON schema.table USING method (...)
-INDEX_DEF = re.compile(r"^CREATE (UNIQUE )?INDEX (\S+) ON (\S+) (USING .*)$", re.S)
+INDEX_DEF = re.compile(r"^CREATE (UNIQUE )?INDEX (\S+) ON (\S+) (USING .*)$", re.DOTALL)
 COPY_INDEX = "CREATE {unique}INDEX {name} ON {table} "
 DROP = "DROP TABLE {table}"
 RENAME_TABLE = "ALTER TABLE {old} RENAME TO {new}"
