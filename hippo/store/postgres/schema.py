@@ -5,7 +5,8 @@ The tables are SQLite's (`hippo.store.sqlite.schema`) at its latest step, in Pos
 types: ids are identities (never reused, as SQLite's AUTOINCREMENT), times stay ISO-8601
 text (text order is time order, as in SQLite), JSON stays text. Full text is a generated
 `tsvector` with a GIN index, in `hippo_text`: English stemming without a stop-word list
-(SQLite's porter tokenizer drops no word either). The vector tables depend on the model's
+(SQLite's porter tokenizer drops no word either), over the text split as unicode61 splits
+it (`hippo_words`); `tsv_len` is its length in tokens, for BM25 (`hippo.store.postgres.lexical`). The vector tables depend on the model's
 dimension and are created with a store's first vectors (`vectors.create`). Who did what:
 `hippo.user` (set per connection from HIPPO_USER) or else the database role.
 """
@@ -23,6 +24,27 @@ CREATE TEXT SEARCH CONFIGURATION hippo_text (COPY = pg_catalog.simple);
 ALTER TEXT SEARCH CONFIGURATION hippo_text
   ALTER MAPPING FOR asciiword, word, hword, hword_part, hword_asciipart, asciihword
   WITH hippo_stem;
+
+-- Text as FTS5's unicode61 tokenizer splits it: every run of letters and digits is a
+-- word, everything else separates (PostgreSQL's parser would keep `src/app.py`, `3.14`
+-- or an e-mail address whole, and add `foo-bar` beside `foo` and `bar`).
+CREATE FUNCTION hippo_words(text) RETURNS text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+  RETURN regexp_replace($1, '[^[:alnum:]]+', ' ', 'g');
+CREATE FUNCTION hippo_doc(text) RETURNS tsvector LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+  RETURN to_tsvector('hippo_text', hippo_words($1));
+-- A text's length in tokens (BM25's document length): its lexemes' positions.
+CREATE FUNCTION hippo_doc_len(text) RETURNS integer LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+  RETURN (SELECT coalesce(sum(cardinality(u.positions)), 0)::integer
+          FROM unnest(hippo_doc($1)) AS u);
+-- How often the phrase `lexemes` (in order, adjacent) occurs in `doc` (BM25's frequency).
+CREATE FUNCTION hippo_phrase_freq(doc tsvector, lexemes text[]) RETURNS integer
+  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+  RETURN (SELECT count(*)::integer FROM unnest(doc) AS a, unnest(a.positions) AS p(pos)
+          WHERE a.lexeme = lexemes[1] AND NOT EXISTS (
+            SELECT 1 FROM generate_subscripts(lexemes, 1) AS j(j)
+            WHERE j > 1 AND NOT EXISTS (
+              SELECT 1 FROM unnest(doc) AS b
+              WHERE b.lexeme = lexemes[j] AND p.pos + j - 1 = ANY(b.positions))));
 
 CREATE TABLE meta (
   key   TEXT PRIMARY KEY,
@@ -54,8 +76,9 @@ CREATE TABLE memories (
   content_hash      TEXT NOT NULL,
   verified_at       TEXT,
   tsv               tsvector GENERATED ALWAYS AS (
-                      setweight(to_tsvector('hippo_text', text), 'A')
-                      || setweight(to_tsvector('hippo_text', tags), 'B')) STORED
+                      setweight(hippo_doc(text), 'A') || setweight(hippo_doc(tags), 'B')) STORED,
+  tsv_len           INTEGER GENERATED ALWAYS AS (
+                      hippo_doc_len(text) + hippo_doc_len(tags)) STORED
 );
 CREATE INDEX memories_dedup ON memories(dedup_key);
 CREATE INDEX memories_scope ON memories(status, project, type);
@@ -117,7 +140,8 @@ CREATE TABLE echo_chunks (
   text         TEXT NOT NULL,
   content_hash TEXT NOT NULL,
   created_at   TEXT NOT NULL,
-  tsv          tsvector GENERATED ALWAYS AS (to_tsvector('hippo_text', text)) STORED,
+  tsv          tsvector GENERATED ALWAYS AS (hippo_doc(text)) STORED,
+  tsv_len      INTEGER GENERATED ALWAYS AS (hippo_doc_len(text)) STORED,
   UNIQUE (session_id, seq)
 );
 CREATE INDEX echo_chunks_time ON echo_chunks(started_at);
