@@ -10,7 +10,9 @@ from hippo.core import Hippo
 from hippo.embed.hashed import HashEmbedder
 from hippo.maintain import reindex
 from hippo.store import connect
+from hippo.store.location import is_server
 from hippo.vectors import content_hash, ensure_store, from_blob, store_model, to_blob
+from tests.maintain.conftest import sql
 
 
 class Alt(HashEmbedder):
@@ -102,24 +104,37 @@ def test_reindex_other_target_restarts_and_dry_run(cli, seed, db_path) -> None:
 
 
 def test_reindex_echo_keeps_metadata(db_path, cli) -> None:
+    server = is_server(db_path)
     db = connect(db_path)
     ensure_store(db, "echo", embed.get("hash"))
     db.execute("INSERT INTO echo_sessions(id, session_key, format, source_path) "
                "VALUES (1, 's1', 'claude', '/t.jsonl')")
     for i in range(1, 6):
         text = f"chunk {i} of the transcript"
-        db.execute("INSERT INTO echo_chunks(id, session_id, seq, source_path, project, roles, "
-                   "text, content_hash, created_at) VALUES (?, 1, ?, '/t.jsonl', 'p', 'user', "
-                   "?, ?, 'now')", (i, i, text, content_hash(text)))
-        db.execute("INSERT INTO echo_vec(chunk_id, embedding, project, session_id, started) "
-                   "VALUES (?, ?, 'p', 1, ?)", (i, to_blob(embed.get("hash").embed_batch(
-                       [text])[0]), 1000 + i))
+        db.execute(sql(db_path, "INSERT INTO echo_chunks(id, session_id, seq, source_path, "
+                   "project, roles, text, content_hash, created_at) VALUES (?, 1, ?, "
+                   "'/t.jsonl', 'p', 'user', ?, ?, 'now')"), (i, i, text, content_hash(text)))
+        blob = to_blob(embed.get("hash").embed_batch([text])[0])
+        if server:  # no metadata columns: the chunk's row is its metadata
+            from hippo.store.postgres.vector import Vec
+
+            db.execute("INSERT INTO echo_vec(chunk_id, embedding) VALUES (%s, %s)",
+                       (i, Vec(blob)))
+        else:
+            db.execute("INSERT INTO echo_vec(chunk_id, embedding, project, session_id, started) "
+                       "VALUES (?, ?, 'p', 1, ?)", (i, blob, 1000 + i))
     db.close()
     r = cli("reindex", "--embedder", "alt", "--store", "echo")
     assert r.records[-1]["result"] == "swapped", r.stderr
     db = connect(db_path)
     assert store_model(db, "echo") == ("alt-bow-64", 64)
-    assert db.rows("SELECT chunk_id, project, session_id, started FROM echo_vec "
-                   "ORDER BY chunk_id")[0] == {"chunk_id": 1, "project": "p", "session_id": 1,
-                                               "started": 1001}
+    if server:
+        assert db.rows("SELECT v.chunk_id, c.project, c.session_id FROM echo_vec v JOIN "
+                       "echo_chunks c ON c.id = v.chunk_id ORDER BY v.chunk_id")[0] == {
+            "chunk_id": 1, "project": "p", "session_id": 1}
+    else:
+        assert db.rows("SELECT chunk_id, project, session_id, started FROM echo_vec "
+                       "ORDER BY chunk_id")[0] == {"chunk_id": 1, "project": "p",
+                                                   "session_id": 1, "started": 1001}
+    assert db.maintenance.vector_count("echo") == 5
     assert store_model(db, "brain") is None
