@@ -29,6 +29,17 @@ def alt_registered() -> None:
     embed.register("alt", lambda settings: Alt())
 
 
+# PostgreSQL: the live Brain vector table's columns and indexes (after a swap as before).
+PG_SHAPE = ("SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type "
+            "FROM pg_attribute a WHERE a.attrelid = to_regclass('memories_vec') AND a.attnum > 0 "
+            "AND NOT a.attisdropped UNION ALL SELECT indexrelid::regclass::text, 'index' "
+            "FROM pg_index WHERE indrelid = to_regclass('memories_vec') ORDER BY 1")
+LIVE_SHAPE = [{"name": "embedding", "type": "vector(64)"},
+              {"name": "memories_vec_hnsw", "type": "index"},
+              {"name": "memories_vec_pkey", "type": "index"},
+              {"name": "memory_id", "type": "bigint"}]
+
+
 def vectors(db_path) -> dict[int, np.ndarray]:
     db = connect(db_path)
     return {k: from_blob(b) for k, b in db.execute("SELECT memory_id, embedding FROM memories_vec")}
@@ -48,6 +59,8 @@ def test_reindex_swaps_model_and_vectors(cli, seed, db_path, check) -> None:
     assert store_model(db, "brain") == ("alt-bow-64", 64)
     assert db.scalar("SELECT value FROM meta WHERE key = 'brain.embedder'") == "alt"
     assert not db.maintenance.has_side_table("brain")
+    if is_server(db_path):  # the side table took the live one's place, names and all
+        assert db.rows(PG_SHAPE) == LIVE_SHAPE
     vecs = vectors(db_path)
     texts = {x["id"]: x["text"] for x in cli("export").records}
     assert all(np.allclose(v, Alt().embed_batch([texts[k]])[0]) for k, v in vecs.items())
