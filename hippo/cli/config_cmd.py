@@ -19,7 +19,11 @@ def config(ctx: typer.Context, db: DbOpt = None, json: JsonOpt = False) -> None:
 
     h = open_hippo(ctx, db=db)
     s = h.settings
-    rows = [{"name": o.name, "value": s[o.name], "origin": s.origins[o.name], "help": o.help}
+    from hippo.store.location import display
+
+    # A server's URL may carry a password: shown without it, as everywhere.
+    rows = [{"name": o.name, "value": display(s[o.name]) if o.name == "db" and s[o.name]
+             else s[o.name], "origin": s.origins[o.name], "help": o.help}
             for o in cfg.OPTIONS]
     rows += [
         {"name": "path.home", "value": str(cfg.home_dir()), "origin":
@@ -27,8 +31,8 @@ def config(ctx: typer.Context, db: DbOpt = None, json: JsonOpt = False) -> None:
          "help": "user data dir"},
         {"name": "path.config", "value": str(s.file), "origin":
             "exists" if s.file.exists() else "absent", "help": "config file"},
-        {"name": "path.db", "value": str(s.db_path), "origin": s.origins["db"],
-         "help": "database file"},
+        {"name": "path.db", "value": display(s.database), "origin": s.origins["db"],
+         "help": "database file or server"},
         {"name": "project.current", "value": h.project, "origin": s.origins["project"]
             if s["project"] else _detected(h.location), "help": "current project"},
     ]
