@@ -140,6 +140,7 @@ def test_concurrent_writers_store_one_memory(db_path: Path) -> None:
     adds the same memory at the same moment; find_same and the insert run in one write
     transaction (the writer lock), so exactly one row results and the rest reinforce it."""
     import threading
+    from concurrent.futures import ThreadPoolExecutor
 
     writers = 4
     _hippo(db_path).close()  # the store exists before the race (its schema is not raced)
@@ -147,24 +148,15 @@ def test_concurrent_writers_store_one_memory(db_path: Path) -> None:
     for h in stores:  # every embedding cached, so the writers meet at the write itself
         h.embed(["the staging database is reset every night"])
     start = threading.Barrier(writers)
-    actions: list[str] = []
-    failures: list[BaseException] = []
 
-    def write(h: Hippo) -> None:
-        try:
-            start.wait()
-            m = from_input({"text": "the staging database is reset every night",
-                            "project": "p"}, h.types, default_project="p")
-            actions.extend(c.action for c in h.add([m]))
-        except BaseException as exc:  # reported by the test thread below
-            failures.append(exc)
+    def write(h: Hippo) -> list[str]:
+        start.wait(timeout=120)  # never hangs the suite if a writer failed to start
+        m = from_input({"text": "the staging database is reset every night",
+                        "project": "p"}, h.types, default_project="p")
+        return [c.action for c in h.add([m])]
 
-    threads = [threading.Thread(target=write, args=(h,)) for h in stores]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert failures == []
+    with ThreadPoolExecutor(writers) as pool:  # result() raises what a writer raised
+        actions = [a for f in [pool.submit(write, h) for h in stores] for a in f.result()]
     assert sorted(actions) == ["added"] + ["reinforced"] * (writers - 1)
     check = _hippo(db_path)
     rows = check.db.memories.listing(MemoryFilter())
