@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 import psycopg
 
+from hippo.errors import HippoError
 from hippo.store.lexical import IndexUnavailable, LexHit, Terms
 from hippo.store.postgres.filters import chunk_where, memory_where
 
@@ -73,6 +74,16 @@ JOINERS = {"and": " & ", "or": " | "}
 LATEST = {"brain": "SELECT max(id) FROM memories", "echo": "SELECT max(id) FROM echo_chunks"}
 
 
+# What says the index cannot answer (a column or function gone, a damaged index), unlike
+# a server that is down or busy, which stays the error it is.
+BROKEN = (psycopg.ProgrammingError, psycopg.DataError, psycopg.InternalError)
+
+
+def unavailable(exc: BaseException) -> bool:
+    return isinstance(exc, BROKEN) or (type(exc) is HippoError
+                                       and isinstance(exc.__cause__, BROKEN))
+
+
 def query_params(terms: Terms) -> list[object]:
     """The parameters of TERMS: the words and phrases as data, and how they join."""
     return [list(terms.words), JOINERS[terms.mode]]
@@ -88,7 +99,9 @@ class PgLexical:
         where, params = memory_where(filters)
         try:
             rows = self.db.rows(MATCH.format(where=where), [*query_params(terms), *params, k])
-        except psycopg.Error as exc:
+        except (psycopg.Error, HippoError) as exc:
+            if not unavailable(exc):
+                raise
             raise IndexUnavailable(str(exc)) from exc
         return [LexHit(int(r["id"]), float(r["score"])) for r in rows]
 
@@ -98,7 +111,9 @@ class PgLexical:
         where, params = chunk_where(filters)
         try:
             rows = self.db.rows(CHUNKS.format(where=where), [*query_params(terms), *params, k])
-        except psycopg.Error as exc:
+        except (psycopg.Error, HippoError) as exc:
+            if not unavailable(exc):
+                raise
             raise IndexUnavailable(str(exc)) from exc
         return [int(r["id"]) for r in rows]
 
