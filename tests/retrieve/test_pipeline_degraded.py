@@ -56,7 +56,7 @@ def test_repeated_query_costs_no_model_call(h: Hippo, monkeypatch: pytest.Monkey
     first = search(h, "where is the deploy key", now=now)
     assert counter(h, "embed.model_calls") == calls + 1
     monkeypatch.setattr(HashEmbedder, "embed_batch", fail)  # a model call would now fail
-    again = hippo.open(h.settings.db_path, embedder="hash")  # a new process, in effect
+    again = hippo.open(h.settings.database, embedder="hash")  # a new process, in effect
     second = search(again, "where is the deploy key", now=now)
     assert second.results == first.results and second.degraded == []
     assert counter(again, "embed.model_calls") == calls + 1
@@ -91,7 +91,7 @@ def test_embedder_that_cannot_start_is_a_degradation(h: Hippo,
 
 
 def test_model_mismatch_is_still_a_config_error(h: Hippo) -> None:
-    other = hippo.open(h.settings.db_path, embedder="local")
+    other = hippo.open(h.settings.database, embedder="local")
     with pytest.raises(ConfigError, match="holds vectors of hash-bow-v1") as err:
         search(other, "deploys")
     assert err.value.exit_code == 78
