@@ -13,8 +13,8 @@ where N is the number of rows (every memory or chunk, as FTS5's index holds them
 n(p) the rows the phrase occurs in (the GIN index counts them), f(p) its occurrences in
 the row (`hippo_phrase_freq`: a phrase's tokens adjacent and in order), len the row's
 length in tokens (`tsv_len`) and avglen the table's mean. Text is split into words the
-way unicode61 splits it (`hippo_words`), and stemmed by Snowball's English stemmer
-(Porter's successor; FTS5 uses Porter's), so matches agree but for a rare stem.
+way unicode61 splits it (`hippo_words`, diacritics folded) and stemmed by Porter's
+stemmer (Snowball's `porter`, FTS5's), so the same rows match with the same statistics.
 
 The query is `Terms`: each word or phrase becomes a tsquery of its own through
 `phraseto_tsquery` (its tokens `<->` adjacent), bound as a parameter; no character of
