@@ -31,8 +31,9 @@ ALTER TEXT SEARCH CONFIGURATION hippo_text
 -- word, everything else separates (PostgreSQL's parser would keep `src/app.py`, `3.14`
 -- or an e-mail address whole, and add `foo-bar` beside `foo` and `bar`), with Latin
 -- letters' diacritics removed as `remove_diacritics 2` removes them (é is e, ſ is s).
--- FTS5's porter leaves a word of two letters alone; PostgreSQL's makes `us` `u` and
--- `ay` `ai`: a digit after such a word (`us0`) keeps it whole.
+-- FTS5's porter leaves a word of two letters alone, where PostgreSQL's makes `us` `u`
+-- (not `us`, the stem of `use` and `uses`): `us`, `as`, `is`... are read as `use`,
+-- `ase`, `ise`, which it stems to them. (`vs` still becomes `v`, `ay` `ai`.)
 CREATE FUNCTION hippo_words(text) RETURNS text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
   RETURN regexp_replace(regexp_replace(translate($1,
     'ÀÁÂÃÄÅÇÈÉÊËÌÍÎÏÑÒÓÔÕÖÙÚÛÜÝàáâãäåçèéêëìíîïñòóôõöùúûüýÿĀāĂăĄąĆćĈĉĊċČčĎďĒēĔ'
@@ -50,7 +51,7 @@ CREATE FUNCTION hippo_words(text) RETURNS text LANGUAGE sql IMMUTABLE STRICT PAR
     'UuUuUuVvVvWwWwWwWwWwXxXxYyZzZzZzhtwyAaAaAaAaAaAaAaAaAaAaAaAaEeEeEeEeEeEe'
     'EeEeIiIiOoOoOoOoOoOoOoOoOoOoOoOoUuUuUuUuUuUuUuYyYyYyYyss'),
     '[^[:alnum:]]+', ' ', 'g'),
-    '(^| )([[:alpha:]]{{2}})(?= |$)', '\\1\\20', 'g');
+    '(^| )([aeiouAEIOU][sS])(?= |$)', '\\1\\2e', 'g');
 CREATE FUNCTION hippo_doc(text) RETURNS tsvector LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
   RETURN to_tsvector('hippo_text', hippo_words($1));
 -- A text's length in tokens (BM25's document length): its lexemes' positions.
