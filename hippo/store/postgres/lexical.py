@@ -29,7 +29,7 @@ import psycopg
 
 from hippo.errors import HippoError
 from hippo.store.lexical import IndexUnavailable, LexHit, Terms
-from hippo.store.postgres.filters import chunk_where, memory_where
+from hippo.store.postgres.filters import VISIBLE, chunk_where, memory_where
 
 if TYPE_CHECKING:
     from hippo.store.filters import EchoFilters, SearchFilters
@@ -46,29 +46,37 @@ t AS (
 tt AS MATERIALIZED (SELECT * FROM t WHERE cardinality(lx) > 0),
 qq AS MATERIALIZED (SELECT string_agg('(' || tq::text || ')', %s ORDER BY i)::tsquery AS q
                     FROM tt)"""
-# N and the total length of `{table}`; each term's idf (the GIN index counts its rows).
+# N and the total length of the rows `{rows}` names (FROM ... WHERE), and each term's idf
+# (the GIN index counts its rows).
 STATS = """
-s AS MATERIALIZED (SELECT count(*)::float8 AS n, greatest(sum(tsv_len), 1)::float8 AS tokens FROM {table}),
+s AS MATERIALIZED (SELECT count(*)::float8 AS n, greatest(sum(tsv_len), 1)::float8 AS tokens
+                   FROM {rows}),
 w AS MATERIALIZED (
   SELECT tt.i, tt.lx, greatest(ln((s.n - h.hits + 0.5) / (h.hits + 0.5)), 1e-6) AS idf
   FROM tt CROSS JOIN s
-  CROSS JOIN LATERAL (SELECT count(*)::float8 AS hits FROM {table} WHERE tsv @@ tt.tq) h
+  CROSS JOIN LATERAL (SELECT count(*)::float8 AS hits FROM {rows} AND tsv @@ tt.tq) h
 )"""
+# Every memory, as FTS5's index holds them all. Of Echo, only the chunks this user may
+# see: another user's transcripts move no statistic (and so no ranking) of theirs.
+BRAIN_ROWS = "memories WHERE TRUE"
+ECHO_ROWS = ("echo_chunks c JOIN echo_sessions e ON e.id = c.session_id "
+             f"WHERE {VISIBLE}")
 # k1 = 1.2 (k1 + 1 = 2.2), b = 0.75 (1 - b = 0.25), as FTS5's bm25(). The row's lexemes
 # are read once, joined with the terms by their first lexeme: a word's frequency is its
 # positions, a phrase's is counted (`hippo_phrase_freq`); summed in the query's order.
 SCORE = ("(SELECT sum(x.idf * x.f * 2.2 / (x.f + 1.2 * (0.25 + 0.75 * {alias}.tsv_len "
-         "/ (s.tokens / s.n))) ORDER BY x.i) FROM (SELECT w.i, w.idf, (CASE WHEN cardinality(w.lx) = 1 "
+         "/ (s.tokens / s.n))) ORDER BY x.i) "
+         "FROM (SELECT w.i, w.idf, (CASE WHEN cardinality(w.lx) = 1 "
          "THEN cardinality(u.positions) ELSE hippo_phrase_freq({alias}.tsv, w.lx) END)::float8 "
          "AS f FROM unnest({alias}.tsv) AS u JOIN w ON u.lexeme = w.lx[1]) x)")
 MATCH = (
-    "WITH" + TERMS + "," + STATS.format(table="memories") + " "
+    "WITH" + TERMS + "," + STATS.format(rows=BRAIN_ROWS) + " "
     "SELECT m.id AS id, " + SCORE.format(alias="m") + " AS score "
     "FROM memories m CROSS JOIN s "
     "WHERE m.tsv @@ (SELECT q FROM qq) AND {where} ORDER BY score DESC, m.id LIMIT %s"
 )
 CHUNKS = (
-    "WITH" + TERMS + "," + STATS.format(table="echo_chunks") + " "
+    "WITH" + TERMS + "," + STATS.format(rows=ECHO_ROWS) + " "
     "SELECT c.id AS id, " + SCORE.format(alias="c") + " AS score "
     "FROM echo_chunks c JOIN echo_sessions e ON e.id = c.session_id "
     "CROSS JOIN s "
