@@ -151,3 +151,18 @@ def test_reindex_echo_keeps_metadata(db_path, cli) -> None:
                                                    "session_id": 1, "started": 1001}
     assert db.maintenance.vector_count("echo") == 5
     assert store_model(db, "brain") is None
+
+
+def test_an_open_connection_reads_the_new_vectors_after_a_reindex(cli, seed, db_path) -> None:
+    """A long-lived process (the MCP server) keeps working across another process's reindex
+    to another dimension (PostgreSQL: its prepared statements of the old table are stale)."""
+    seed([{"text": f"memory {i} about topic {i % 3}"} for i in range(6)])
+    db = connect(db_path)
+    for _ in range(8):  # often enough that the driver prepares the statement
+        assert len(db.maintenance.memory_vector(1)) == 4 * 384
+    r = cli("reindex", "--embedder", "alt")
+    assert r.exit_code == 0, r.stderr
+    assert len(db.maintenance.memory_vector(1)) == 4 * 64
+    with db.transaction():
+        assert len(db.maintenance.memory_vector(2)) == 4 * 64
+    db.close()
