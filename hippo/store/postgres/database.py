@@ -57,6 +57,10 @@ SET_LOCK_TIMEOUT = "SELECT set_config('lock_timeout', %s, false)"
 HAS_TABLE = "SELECT to_regclass(%s) IS NOT NULL"
 HAS_VECTOR = "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"
 VECTOR_OID = "SELECT to_regtype('vector')::oid"
+# A prepared statement whose table's row type changed since (PostgreSQL's message), and
+# the statement that forgets this connection's prepared statements.
+STALE_PLAN = "cached plan must not change result type"
+FORGET_PLANS = "DEALLOCATE ALL"
 # The deadline for reaching the server; libpq counts whole seconds, at least 2.
 CONNECT_TIMEOUT_S = 3
 MIN_SERVER = 150000  # PostgreSQL 15
@@ -85,9 +89,22 @@ class PgSql:
                 psycopg.errors.UndefinedTable, psycopg.errors.IntegrityError):
             raise  # hippo's own mistakes and constraint violations: callers decide
         except psycopg.Error as exc:
+            if self._replanned(exc):
+                return self.execute(sql, params)
             raise translate(exc, self.label) from exc
         self.rowcount = max(cur.rowcount, 0)
         return cur
+
+    def _replanned(self, exc: psycopg.Error) -> bool:
+        """After another connection changed a table's row type (a reindex to another
+        dimension), this connection's prepared statements of it fail for good: outside a
+        transaction, forget them (DEALLOCATE ALL, which psycopg sees) and say to retry.
+        In a transaction its rollback forgets them."""
+        if not (isinstance(exc, psycopg.errors.FeatureNotSupported) and STALE_PLAN in str(exc)
+                and not self.in_transaction()):
+            return False
+        self.conn.execute(FORGET_PLANS)
+        return True
 
     def rows(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> list[Row]:
         try:
@@ -98,6 +115,8 @@ class PgSql:
                 psycopg.errors.UndefinedTable, psycopg.errors.IntegrityError):
             raise
         except psycopg.Error as exc:
+            if self._replanned(exc):
+                return self.rows(sql, params)
             raise translate(exc, self.label) from exc
 
     def row(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> Row | None:
