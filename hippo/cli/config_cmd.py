@@ -29,6 +29,7 @@ def config(ctx: typer.Context, db: DbOpt = None, json: JsonOpt = False,
     """Show effective settings and paths with their origin (flag, env, file, default)."""
     from hippo import config as cfg
     from hippo.output import emit
+    from hippo.store.location import display
 
     if set_:
         emit(_store_set(open_hippo(ctx, db=db), set_), json_flag=json,
@@ -44,8 +45,8 @@ def config(ctx: typer.Context, db: DbOpt = None, json: JsonOpt = False,
          "help": "user data dir"},
         {"name": "path.config", "value": str(s.file), "origin":
             "exists" if s.file.exists() else "absent", "help": "config file"},
-        {"name": "path.db", "value": str(s.db_path), "origin": s.origins["db"],
-         "help": "database file"},
+        {"name": "path.db", "value": display(s.database), "origin": s.origins["db"],
+         "help": "database file, or server (its URL without the password)"},
         {"name": "project.current", "value": h.project, "origin": s.origins["project"]
             if s["project"] else _detected(h.location), "help": "current project"},
     ]
