@@ -106,6 +106,25 @@ def test_watermarks_are_each_users_own(as_user) -> None:  # type: ignore[no-unty
     assert alice.watermarks.offsets() == [("/w/a.md", 10)] and bob.watermarks.all() == {}
 
 
+@team
+def test_a_shared_memorys_sources_show_only_what_the_user_may_see(as_user, cli) -> None:  # type: ignore[no-untyped-def]
+    r = cli("add", "staging needs the corporate CA bundle", "--json", env={"HIPPO_USER": "alice"})
+    assert r.exit_code == 0, r.stderr
+    memory_id = r.records[0]["id"]
+    alice, bob = as_user("alice"), as_user("bob")
+    chunk = _ingest(alice, "s1", "/home/t/a.jsonl", ["the proxy wants the CA bundle"])[0]
+    with alice.transaction():
+        alice.memories.link(memory_id, chunk, T0)
+    assert [s["text"] for s in alice.memories.sources(memory_id)] == ["the proxy wants the CA bundle"]
+    assert [(s["chunk_id"], s["text"], s["session_key"]) for s in bob.memories.sources(memory_id)] \
+        == [(chunk, None, None)]  # as a forgotten chunk is shown
+    assert alice.memories.session_id("s1") is not None and bob.memories.session_id("s1") is None
+    with alice.transaction():
+        alice.meta.set("echo.shared", "on")
+    assert [s["text"] for s in bob.memories.sources(memory_id)] == ["the proxy wants the CA bundle"]
+    assert bob.memories.session_id("s1") == alice.memories.session_id("s1")
+
+
 def _transcript(tmp_path: Path, name: str, words: str) -> Path:
     src = tmp_path / name
     src.write_bytes(orjson.dumps({"role": "user", "content": words}) + b"\n"
