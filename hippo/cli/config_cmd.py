@@ -37,7 +37,9 @@ def config(ctx: typer.Context, db: DbOpt = None, json: JsonOpt = False,
         return
     h = open_hippo(ctx, db=db)
     s = h.settings
-    rows = [{"name": o.name, "value": s[o.name], "origin": s.origins[o.name], "help": o.help}
+    # A server's URL may carry a password: shown without it, as everywhere.
+    rows = [{"name": o.name, "value": display(s[o.name]) if o.name == "db" and s[o.name]
+             else s[o.name], "origin": s.origins[o.name], "help": o.help}
             for o in cfg.OPTIONS]
     rows += [
         {"name": "path.home", "value": str(cfg.home_dir()), "origin":
@@ -46,7 +48,7 @@ def config(ctx: typer.Context, db: DbOpt = None, json: JsonOpt = False,
         {"name": "path.config", "value": str(s.file), "origin":
             "exists" if s.file.exists() else "absent", "help": "config file"},
         {"name": "path.db", "value": display(s.database), "origin": s.origins["db"],
-         "help": "database file, or server (its URL without the password)"},
+         "help": "database file or server"},
         {"name": "project.current", "value": h.project, "origin": s.origins["project"]
             if s["project"] else _detected(h.location), "help": "current project"},
     ]

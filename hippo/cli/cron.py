@@ -16,7 +16,8 @@ def cron(
     print_: Annotated[bool, typer.Option("--print", help="Print the entries (what this "
                                          "command does; it installs nothing).")] = False,
     log: Annotated[Path | None, typer.Option(help="Log file the jobs append to (default: "
-                                             "hippo-cron.log next to the database).",
+                                             "hippo-cron.log next to the database file, or in "
+                                             "the data directory for a server).",
                                              show_default=False, dir_okay=False)] = None,
     db: DbOpt = None,
     json: JsonOpt = False,
@@ -24,12 +25,18 @@ def cron(
     """Print crontab lines: hourly ingest+extract, daily backstop, nightly consolidate+retire."""
     import os
 
+    from hippo.config import home_dir
     from hippo.maintain.cron import crontab, env_to_pass, hippo_command
+    from hippo.store.location import display
 
     h = open_hippo(ctx, db=db)
-    db_path = Path(os.path.abspath(h.settings.db_path))
-    log_path = Path(os.path.abspath(log)) if log else db_path.parent / "hippo-cron.log"
-    text = crontab(hippo_command(), str(db_path), str(log_path), env_to_pass(os.environ))
+    database = h.settings.database
+    if isinstance(database, str):  # a server: its URL without the password (~/.pgpass)
+        target, folder = display(database), home_dir()
+    else:
+        target, folder = os.path.abspath(database), Path(os.path.abspath(database)).parent
+    log_path = Path(os.path.abspath(log)) if log else folder / "hippo-cron.log"
+    text = crontab(hippo_command(), target, str(log_path), env_to_pass(os.environ))
     if json:  # one object per crontab entry (comments and blank lines left out)
         from hippo.output import write_json_lines
 
