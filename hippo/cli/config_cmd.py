@@ -26,7 +26,17 @@ STORE_SETTINGS = {"echo.shared": (("on", "off"), "off")}
 
 def config(ctx: typer.Context, db: DbOpt = None, json: JsonOpt = False,
            set_: SetOpt = None) -> None:
-    """Show effective settings and paths with their origin (flag, env, file, default)."""
+    """Show effective settings and paths with their origin (flag, env, file, default).
+
+    A PostgreSQL store shared by a team also keeps settings of its own, the same for every
+    user (origin `store`): `echo.shared` (off by default: each user sees only the Echo
+    transcripts they ingested; on: the whole team sees every user's). Change one with
+    --set; anyone who may write to the store may, and it holds for everyone at once.
+
+    Examples:
+      hippo config
+      hippo --db postgresql://team@db/hippo config --set echo.shared=on
+    """
     from hippo import config as cfg
     from hippo.output import emit
     from hippo.store.location import display
