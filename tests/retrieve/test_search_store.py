@@ -15,6 +15,11 @@ from hippo.store import connect
 from hippo.store.filters import EchoFilters, SearchFilters
 from hippo.store.lexical import IndexUnavailable, Terms
 from hippo.vectors import to_blob
+from tests.conftest import BACKEND
+
+# What takes the full-text index away: FTS5's table, or Postgres's generated column.
+DROP_FTS = {"sqlite": "DROP TABLE memories_fts",
+            "postgres": "ALTER TABLE memories DROP COLUMN tsv"}[BACKEND]
 
 
 def test_embed_cache_and_tokens(db_path: Path) -> None:
@@ -61,7 +66,7 @@ def test_vectors_and_lexical_of_the_brain(db_path: Path) -> None:
         == [ids[1]]
     # Words are data, never syntax: a quote, an operator or a bare AND is only a word.
     assert store.lexical.search(Terms(('"deploy" AND', "OR")), 5, SearchFilters()) == []
-    store.execute("DROP TABLE memories_fts")  # type: ignore[attr-defined]
+    store.execute(DROP_FTS)  # type: ignore[attr-defined]
     with pytest.raises(IndexUnavailable):  # an index that cannot answer says so
         store.lexical.search(Terms(("deploy",)), 5, SearchFilters())
     counters = "SELECT name, value FROM counters"
@@ -97,3 +102,48 @@ def test_a_dropped_store_closes_its_file(db_path: Path) -> None:
         assert not os.path.exists(f"{db_path}-wal")
     finally:
         gc.enable()
+
+
+def _session(store, key: str, texts: list[str]) -> None:  # type: ignore[no-untyped-def]
+    from hippo.ingest.chunk import Chunk
+
+    when = "2026-01-01T00:00:00.000Z"
+    with store.transaction():
+        sid = store.chunks.add_session(key, fmt="generic-jsonl", source_path=f"{key}.jsonl",
+                                       project="p", cwd=None, parent_key=None, agent=None,
+                                       started_at=when)
+        chunks = [Chunk(t, ["user"], i, i, [f"m{i}"], when, when, key)
+                  for i, t in enumerate(texts)]
+        store.chunks.add(sid, chunks, texts, None, source_path=f"{key}.jsonl", project="p")
+
+
+@pytest.mark.postgres_only(reason="compares Postgres's Echo BM25 with FTS5's")
+def test_echo_bm25_is_fts5s_and_counts_only_the_users_own_chunks(
+        db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import random
+
+    rng = random.Random(5)
+    words = ["deploy", "deploys", "the", "cluster", "us", "vault", "keys", "rotate", "a"]
+    mine = [" ".join(rng.choice(words) for _ in range(rng.randint(3, 25))) for _ in range(80)]
+    theirs = [" ".join(["vault"] * 5 + ["deploy"] * rng.randint(0, 9)) for _ in range(80)]
+    reference = connect(tmp_path / "fts5.db")
+    _session(reference, "s1", mine)
+    monkeypatch.setenv("HIPPO_USER", "ann")
+    ann = connect(db_path)
+    _session(ann, "s1", mine)
+    queries = [Terms(("deploy",)), Terms(("vault", "keys"), "or"), Terms(("us", "cluster")),
+               Terms(("rotate keys",)), Terms(("deploy", "rotate", "the"), "or")]
+
+    def ranked(store) -> list[list[int]]:  # type: ignore[no-untyped-def]
+        return [store.lexical.search_chunks(t, 30, EchoFilters()) for t in queries]
+
+    want = ranked(reference)
+    assert ranked(ann) == want and any(want)
+    monkeypatch.setenv("HIPPO_USER", "bob")
+    bob = connect(db_path)
+    _session(bob, "s2", theirs)
+    assert ranked(ann) == want  # bob's chunks are neither seen nor counted
+    seen = set(bob.lexical.search_chunks(Terms(("vault",)), 500, EchoFilters()))
+    assert seen and seen.isdisjoint(set().union(*want))  # and bob sees his own alone
+    for store in (reference, ann, bob):
+        store.close()
