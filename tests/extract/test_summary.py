@@ -391,9 +391,8 @@ def test_real_sessions_every_word_is_in_the_cited_chunks(cli, db_path: Path) -> 
 
     db = connect(db_path)
     for m in mems:
-        cited = " ".join(row["text"] for row in db.rows(
-            "SELECT c.text FROM memory_sources s JOIN echo_chunks c ON c.id = s.chunk_id "
-            "WHERE s.memory_id = ?", (m["id"],)))
+        cited = " ".join(row["text"] for row in db.memories.sources(m["id"])
+                         if row["text"] is not None)
         missing = set(_words(m["text"])) - set(_words(cited)) - TEMPLATE
         assert not missing, (m["text"], missing)
         assert "\n" not in m["text"] and len(m["text"]) <= 400

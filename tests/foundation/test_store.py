@@ -15,6 +15,8 @@ from hippo.store import connect
 from hippo.vectors import embed_texts, ensure_store, from_blob, to_blob
 
 
+@pytest.mark.sqlite_only(reason="SQLite's file: WAL, foreign_keys pragma, sqlite-vec, "
+                          "its migration names and the file's mode")
 def test_connect_sets_wal_fk_and_loads_vec(db_path: Path) -> None:
     db = connect(db_path)
     assert db.scalar("PRAGMA journal_mode") == "wal"
@@ -41,6 +43,8 @@ def test_newer_schema_is_refused(db_path: Path) -> None:
     assert info.value.exit_code == 78
 
 
+@pytest.mark.sqlite_only(reason="SQLite's schema history: a file from before its step 0004 "
+                          "(PostgreSQL's schema starts at p0001 with verified_at)")
 def test_verified_at_is_backfilled_from_a_persons_verify_in_the_audit(db_path: Path) -> None:
     """A database from before 0004: who verified what is read from the audit log (human
     actor, action verify), not from confirmed_at, which reinforcement sets too."""

@@ -34,8 +34,22 @@ def copy(src: Path, dest: Path) -> Path:
     return dest
 
 
-def jobs(db: Path) -> dict[str, Any]:
-    return session_job.summary(os.path.abspath(db))
+def jobs(db: Path | str) -> dict[str, Any]:
+    from hippo.store.location import display, is_server
+
+    return session_job.summary(display(db) if is_server(db) else os.path.abspath(db))
+
+
+def assert_no_store(db: Path | str) -> None:
+    """Nothing was created: no file, or on a server no hippo table in the schema."""
+    if isinstance(db, Path):
+        assert not db.exists()
+        return
+    from hippo.errors import NoDatabase
+    from hippo.store import connect
+
+    with pytest.raises(NoDatabase):
+        connect(db, mode="read")
 
 
 def wait_finished(db: Path, n: int, deadline: float = 240.0) -> dict[str, Any]:

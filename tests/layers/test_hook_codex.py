@@ -18,7 +18,7 @@ import orjson
 import pytest
 
 from hippo.maintain import session_job
-from tests.layers.session_support import CODEX, CODEX_ID, copy, end_queued, wait_finished
+from tests.layers.session_support import CODEX, CODEX_ID, copy, end_queued, jobs, wait_finished
 
 SESSION = "019e1625-789d-76c0-80ab-3724b5ddb799"
 
@@ -101,7 +101,7 @@ def test_stop_learns_the_rollout_at_most_once_per_interval(hippo_proc, db_path: 
     assert abs(starts - 600 - queued_at) < 5
     assert job["not_before"] == datetime.fromtimestamp(starts, UTC).strftime(
         "%Y-%m-%dT%H:%M:%SZ")
-    summary = session_job.summary(str(db_path))
+    summary = jobs(db_path)
     assert summary["queued"] == 1 and summary["jobs"] == 2
 
 

@@ -16,7 +16,15 @@ import orjson
 from hippo import jobs as joblocks
 from hippo.maintain import session_job
 from hippo.store import connect
-from tests.layers.session_support import CLAUDE_A, CLAUDE_B, copy, jobs, real, wait_finished
+from tests.layers.session_support import (
+    CLAUDE_A,
+    CLAUDE_B,
+    assert_no_store,
+    copy,
+    jobs,
+    real,
+    wait_finished,
+)
 
 
 def session_end(path: Path | None, cwd: Path, session: str = "258c7280-ae70-4798-800f-"
@@ -262,5 +270,5 @@ def test_read_only_log_dir_is_reported(hippo_proc, db_path: Path, tmp_path: Path
                    input=session_end(transcript, tmp_path))
     assert r.returncode == 0 and r.stdout == ""
     assert r.stderr.startswith("hippo hook: ") and r.stderr.endswith("(nothing learned)\n")
-    assert not db_path.exists()
+    assert_no_store(db_path)
 

@@ -30,16 +30,23 @@ _INSERT_COLUMNS = (
     "text", "type", "tier", "project", "tags", "importance", "author", "status", "pinned",
     "canonical", "confidence", "created_at", "updated_at", "confirmed_at", "verified_at",
     "consolidated_into", "superseded_by", "source", "dedup_key", "content_hash")
-# A new row: its id drawn from the identity, or kept as given (an import, an undo).
-INSERT = (f"INSERT INTO memories({', '.join(_INSERT_COLUMNS)}) VALUES ("
+# A new row's id is SQLite's AUTOINCREMENT: one past the largest id the store ever held
+# (a row's, the high-water mark's, or the identity's, which an import moves past every id
+# it restored), taken under the writer lock. The mark is a row of `meta`, so a rolled-back
+# transaction (a dry run, a killed process) takes no id with it, as in SQLite; a sequence
+# would have moved for good. Deleted rows' ids are never given again.
+LAST_ID = "memories.last_id"
+NEXT_ID = (
+    "SELECT greatest(coalesce((SELECT max(id) FROM memories), 0), "
+    f"coalesce((SELECT value::bigint FROM meta WHERE key = '{LAST_ID}'), 0), "
+    "coalesce(pg_sequence_last_value(pg_get_serial_sequence('memories', 'id')::regclass), 0)"
+    ") + 1"
+)
+MARK_ID = (f"INSERT INTO meta(key, value) VALUES ('{LAST_ID}', %s) ON CONFLICT (key) "
+           "DO UPDATE SET value = excluded.value "
+           "WHERE meta.value::bigint < excluded.value::bigint")
+INSERT = (f"INSERT INTO memories(id, {', '.join(_INSERT_COLUMNS)}) VALUES (%(id)s, "
           + ", ".join(f"%({c})s" for c in _INSERT_COLUMNS) + ") RETURNING id")
-INSERT_WITH_ID = (f"INSERT INTO memories(id, {', '.join(_INSERT_COLUMNS)}) VALUES (%(id)s, "
-                  + ", ".join(f"%({c})s" for c in _INSERT_COLUMNS) + ") RETURNING id")
-# After a row stored with its own id: the identity moves past it, so a later row never
-# takes an id once used (SQLite's AUTOINCREMENT). Sequences never move back.
-ID_SEQUENCE = "pg_get_serial_sequence('memories', 'id')"
-SKIP_IDS = (f"SELECT setval({ID_SEQUENCE}, %s) WHERE %s > coalesce("
-            f"pg_sequence_last_value({ID_SEQUENCE}::regclass), 0)")
 REINFORCE = (
     "UPDATE memories SET confirmed_at = %s, updated_at = %s, confidence = %s, "
     "importance = %s, tags = %s, source = %s WHERE id = %s"
@@ -176,10 +183,11 @@ class PgMemories:
         return bool(self.db.scalar(EXISTS, (memory_id,)))
 
     def insert(self, values: dict[str, Any]) -> int:
-        if values.get("id") is None:
-            return int(self.db.scalar(INSERT, values))
-        new_id = int(self.db.scalar(INSERT_WITH_ID, values))
-        self.db.execute(SKIP_IDS, (new_id, new_id))
+        row = dict(values)
+        if row.get("id") is None:
+            row["id"] = int(self.db.scalar(NEXT_ID))
+        new_id = int(self.db.scalar(INSERT, row))
+        self.db.execute(MARK_ID, (str(new_id),))
         return new_id
 
     def find_same(self, dedup_key: str) -> Row | None:
