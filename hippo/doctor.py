@@ -282,9 +282,9 @@ def _integrity(h: Hippo, fix: bool) -> tuple[Check, list[str]]:
     from hippo.store import clear_corrupt, connect, corrupt_marker, mark_corrupt
     from hippo.store.location import is_server
 
-    path = h.settings.db_path
-    if is_server(path):
+    if is_server(h.settings.database):
         return _server_integrity(h, fix)
+    path = h.settings.db_path
     h.close()
     waiting: list[str] = []
     try:
@@ -335,7 +335,7 @@ def _server_integrity(h: Hippo, fix: bool) -> tuple[Check, list[str]]:
     from hippo.store import connect
 
     h.close()
-    db = connect(h.settings.db_path, busy_timeout_ms=int(h.settings["busy_timeout_ms"]),
+    db = connect(h.settings.database, busy_timeout_ms=int(h.settings["busy_timeout_ms"]),
                  mode="read", migrate=False)
     try:
         found = db.health.integrity(5)

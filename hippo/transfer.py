@@ -77,7 +77,7 @@ def chunk_record(obj: Mapping[str, Any]) -> ChunkRecord:
 
 def taken_chunks(db: Store, chunks: Iterable[ChunkRecord]) -> list[int]:
     """Ids of these chunks the store already holds, in order."""
-    return sorted(db.chunks.get([c.id for c in chunks]))
+    return db.imports.held_chunks([c.id for c in chunks])
 
 
 def prepare_chunks(h: Hippo, chunks: list[ChunkRecord]) -> list[Any]:
@@ -134,7 +134,7 @@ def link_sources(db: Store, memory_ids: Iterable[int], chunk_ids: Iterable[int])
         return 0
     pairs = [(rec["id"], c) for rec in brain.export_rows(db) for c in _cited(rec["source"])
              if rec["id"] in new_mems or c in new_chunks]
-    held = set(db.chunks.get(sorted({c for _, c in pairs}))) if pairs else set()
+    held = set(db.imports.held_chunks(sorted({c for _, c in pairs}))) if pairs else set()
     stamp = now_iso()
     linked = 0
     for mid, cid in pairs:

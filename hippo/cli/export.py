@@ -39,7 +39,7 @@ def export(
         from hippo.store import salvage_reader
         from hippo.store.location import is_server
 
-        if is_server(h.settings.db_path):
+        if is_server(h.settings.database):
             raise UsageError("--salvage reads past damage in a SQLite file; a PostgreSQL "
                              "store is exported without it (the server checks its own pages)")
 

@@ -10,6 +10,10 @@ from typing import Protocol
 class Imports(Protocol):
     """What `hippo import` writes that no other write does."""
 
+    def held_chunks(self, ids: Sequence[int]) -> list[int]:
+        """Of `ids`, the chunks stored, whoever's session holds them, in order."""
+        ...
+
     def put_chunk(self, chunk_id: int, session_id: int, *, source_path: str,
                   project: str | None, roles: Sequence[str], line_start: int | None,
                   line_end: int | None, message_ids: Sequence[str], started_at: str | None,

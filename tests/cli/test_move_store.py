@@ -70,7 +70,7 @@ def test_export_import_round_trips_both_stores_and_links(cli, db_path, tmp_path:
     assert r.exit_code == 0, r.stderr
     r = cli("import", "-", input=echo)
     assert r.exit_code == 0, r.stderr
-    assert "imported 0 memories and %d Echo chunks" % len(chunks) in r.stderr
+    assert f"imported 0 memories and {len(chunks)} Echo chunks" in r.stderr
     assert _exports(cli, db_path) == (brain, echo)
     assert _provenance(cli, db_path, [m["id"] for m in mems]) == links
 

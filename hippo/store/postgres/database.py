@@ -60,7 +60,7 @@ HAS_VECTOR = "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"
 VECTOR_OID = "SELECT to_regtype('vector')::oid"
 # The tables a purge erases text (or its vectors) from: `checkpoint` rewrites them.
 TEXT_TABLES = ("memories", "audit", "memory_sources", "embed_cache", "memories_vec",
-               "echo_sessions", "echo_chunks", "echo_vec")
+               "memories_vec_next", "echo_sessions", "echo_chunks", "echo_vec", "echo_vec_next")
 VACUUM_FULL = {name: f"VACUUM (FULL) {name}" for name in TEXT_TABLES}
 PURGED_TABLES = ("SELECT t AS name, pg_has_role(c.relowner, 'USAGE') AS owned "
                  "FROM unnest(%s::text[]) WITH ORDINALITY AS u(t, n) "

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hippo.store.health import IndexCheck
+from hippo.store.postgres.schema import USER
 from hippo.store.postgres.vector import Vec
 
 if TYPE_CHECKING:
@@ -84,8 +85,9 @@ FOREIGN_LINKS = (
 )
 REFERENCES = ("SELECT id, superseded_by, consolidated_into FROM memories "
               "WHERE superseded_by IS NOT NULL OR consolidated_into IS NOT NULL ORDER BY id")
-WATERMARKS = 'SELECT path, "offset" FROM watermarks ORDER BY path COLLATE "C"'
-WATERMARK_DROP = "DELETE FROM watermarks WHERE path = %s"
+# A watermark is its user's (their files, on their machine): doctor checks only those.
+WATERMARKS = f'SELECT path, "offset" FROM watermarks WHERE owner = {USER} ORDER BY path COLLATE "C"'
+WATERMARK_DROP = f"DELETE FROM watermarks WHERE path = %s AND owner = {USER}"
 
 
 def _gin(index: str) -> str:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from hippo.store.postgres.database import PgSql
 
+HELD = "SELECT id FROM echo_chunks WHERE id = ANY(%s) ORDER BY id"
 NEXT_SEQ = "SELECT coalesce(max(seq), -1) + 1 FROM echo_chunks WHERE session_id = %s"
 CHUNK_PUT = (
     "INSERT INTO echo_chunks(id, session_id, seq, source_path, project, roles, line_start, "
@@ -50,6 +51,9 @@ ADVANCE = {
 class PgImports:
     def __init__(self, db: PgSql) -> None:
         self.db = db
+
+    def held_chunks(self, ids: Sequence[int]) -> list[int]:
+        return [int(r["id"]) for r in self.db.rows(HELD, ([int(i) for i in ids],))]
 
     def put_chunk(self, chunk_id: int, session_id: int, *, source_path: str,
                   project: str | None, roles: Sequence[str], line_start: int | None,

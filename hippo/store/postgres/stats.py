@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hippo.store.postgres.filters import CURRENT, UNVERIFIED
+from hippo.store.postgres.filters import CURRENT, UNVERIFIED, VISIBLE
+from hippo.store.postgres.schema import USER
 
 if TYPE_CHECKING:
     from hippo.store.base import Row
@@ -23,10 +24,14 @@ BY = {(field, active): (f"SELECT {field} AS value, count(*) AS n FROM memories "
                         f"WHERE {'status = ' + repr('active') if active else 'true'} "
                         f'GROUP BY {field} ORDER BY {field} COLLATE "C" NULLS FIRST')
       for field in ("status", "type", "tier", "author", "project") for active in (False, True)}
-VECTORS = {"brain": "SELECT count(*) FROM memories_vec", "echo": "SELECT count(*) FROM echo_vec"}
+# Echo counts what this user sees (their own sessions, or everyone's once shared), as
+# `chunks.count` does; the files read are their own.
+VECTORS = {"brain": "SELECT count(*) FROM memories_vec",
+           "echo": ("SELECT count(*) FROM echo_vec v JOIN echo_chunks c ON c.id = v.chunk_id "
+                    f"JOIN echo_sessions e ON e.id = c.session_id WHERE {VISIBLE}")}
 VEC_TABLES = {"brain": "memories_vec", "echo": "echo_vec"}
-SESSIONS = "SELECT count(*) FROM echo_sessions"
-FILES = "SELECT count(*) FROM watermarks"
+SESSIONS = f"SELECT count(*) FROM echo_sessions e WHERE {VISIBLE}"
+FILES = f"SELECT count(*) FROM watermarks WHERE owner = {USER}"
 CACHE = "SELECT count(*) FROM embed_cache"
 EMBED_COUNTERS = ("SELECT name, value FROM counters WHERE starts_with(lower(name), 'embed.') "
                   'ORDER BY name COLLATE "C"')
@@ -36,7 +41,8 @@ RUNS = ("SELECT job, id AS run_id, started_at, finished_at, outcome FROM runs r 
         "WHERE started_at = (SELECT max(started_at COLLATE \"C\") FROM runs WHERE job = r.job) "
         'ORDER BY job COLLATE "C"')
 # meta's value is text: a value that is no integer counts as 0, as SQLite's CAST makes it.
-PENDING = ("SELECT count(*) FROM echo_chunks WHERE id > coalesce((SELECT CASE WHEN value ~ "
+PENDING = ("SELECT count(*) FROM echo_chunks c JOIN echo_sessions e ON e.id = c.session_id "
+           f"WHERE {VISIBLE} AND c.id > coalesce((SELECT CASE WHEN value ~ "
            "'^\\s*-?[0-9]{1,18}\\s*$' THEN trim(value)::bigint ELSE 0 END FROM meta "
            "WHERE key = 'extract.last_chunk_id'), 0)")
 GUARD = ("SELECT provider, day, calls, tokens, consecutive_failures, "

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from hippo.store.sqlite.database import Sql
 
+HELD = ("SELECT id FROM echo_chunks WHERE id IN (SELECT value FROM json_each(?)) "
+        "ORDER BY id")
 NEXT_SEQ = "SELECT coalesce(max(seq), -1) + 1 FROM echo_chunks WHERE session_id = ?"
 CHUNK_PUT = (
     "INSERT INTO echo_chunks(id, session_id, seq, source_path, project, roles, line_start, "
@@ -20,6 +22,11 @@ CHUNK_PUT = (
 class SqliteImports:
     def __init__(self, db: Sql) -> None:
         self.db = db
+
+    def held_chunks(self, ids: Sequence[int]) -> list[int]:
+        import orjson
+
+        return [r[0] for r in self.db.execute(HELD, (orjson.dumps([int(i) for i in ids]).decode(),))]
 
     def put_chunk(self, chunk_id: int, session_id: int, *, source_path: str,
                   project: str | None, roles: Sequence[str], line_start: int | None,
