@@ -12,18 +12,18 @@ import pytest
 from hippo import spend
 from hippo.config import load
 from hippo.errors import BusyError, ConfigError, ExitCode
-from hippo.store.sqlite.database import Database, connect
+from hippo.store import Store, connect
 
 T0 = datetime(2026, 3, 10, 23, 50, tzinfo=UTC).timestamp()
 LIM = spend.Limits(calls_per_day=5, tokens_per_day=1000, failures_to_open=3, open_seconds=300)
 
 
 @pytest.fixture
-def db(db_path: Path) -> Database:
+def db(db_path: Path) -> Store:
     return connect(db_path)
 
 
-def test_breaker_opens_after_three_consecutive_failures_then_half_opens(db: Database) -> None:
+def test_breaker_opens_after_three_consecutive_failures_then_half_opens(db: Store) -> None:
     for n in range(2):
         spend.check(db, "voyage", limits=LIM, now=T0 + n)
         assert spend.record_failure(db, "voyage", "timeout", limits=LIM, now=T0 + n) is False
@@ -48,7 +48,7 @@ def test_breaker_opens_after_three_consecutive_failures_then_half_opens(db: Data
     assert state["last_error"] == "still down"
 
 
-def test_success_between_failures_resets_the_count(db: Database) -> None:
+def test_success_between_failures_resets_the_count(db: Store) -> None:
     lim = spend.Limits(calls_per_day=0)  # no cap
     for outcome in ("fail", "fail", "ok", "fail", "fail"):
         spend.check(db, "voyage", limits=lim, now=T0)
@@ -60,7 +60,7 @@ def test_success_between_failures_resets_the_count(db: Database) -> None:
     spend.check(db, "voyage", limits=lim, now=T0)  # still closed
 
 
-def test_daily_call_cap_resets_at_utc_midnight(db: Database) -> None:
+def test_daily_call_cap_resets_at_utc_midnight(db: Store) -> None:
     for _ in range(5):
         spend.check(db, "openai", limits=LIM, now=T0)
     with pytest.raises(spend.CapReached, match="daily cap of 5 calls reached") as err:
@@ -71,7 +71,7 @@ def test_daily_call_cap_resets_at_utc_midnight(db: Database) -> None:
     assert spend.status(db, "openai", now=T0 + 15 * 60)["calls"] == 1
 
 
-def test_token_cap_uses_estimates_then_actual_usage(db: Database) -> None:
+def test_token_cap_uses_estimates_then_actual_usage(db: Store) -> None:
     ticket = spend.check(db, "openai", tokens=600, limits=LIM, now=T0)
     assert (ticket.estimated, ticket.tokens) == (600, 600)
     spend.record_success(db, "openai", tokens=100 - 600)  # it actually used 100
@@ -82,7 +82,7 @@ def test_token_cap_uses_estimates_then_actual_usage(db: Database) -> None:
     spend.check(db, "openai", tokens=0, limits=LIM, now=T0)  # calls still allowed at 0 cost
 
 
-def test_call_context_records_outcomes(db: Database) -> None:
+def test_call_context_records_outcomes(db: Store) -> None:
     with spend.call(db, "voyage", tokens=50, limits=LIM, now=T0) as ticket:
         ticket.tokens = 80
     assert spend.status(db, "voyage", now=T0)["tokens"] == 80
@@ -98,7 +98,7 @@ def test_call_context_records_outcomes(db: Database) -> None:
     assert not ran
 
 
-def test_providers_are_independent_and_unknown_ones_get_defaults(db: Database) -> None:
+def test_providers_are_independent_and_unknown_ones_get_defaults(db: Store) -> None:
     for _ in range(3):
         spend.check(db, "voyage", limits=LIM, now=T0)
         spend.record_failure(db, "voyage", "down", limits=LIM, now=T0)
@@ -129,15 +129,15 @@ def test_limits_come_from_config_tables(tmp_path: Path, monkeypatch: pytest.Monk
             spend.limits_for(load(), "voyage")
 
 
-def test_another_process_sees_the_open_circuit(db: Database, db_path: Path) -> None:
+def test_another_process_sees_the_open_circuit(db: Store, db_path: Path) -> None:
     for _ in range(3):
         spend.check(db, "voyage")
         spend.record_failure(db, "voyage", "HTTP 500: boom")
     code = (
         "import sys; from pathlib import Path; from hippo import spend; "
-        "from hippo.store.sqlite.database import connect\n"
+        "from hippo.store import connect\n"
         "try:\n"
-        f"    spend.check(connect(Path({str(db_path)!r})), 'voyage')\n"
+        f"    spend.check(connect({str(db_path)!r}), 'voyage')\n"
         "except spend.CircuitOpen as exc:\n"
         "    print(exc); sys.exit(int(exc.exit_code))\n"
     )

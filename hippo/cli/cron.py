@@ -26,10 +26,18 @@ def cron(
 
     from hippo.maintain.cron import crontab, env_to_pass, hippo_command
 
+    from hippo.config import home_dir
+    from hippo.store.location import display
+
     h = open_hippo(ctx, db=db)
-    db_path = Path(os.path.abspath(h.settings.db_path))
-    log_path = Path(os.path.abspath(log)) if log else db_path.parent / "hippo-cron.log"
-    text = crontab(hippo_command(), str(db_path), str(log_path), env_to_pass(os.environ))
+    store = h.settings.database
+    if isinstance(store, str):  # a server: its URL without a password (~/.pgpass has it);
+        target, beside = display(store), home_dir()  # each machine's lines may run: a job
+    else:  # that another machine runs meanwhile exits 75 (its lock is the server's)
+        target = os.path.abspath(store)
+        beside = Path(target).parent
+    log_path = Path(os.path.abspath(log)) if log else beside / "hippo-cron.log"
+    text = crontab(hippo_command(), target, str(log_path), env_to_pass(os.environ))
     if json:  # one object per crontab entry (comments and blank lines left out)
         from hippo.output import write_json_lines
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from hippo.maintain.cron import crontab, hippo_command
+from hippo.maintain.cron import _cron_quote, crontab, hippo_command
+from hippo.store.location import display, is_server
 
 REPO = Path(__file__).resolve().parents[2]
 TEMPLATE = {"hippo": ["/path/to/hippo"], "db": "/path/to/hippo.db",
@@ -37,7 +38,11 @@ def test_crontab_lines() -> None:
 def test_cron_print_fills_in_this_machine(cli, db_path, tmp_path) -> None:
     r = cli("cron", "--print")
     assert r.exit_code == 0 and r.stderr == ""
-    assert f"--db {db_path} consolidate >> {db_path.parent / 'hippo-cron.log'} 2>&1" in r.stdout
+    if is_server(db_path):  # the URL as cron would see it, the log in HIPPO_HOME
+        db, logged = _cron_quote(display(db_path)), tmp_path / "home" / "hippo-cron.log"
+    else:
+        db, logged = _cron_quote(str(db_path)), db_path.parent / "hippo-cron.log"
+    assert f"--db {db} consolidate >> {logged} 2>&1" in r.stdout
     assert f"HIPPO_HOME={tmp_path / 'home'} " in r.stdout
     assert " ".join(hippo_command()) in r.stdout
     r = cli("cron", "--log", str(tmp_path / "x.log"))

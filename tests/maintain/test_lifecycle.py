@@ -5,7 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from hippo.store import connect
+from hippo.store.location import is_server
 from hippo.vectors import from_blob
+
+FTS_RELEASE = "SELECT rowid FROM memories_fts WHERE memories_fts MATCH 'release'"
+FTS_RELEASE_PG = "SELECT id FROM memories WHERE tsv @@ to_tsquery('hippo_text', 'release')"
+
 
 
 def history(cli, mid: int) -> list[tuple[str, str]]:
@@ -47,7 +52,7 @@ def test_edit_text_reembeds_and_makes_it_human(cli, seed, db_path, check) -> Non
 
     expect = embed.get("hash").embed_batch(["deploy with make release"])[0]
     assert not np.allclose(old, new) and np.allclose(new, expect)
-    assert db.scalar("SELECT rowid FROM memories_fts WHERE memories_fts MATCH 'release'") == 1
+    assert db.scalar(FTS_RELEASE_PG if is_server(db_path) else FTS_RELEASE) == 1
     assert history(cli, 1)[-1] == ("edit", "human")
     check(db_path)
 

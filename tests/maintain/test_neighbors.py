@@ -6,15 +6,30 @@ import numpy as np
 
 from hippo.maintain.neighbors import knn_pairs, scan_pairs
 from hippo.store import connect
+from hippo.store.location import is_server
 from hippo.vectors import to_blob
+
+# PostgreSQL: the vectors carry no metadata; type and project are the memories' own.
+PG_MEMORY = ("INSERT INTO memories(id, text, type, tier, project, created_at, updated_at, "
+             "dedup_key, content_hash) VALUES (%s, 'x', %s, 'semantic', %s, 'now', 'now', "
+             "'k' || %s, 'h')")
+PG_VECTOR = "INSERT INTO memories_vec(memory_id, embedding) VALUES (%s, %s)"
+VEC0 = ("CREATE VIRTUAL TABLE memories_vec USING vec0(memory_id INTEGER PRIMARY KEY, "
+        "embedding float[32] distance_metric=cosine, project TEXT, type TEXT, "
+        "tier TEXT, created INTEGER)")
+VEC0_ROW = "INSERT INTO memories_vec VALUES (?, ?, ?, ?, 'semantic', 0)"
 
 
 def world(db_path, n: int = 300, seed: int = 7):
     """Clumps of near-identical unit vectors in two types and two projects."""
     db = connect(db_path)
-    db.execute("CREATE VIRTUAL TABLE memories_vec USING vec0(memory_id INTEGER PRIMARY KEY, "
-               "embedding float[32] distance_metric=cosine, project TEXT, type TEXT, "
-               "tier TEXT, created INTEGER)")
+    server = is_server(db_path)
+    if server:
+        from hippo.store.postgres.vector import Vec
+
+        db.vectors.create("brain", "test-32", 32, "test")
+    else:
+        db.execute(VEC0)
     rng = np.random.default_rng(seed)
     centres = rng.standard_normal((40, 32))
     eligible = {}
@@ -22,8 +37,11 @@ def world(db_path, n: int = 300, seed: int = 7):
         v = centres[i % 40] + rng.standard_normal(32) * rng.choice([0.05, 0.2, 0.5])
         v /= np.linalg.norm(v)
         key = (("fact", "tool")[i % 2], ("", "p")[(i // 2) % 2])
-        db.execute("INSERT INTO memories_vec VALUES (?, ?, ?, ?, 'semantic', 0)",
-                   (i, to_blob(v), key[1], key[0]))
+        if server:
+            db.execute(PG_MEMORY, (i, key[0], key[1] or None, i))
+            db.execute(PG_VECTOR, (i, Vec(to_blob(v))))
+        else:
+            db.execute(VEC0_ROW, (i, to_blob(v), key[1], key[0]))
         if i % 11:
             eligible[i] = key
     return db, eligible

@@ -45,7 +45,7 @@ def test_reindex_swaps_model_and_vectors(cli, seed, db_path, check) -> None:
     db = connect(db_path)
     assert store_model(db, "brain") == ("alt-bow-64", 64)
     assert db.scalar("SELECT value FROM meta WHERE key = 'brain.embedder'") == "alt"
-    assert db.scalar("SELECT 1 FROM sqlite_master WHERE name = 'memories_vec_next'") is None
+    assert not db.maintenance.has_side_table("brain")
     vecs = vectors(db_path)
     texts = {x["id"]: x["text"] for x in cli("export").records}
     assert all(np.allclose(v, Alt().embed_batch([texts[k]])[0]) for k, v in vecs.items())

@@ -195,11 +195,14 @@ CREATE TABLE runs (
 );
 CREATE INDEX runs_job ON runs(job, started_at);
 
+-- Who holds a job's lock; the lock itself is a session advisory lock (store/postgres/jobs.py).
 CREATE TABLE locks (
   name        TEXT PRIMARY KEY,
   owner       TEXT NOT NULL,
   pid         INTEGER,
-  acquired_at TEXT NOT NULL
+  acquired_at TEXT NOT NULL,
+  host        TEXT,
+  by_user     TEXT NOT NULL DEFAULT {USER}
 );
 
 -- Spend caps and circuit breakers of paid/remote providers; survives across processes.
