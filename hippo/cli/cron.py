@@ -24,9 +24,8 @@ def cron(
     """Print crontab lines: hourly ingest+extract, daily backstop, nightly consolidate+retire."""
     import os
 
-    from hippo.maintain.cron import crontab, env_to_pass, hippo_command
-
     from hippo.config import home_dir
+    from hippo.maintain.cron import crontab, env_to_pass, hippo_command
     from hippo.store.location import display
 
     h = open_hippo(ctx, db=db)

@@ -16,38 +16,10 @@ import apsw
 
 from hippo.embed import wordpiece
 from hippo.retrieve.tokenmatrix import TokenMatrix
+from tests.reliability.harness import server_bytes
 
 _ALNUM = re.compile(r"[^a-z0-9]")
 _MASK = re.compile(r"\[redacted(?::[a-z0-9_]+)?\]", re.IGNORECASE)
-
-
-# Every relation of the store's schema and the TOAST tables and indexes behind them.
-_RELATIONS = (
-    "WITH own AS (SELECT oid, reltoastrelid FROM pg_class "
-    "WHERE relnamespace = current_schema()::regnamespace) "
-    "SELECT pg_relation_filepath(oid) FROM own UNION "
-    "SELECT pg_relation_filepath(reltoastrelid) FROM own WHERE reltoastrelid <> 0 UNION "
-    "SELECT pg_relation_filepath(i.indexrelid) FROM own JOIN pg_index i "
-    "ON i.indrelid = own.reltoastrelid"
-)
-
-
-def _server_bytes(url: str) -> bytes:
-    import glob
-    import os
-
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("CHECKPOINT")  # what the buffers hold, on disk
-        data = conn.execute("SELECT current_setting('data_directory')").fetchone()[0]
-        files = [r[0] for r in conn.execute(_RELATIONS) if r[0]]
-    parts = []
-    for rel in files:
-        for name in sorted(glob.glob(os.path.join(data, rel) + "*")):
-            with open(name, "rb") as fh:
-                parts.append(fh.read())
-    return b"\n".join(parts)
 
 
 def _server_blobs(url: str) -> list[bytes]:
@@ -65,7 +37,7 @@ def raw_bytes(db_path: Path | str) -> bytes:
     """The database file and its -wal (and -shm), as they are on disk (a server: the files
     of its schema's relations)."""
     if isinstance(db_path, str):
-        return _server_bytes(db_path)
+        return server_bytes(db_path)
     parts = [db_path.read_bytes()]
     for suffix in ("-wal", "-shm"):
         side = Path(f"{db_path}{suffix}")

@@ -116,3 +116,33 @@ def copy_db(src: Path, dst: Path) -> Path:
         if Path(f"{src}{suffix}").exists():
             shutil.copyfile(f"{src}{suffix}", f"{dst}{suffix}")
     return dst
+
+
+# Every relation of the store's schema and the TOAST tables and indexes behind them.
+_RELATIONS = (
+    "WITH own AS (SELECT oid, reltoastrelid FROM pg_class "
+    "WHERE relnamespace = current_schema()::regnamespace) "
+    "SELECT pg_relation_filepath(oid) FROM own UNION "
+    "SELECT pg_relation_filepath(reltoastrelid) FROM own WHERE reltoastrelid <> 0 UNION "
+    "SELECT pg_relation_filepath(i.indexrelid) FROM own JOIN pg_index i "
+    "ON i.indrelid = own.reltoastrelid"
+)
+
+
+def server_bytes(url: str) -> bytes:
+    """Every byte a PostgreSQL store keeps in its schema's relation files (tables, indexes,
+    TOAST), as the server has them on disk after a CHECKPOINT (its WAL not included)."""
+    import glob
+
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CHECKPOINT")  # what the buffers hold, on disk
+        data = conn.execute("SELECT current_setting('data_directory')").fetchone()[0]
+        files = [r[0] for r in conn.execute(_RELATIONS) if r[0]]
+    parts = []
+    for rel in files:
+        for name in sorted(glob.glob(os.path.join(data, rel) + "*")):
+            with open(name, "rb") as fh:
+                parts.append(fh.read())
+    return b"\n".join(parts)
