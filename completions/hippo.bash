@@ -88,63 +88,31 @@ _hippo_takes_value() {  # $1: command path, $2: option -> true when it takes a v
 
 _hippo_option_values() {  # $1: command path, $2: option -> words:... | file | dir
     case "$1 $2" in
-        " --db") echo "file" ;;
         " --embedder") echo "words:hash local openai" ;;
         "add --type"|"add -t") echo "words:architecture config decision fact insight observability people preference procedure rule task todo tool" ;;
         "add --tier") echo "words:procedural semantic episodic" ;;
         "add --author") echo "words:human machine" ;;
-        "add --db") echo "file" ;;
         "add --embedder") echo "words:hash local openai" ;;
-        "config --db") echo "file" ;;
-        "consolidate --db") echo "file" ;;
-        "context --db") echo "file" ;;
         "cron --log") echo "file" ;;
-        "cron --db") echo "file" ;;
-        "doctor --db") echo "file" ;;
         "doctor --embedder") echo "words:hash local openai" ;;
-        "done --db") echo "file" ;;
-        "echo --db") echo "file" ;;
         "echo --embedder") echo "words:hash local openai" ;;
         "edit --type"|"edit -t") echo "words:architecture config decision fact insight observability people preference procedure rule task todo tool" ;;
         "edit --tier") echo "words:procedural semantic episodic" ;;
-        "edit --db") echo "file" ;;
         "export --store") echo "words:brain echo" ;;
         "export --output"|"export -o") echo "file" ;;
-        "export --db") echo "file" ;;
-        "extract --db") echo "file" ;;
         "extract --embedder") echo "words:hash local openai" ;;
-        "forget --db") echo "file" ;;
-        "guidance --db") echo "file" ;;
-        "hook --db") echo "file" ;;
-        "import --db") echo "file" ;;
         "import --embedder") echo "words:hash local openai" ;;
         "ingest --format") echo "words:claude-code codex gemini-cli aider generic-jsonl text" ;;
-        "ingest --db") echo "file" ;;
         "ingest --embedder") echo "words:hash local openai" ;;
         "list --type"|"list -t") echo "words:architecture config decision fact insight observability people preference procedure rule task todo tool" ;;
         "list --tier") echo "words:procedural semantic episodic" ;;
         "list --status") echo "words:active done consolidated retired deleted all" ;;
-        "list --db") echo "file" ;;
-        "mcp --db") echo "file" ;;
         "mcp --embedder") echo "words:hash local openai" ;;
-        "pin --db") echo "file" ;;
-        "project list --db") echo "file" ;;
-        "project merge --db") echo "file" ;;
-        "project rename --db") echo "file" ;;
         "reindex --embedder") echo "words:hash local openai" ;;
         "reindex --store") echo "words:brain echo" ;;
-        "reindex --db") echo "file" ;;
-        "retire --db") echo "file" ;;
         "search --type"|"search -t") echo "words:architecture config decision fact insight observability people preference procedure rule task todo tool" ;;
         "search --tier") echo "words:procedural semantic episodic" ;;
-        "search --db") echo "file" ;;
         "search --embedder") echo "words:hash local openai" ;;
-        "show --db") echo "file" ;;
-        "stats --db") echo "file" ;;
-        "supersede --db") echo "file" ;;
-        "undo --db") echo "file" ;;
-        "unpin --db") echo "file" ;;
-        "verify --db") echo "file" ;;
     esac
 }
 

@@ -33,7 +33,7 @@ complete -c hippo -n '__fish_use_subcommand' -a supersede -d 'Mark OLD as replac
 complete -c hippo -n '__fish_use_subcommand' -a undo -d 'Undo a run: text, status, links, vectors and FTS back as th…'
 complete -c hippo -n '__fish_use_subcommand' -a unpin -d 'Unpin memories.'
 complete -c hippo -n '__fish_use_subcommand' -a verify -d 'Confirm memories are still true: confirmed_at = now, so the…'
-complete -c hippo -n '__fish_use_subcommand' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_use_subcommand' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_use_subcommand' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: the git repositor…'
 complete -c hippo -n '__fish_use_subcommand' -l embedder -r -f -a 'hash local openai' -d 'Embedding provider: local, openai, hash (env HIPPO_EMBEDDER…'
 complete -c hippo -n '__fish_use_subcommand' -l debug -d 'Show tracebacks on errors.'
@@ -50,13 +50,13 @@ complete -c hippo -n '__fish_seen_subcommand_from add' -l pin -d 'Pin it (never 
 complete -c hippo -n '__fish_seen_subcommand_from add' -l global -d 'Store it for every project.'
 complete -c hippo -n '__fish_seen_subcommand_from add' -l atomic -l no-atomic -d 'With -: store nothing if any line is bad.'
 complete -c hippo -n '__fish_seen_subcommand_from add' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: the git repositor…'
-complete -c hippo -n '__fish_seen_subcommand_from add' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from add' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from add' -l embedder -r -f -a 'hash local openai' -d 'Embedding provider: local, openai, hash (env HIPPO_EMBEDDER…'
 complete -c hippo -n '__fish_seen_subcommand_from add' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from add' -l help -s h -d 'Show the help and exit.'
 
 # hippo config
-complete -c hippo -n '__fish_seen_subcommand_from config' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from config' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from config' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from config' -l help -s h -d 'Show the help and exit.'
 
@@ -65,7 +65,7 @@ complete -c hippo -n '__fish_seen_subcommand_from consolidate' -l threshold -r -
 complete -c hippo -n '__fish_seen_subcommand_from consolidate' -l full -d 'Compare every pair, not only memories changed since the las…'
 complete -c hippo -n '__fish_seen_subcommand_from consolidate' -l merger -r -f -d 'Who writes the merged statement: rules (the most complete m…'
 complete -c hippo -n '__fish_seen_subcommand_from consolidate' -l dry-run -d 'Print what would change (JSON lines) and write nothing.'
-complete -c hippo -n '__fish_seen_subcommand_from consolidate' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from consolidate' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from consolidate' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from consolidate' -l help -s h -d 'Show the help and exit.'
 
@@ -76,26 +76,26 @@ complete -c hippo -n '__fish_seen_subcommand_from context' -l topic -r -f -d 'A 
 complete -c hippo -n '__fish_seen_subcommand_from context' -l guidance-budget -r -f -d 'Separate token budget for the guidance of --route.'
 complete -c hippo -n '__fish_seen_subcommand_from context' -l all-projects -d 'Every project, not just the current one.'
 complete -c hippo -n '__fish_seen_subcommand_from context' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: the git repositor…'
-complete -c hippo -n '__fish_seen_subcommand_from context' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from context' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from context' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from context' -l help -s h -d 'Show the help and exit.'
 
 # hippo cron
 complete -c hippo -n '__fish_seen_subcommand_from cron' -l print -d 'Print the entries (what this command does; it installs noth…'
 complete -c hippo -n '__fish_seen_subcommand_from cron' -l log -r -F -d 'Log file the jobs append to (default: hippo-cron.log next t…'
-complete -c hippo -n '__fish_seen_subcommand_from cron' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from cron' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from cron' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from cron' -l help -s h -d 'Show the help and exit.'
 
 # hippo doctor
 complete -c hippo -n '__fish_seen_subcommand_from doctor' -l fix -d 'Repair what can be repaired (salvage a damaged file, rebuil…'
-complete -c hippo -n '__fish_seen_subcommand_from doctor' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from doctor' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from doctor' -l embedder -r -f -a 'hash local openai' -d 'Embedding provider: local, openai, hash (env HIPPO_EMBEDDER…'
 complete -c hippo -n '__fish_seen_subcommand_from doctor' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from doctor' -l help -s h -d 'Show the help and exit.'
 
 # hippo done
-complete -c hippo -n '__fish_seen_subcommand_from done' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from done' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from done' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from done' -l help -s h -d 'Show the help and exit.'
 
@@ -109,7 +109,7 @@ complete -c hippo -n '__fish_seen_subcommand_from echo' -l until -r -f -d 'ISO d
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l all-projects -d 'Search every project (default).'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l forget-session -r -f -d 'Purge this session\'s chunks, vectors and index rows; memori…'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: the git repositor…'
-complete -c hippo -n '__fish_seen_subcommand_from echo' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from echo' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l embedder -r -f -a 'hash local openai' -d 'Embedding provider: local, openai, hash (env HIPPO_EMBEDDER…'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from echo' -l wide -s w -d 'Every column in the table, full ids and times (JSON lines a…'
@@ -124,7 +124,7 @@ complete -c hippo -n '__fish_seen_subcommand_from edit' -l tag -r -f -d 'Add a t
 complete -c hippo -n '__fish_seen_subcommand_from edit' -l untag -r -f -d 'Remove a tag; repeatable.'
 complete -c hippo -n '__fish_seen_subcommand_from edit' -l project -s p -r -f -d 'Move it to this project.'
 complete -c hippo -n '__fish_seen_subcommand_from edit' -l global -d 'Make it global (no project).'
-complete -c hippo -n '__fish_seen_subcommand_from edit' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from edit' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from edit' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from edit' -l help -s h -d 'Show the help and exit.'
 
@@ -132,7 +132,7 @@ complete -c hippo -n '__fish_seen_subcommand_from edit' -l help -s h -d 'Show th
 complete -c hippo -n '__fish_seen_subcommand_from export' -l store -r -f -a 'brain echo' -d 'brain (memories) or echo (transcript chunks).'
 complete -c hippo -n '__fish_seen_subcommand_from export' -l output -s o -r -F -d 'Write to this file (a new user-only file renamed into place…'
 complete -c hippo -n '__fish_seen_subcommand_from export' -l salvage -d 'From a damaged database: every readable row, each unreadabl…'
-complete -c hippo -n '__fish_seen_subcommand_from export' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from export' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from export' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from export' -l help -s h -d 'Show the help and exit.'
 
@@ -141,14 +141,14 @@ complete -c hippo -n '__fish_seen_subcommand_from extract' -l extractor -r -f -d
 complete -c hippo -n '__fish_seen_subcommand_from extract' -l model -r -f -d 'Chat model for --extractor llm (config: extract model; defa…'
 complete -c hippo -n '__fish_seen_subcommand_from extract' -l session -r -f -d 'Extract every chunk of this Echo session again (e.g.'
 complete -c hippo -n '__fish_seen_subcommand_from extract' -l dry-run -d 'Print what would be written; write nothing.'
-complete -c hippo -n '__fish_seen_subcommand_from extract' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from extract' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from extract' -l embedder -r -f -a 'hash local openai' -d 'Embedding provider: local, openai, hash (env HIPPO_EMBEDDER…'
 complete -c hippo -n '__fish_seen_subcommand_from extract' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from extract' -l help -s h -d 'Show the help and exit.'
 
 # hippo forget
 complete -c hippo -n '__fish_seen_subcommand_from forget' -l hard -d 'Purge the text, its vectors and its audit text for good.'
-complete -c hippo -n '__fish_seen_subcommand_from forget' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from forget' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from forget' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from forget' -l help -s h -d 'Show the help and exit.'
 
@@ -157,7 +157,7 @@ complete -c hippo -n '__fish_seen_subcommand_from guidance' -l topic -r -f -d 'A
 complete -c hippo -n '__fish_seen_subcommand_from guidance' -l budget -s b -r -f -d 'Token budget (shipped tokenizer).'
 complete -c hippo -n '__fish_seen_subcommand_from guidance' -l all-projects -d 'Every project, not just the current one.'
 complete -c hippo -n '__fish_seen_subcommand_from guidance' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: the git repositor…'
-complete -c hippo -n '__fish_seen_subcommand_from guidance' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from guidance' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from guidance' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from guidance' -l help -s h -d 'Show the help and exit.'
 
@@ -169,14 +169,14 @@ complete -c hippo -n '__fish_seen_subcommand_from hook' -l limit -s n -r -f -d '
 complete -c hippo -n '__fish_seen_subcommand_from hook' -l min-score -r -f -d 'prompt: leave out memories whose search score is below this…'
 complete -c hippo -n '__fish_seen_subcommand_from hook' -l plain -d 'Print the context as plain text instead of the agent\'s JSON.'
 complete -c hippo -n '__fish_seen_subcommand_from hook' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: the git repositor…'
-complete -c hippo -n '__fish_seen_subcommand_from hook' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from hook' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from hook' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from hook' -l help -s h -d 'Show the help and exit.'
 complete -c hippo -n '__fish_seen_subcommand_from hook' -a 'claude-code codex' -d 'The agent calling: claude-code or codex.'
 complete -c hippo -n '__fish_seen_subcommand_from hook' -a 'session-start prompt session-end stop' -d 'session-start, prompt, session-end, or stop (codex) (defaul…'
 
 # hippo import
-complete -c hippo -n '__fish_seen_subcommand_from import' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from import' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from import' -l embedder -r -f -a 'hash local openai' -d 'Embedding provider: local, openai, hash (env HIPPO_EMBEDDER…'
 complete -c hippo -n '__fish_seen_subcommand_from import' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from import' -l help -s h -d 'Show the help and exit.'
@@ -185,7 +185,7 @@ complete -c hippo -n '__fish_seen_subcommand_from import' -l help -s h -d 'Show 
 complete -c hippo -n '__fish_seen_subcommand_from ingest' -l idle-minutes -r -f -d 'Only files idle this long (default 30; 0 skips the gate).'
 complete -c hippo -n '__fish_seen_subcommand_from ingest' -l backstop -d 'Daily run: re-check every known file, even unchanged-lookin…'
 complete -c hippo -n '__fish_seen_subcommand_from ingest' -l format -r -f -a 'claude-code codex gemini-cli aider generic-jsonl text' -d 'Force a reader: claude-code, codex, gemini-cli, aider, gene…'
-complete -c hippo -n '__fish_seen_subcommand_from ingest' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from ingest' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from ingest' -l embedder -r -f -a 'hash local openai' -d 'Embedding provider: local, openai, hash (env HIPPO_EMBEDDER…'
 complete -c hippo -n '__fish_seen_subcommand_from ingest' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from ingest' -l help -s h -d 'Show the help and exit.'
@@ -201,7 +201,7 @@ complete -c hippo -n '__fish_seen_subcommand_from list' -l all-projects -d 'Ever
 complete -c hippo -n '__fish_seen_subcommand_from list' -l limit -r -f -d 'At most this many (0: no limit).'
 complete -c hippo -n '__fish_seen_subcommand_from list' -l unverified -d 'Only machine-written rules and preferences no person has ve…'
 complete -c hippo -n '__fish_seen_subcommand_from list' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: the git repositor…'
-complete -c hippo -n '__fish_seen_subcommand_from list' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from list' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from list' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from list' -l wide -s w -d 'Every column in the table, full ids and times (JSON lines a…'
 complete -c hippo -n '__fish_seen_subcommand_from list' -l help -s h -d 'Show the help and exit.'
@@ -209,13 +209,13 @@ complete -c hippo -n '__fish_seen_subcommand_from list' -l help -s h -d 'Show th
 # hippo mcp
 complete -c hippo -n '__fish_seen_subcommand_from mcp' -l max-writes -r -f -d 'Writes (remember, supersede, forget, done, verify) one sess…'
 complete -c hippo -n '__fish_seen_subcommand_from mcp' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: the git repositor…'
-complete -c hippo -n '__fish_seen_subcommand_from mcp' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from mcp' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from mcp' -l embedder -r -f -a 'hash local openai' -d 'Embedding provider: local, openai, hash (env HIPPO_EMBEDDER…'
 complete -c hippo -n '__fish_seen_subcommand_from mcp' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from mcp' -l help -s h -d 'Show the help and exit.'
 
 # hippo pin
-complete -c hippo -n '__fish_seen_subcommand_from pin' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from pin' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from pin' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from pin' -l help -s h -d 'Show the help and exit.'
 
@@ -226,19 +226,19 @@ complete -c hippo -n '__fish_seen_subcommand_from project && not __fish_seen_sub
 complete -c hippo -n '__fish_seen_subcommand_from project && not __fish_seen_subcommand_from list merge rename' -l help -s h -d 'Show the help and exit.'
 
 # hippo project list
-complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from list' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from list' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from list' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from list' -l help -s h -d 'Show the help and exit.'
 
 # hippo project merge
 complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from merge' -l dry-run -d 'Print what would change (JSON lines) and write nothing.'
-complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from merge' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from merge' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from merge' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from merge' -l help -s h -d 'Show the help and exit.'
 
 # hippo project rename
 complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from rename' -l dry-run -d 'Print what would change (JSON lines) and write nothing.'
-complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from rename' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from rename' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from rename' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from project && __fish_seen_subcommand_from rename' -l help -s h -d 'Show the help and exit.'
 
@@ -248,14 +248,14 @@ complete -c hippo -n '__fish_seen_subcommand_from reindex' -l store -r -f -a 'br
 complete -c hippo -n '__fish_seen_subcommand_from reindex' -l batch -r -f -d 'Rows embedded and committed at a time.'
 complete -c hippo -n '__fish_seen_subcommand_from reindex' -l force -d 'Re-embed even when the store already uses this model.'
 complete -c hippo -n '__fish_seen_subcommand_from reindex' -l dry-run -d 'Print what would change (JSON lines) and write nothing.'
-complete -c hippo -n '__fish_seen_subcommand_from reindex' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from reindex' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from reindex' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from reindex' -l help -s h -d 'Show the help and exit.'
 
 # hippo retire
 complete -c hippo -n '__fish_seen_subcommand_from retire' -l now -r -f -d 'Judge ages as of this ISO-8601 time (default: now), e.g.'
 complete -c hippo -n '__fish_seen_subcommand_from retire' -l dry-run -d 'Print what would change (JSON lines) and write nothing.'
-complete -c hippo -n '__fish_seen_subcommand_from retire' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from retire' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from retire' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from retire' -l help -s h -d 'Show the help and exit.'
 
@@ -274,7 +274,7 @@ complete -c hippo -n '__fish_seen_subcommand_from search' -l format -s f -r -f -
 complete -c hippo -n '__fish_seen_subcommand_from search' -l budget -s b -r -f -d 'Token budget of --format markdown.'
 complete -c hippo -n '__fish_seen_subcommand_from search' -l min-score -r -f -d 'Leave out results scoring below this (scores compare across…'
 complete -c hippo -n '__fish_seen_subcommand_from search' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: the git repositor…'
-complete -c hippo -n '__fish_seen_subcommand_from search' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from search' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from search' -l embedder -r -f -a 'hash local openai' -d 'Embedding provider: local, openai, hash (env HIPPO_EMBEDDER…'
 complete -c hippo -n '__fish_seen_subcommand_from search' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from search' -l wide -s w -d 'Every column in the table, full ids and times (JSON lines a…'
@@ -282,37 +282,37 @@ complete -c hippo -n '__fish_seen_subcommand_from search' -l help -s h -d 'Show 
 
 # hippo show
 complete -c hippo -n '__fish_seen_subcommand_from show' -l history -l no-history -d 'Include the audit history.'
-complete -c hippo -n '__fish_seen_subcommand_from show' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from show' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from show' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from show' -l help -s h -d 'Show the help and exit.'
 
 # hippo stats
 complete -c hippo -n '__fish_seen_subcommand_from stats' -l layers -l no-layers -d 'Token size of each layer (rule floor, guidance, curated, ec…'
 complete -c hippo -n '__fish_seen_subcommand_from stats' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: the git repositor…'
-complete -c hippo -n '__fish_seen_subcommand_from stats' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from stats' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from stats' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from stats' -l help -s h -d 'Show the help and exit.'
 
 # hippo supersede
 complete -c hippo -n '__fish_seen_subcommand_from supersede' -l by -r -f -d 'The memory that replaces it.'
 complete -c hippo -n '__fish_seen_subcommand_from supersede' -l clear -d 'OLD is current again.'
-complete -c hippo -n '__fish_seen_subcommand_from supersede' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from supersede' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from supersede' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from supersede' -l help -s h -d 'Show the help and exit.'
 
 # hippo undo
 complete -c hippo -n '__fish_seen_subcommand_from undo' -l force -d 'Also overwrite memories changed after that run.'
 complete -c hippo -n '__fish_seen_subcommand_from undo' -l dry-run -d 'Print what would change (JSON lines) and write nothing.'
-complete -c hippo -n '__fish_seen_subcommand_from undo' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from undo' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from undo' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from undo' -l help -s h -d 'Show the help and exit.'
 
 # hippo unpin
-complete -c hippo -n '__fish_seen_subcommand_from unpin' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from unpin' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from unpin' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from unpin' -l help -s h -d 'Show the help and exit.'
 
 # hippo verify
-complete -c hippo -n '__fish_seen_subcommand_from verify' -l db -r -F -d 'Database file (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from verify' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from verify' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from verify' -l help -s h -d 'Show the help and exit.'
