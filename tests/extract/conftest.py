@@ -48,7 +48,7 @@ def links(db_path: Path) -> list[tuple[int, int]]:
 def meta(db_path: Path, key: str) -> str | None:
     db = connect(db_path)
     try:
-        return db.scalar("SELECT value FROM meta WHERE key = ?", (key,))
+        return db.meta.get(key)
     finally:
         db.close()
 

@@ -162,8 +162,7 @@ def test_lock_held_is_exit_75(cli, ingest, db_path: Path) -> None:
     ingest(ALPHA)
     db = connect(db_path)
     with db.transaction():
-        db.execute("INSERT INTO locks(name, owner, pid, acquired_at) VALUES "
-                   "('job:extract', 'extract-other', ?, '2026-01-01T00:00:00Z')", (os.getppid(),))
+        db.jobs.take_lock("job:extract", "extract-other", os.getppid(), "2026-01-01T00:00:00Z")
     r = cli("extract")
     assert r.exit_code == 75 and "extract is already running" in r.stderr
     assert r.stdout == "" and memories(db_path) == []
@@ -212,7 +211,7 @@ def test_a_failure_mid_run_keeps_finished_sessions_and_loses_none(cli, ingest, d
     assert r.exit_code == 0
     assert [m["text"] for m in memories(db_path)] == [DECISION, "Never log tokens.",
                                                       "I prefer tabs."]
-    run = connect(db_path).rows("SELECT outcome FROM runs WHERE job = 'extract' ORDER BY rowid")
+    run = connect(db_path).rows("SELECT outcome FROM runs WHERE job = 'extract' ORDER BY started_at, id")
     assert [x["outcome"] for x in run] == ["stopped", "ok"]
 
 
@@ -238,5 +237,5 @@ def test_sigkill_inside_a_session_loses_nothing_and_repeats_nothing(ingest, hipp
     assert [m["text"] for m in memories(db_path)] == [DECISION, "Never log tokens.",
                                                       "I prefer tabs."]
     assert links(db_path) == [(1, 1), (2, 2), (3, 3)]
-    runs = connect(db_path).rows("SELECT outcome FROM runs WHERE job = 'extract' ORDER BY rowid")
+    runs = connect(db_path).rows("SELECT outcome FROM runs WHERE job = 'extract' ORDER BY started_at, id")
     assert [x["outcome"] for x in runs] == ["killed", "ok"]

@@ -133,3 +133,35 @@ def test_project_dirs(db_path: Path) -> None:
         dirs.record("/w/a", "proj2", None, "2026-01-02T00:00:00Z")
     assert dirs.get("/w/a") == {"project": "proj2", "common_dir": None}
     assert dirs.among(["/w/a", "/w"]) == [{"path": "/w/a", "project": "proj2"}]
+
+
+def test_concurrent_writers_store_one_memory(db_path: Path) -> None:
+    """Write-time dedup under concurrent writers: each writer has its own connection and
+    adds the same memory at the same moment; find_same and the insert run in one write
+    transaction (the writer lock), so exactly one row results and the rest reinforce it."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    writers = 4
+    _hippo(db_path).close()  # the store exists before the race (its schema is not raced)
+    stores = [_hippo(db_path) for _ in range(writers)]
+    for h in stores:  # every embedding cached, so the writers meet at the write itself
+        h.embed(["the staging database is reset every night"])
+    start = threading.Barrier(writers)
+
+    def write(h: Hippo) -> list[str]:
+        start.wait(timeout=120)  # never hangs the suite if a writer failed to start
+        m = from_input({"text": "the staging database is reset every night",
+                        "project": "p"}, h.types, default_project="p")
+        return [c.action for c in h.add([m])]
+
+    with ThreadPoolExecutor(writers) as pool:  # result() raises what a writer raised
+        actions = [a for f in [pool.submit(write, h) for h in stores] for a in f.result()]
+    assert sorted(actions) == ["added"] + ["reinforced"] * (writers - 1)
+    check = _hippo(db_path)
+    rows = check.db.memories.listing(MemoryFilter())
+    assert len(rows) == 1
+    assert [e["action"] for e in check.db.audit.history(rows[0]["id"])] == (
+        ["add"] + ["reinforce"] * (writers - 1))
+    for h in [*stores, check]:
+        h.close()

@@ -47,21 +47,31 @@ EXTRA = [
 ]
 
 
+def _build_rules(db: Path | str, home: Path) -> None:
+    """The rules store, written in a real process."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HIPPO_")}
+    env.update(HIPPO_HOME=str(home), HIPPO_NO_PROGRESS="1")
+    lines = rule_lines() + "".join(orjson.dumps(e).decode() + "\n" for e in EXTRA)
+    subprocess.run([sys.executable, "-m", "hippo", "--db", str(db), "--embedder", "hash", "add",
+                    "-"], input=lines, env=env, capture_output=True, text=True, check=True)
+
+
 @pytest.fixture(scope="session")
 def rules_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Built once per session in a real process; each test gets its own copy."""
     base = tmp_path_factory.mktemp("rules")
     db = base / "rules.db"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HIPPO_")}
-    env.update(HIPPO_HOME=str(base), HIPPO_NO_PROGRESS="1")
-    lines = rule_lines() + "".join(orjson.dumps(e).decode() + "\n" for e in EXTRA)
-    subprocess.run([sys.executable, "-m", "hippo", "--db", str(db), "--embedder", "hash", "add",
-                    "-"], input=lines, env=env, capture_output=True, text=True, check=True)
+    _build_rules(db, base)
     return db
 
 
 @pytest.fixture
-def rules_db(rules_template: Path, db_path: Path) -> Path:
+def rules_db(rules_template: Path, db_path: Path | str, tmp_path: Path) -> Path | str:
+    if not isinstance(db_path, Path):  # a server's schema: written there, as the file was
+        home = tmp_path / "rules-home"
+        home.mkdir()
+        _build_rules(db_path, home)
+        return db_path
     for suffix in ("", "-wal", "-shm"):
         src = Path(f"{rules_template}{suffix}")
         if src.exists():

@@ -34,8 +34,10 @@ def copy(src: Path, dest: Path) -> Path:
     return dest
 
 
-def jobs(db: Path) -> dict[str, Any]:
-    return session_job.summary(os.path.abspath(db))
+def jobs(db: Path | str) -> dict[str, Any]:
+    from hippo.store.location import display, is_server
+
+    return session_job.summary(display(db) if is_server(db) else os.path.abspath(db))
 
 
 def wait_finished(db: Path, n: int, deadline: float = 240.0) -> dict[str, Any]:
