@@ -58,6 +58,7 @@ complete -c hippo -n '__fish_seen_subcommand_from add' -l help -s h -d 'Show the
 # hippo config
 complete -c hippo -n '__fish_seen_subcommand_from config' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from config' -l json -d 'JSON lines on stdout even at a terminal.'
+complete -c hippo -n '__fish_seen_subcommand_from config' -l set -r -f -d 'Change a setting the store keeps for every user of it (a Po…'
 complete -c hippo -n '__fish_seen_subcommand_from config' -l help -s h -d 'Show the help and exit.'
 
 # hippo consolidate

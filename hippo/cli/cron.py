@@ -16,7 +16,8 @@ def cron(
     print_: Annotated[bool, typer.Option("--print", help="Print the entries (what this "
                                          "command does; it installs nothing).")] = False,
     log: Annotated[Path | None, typer.Option(help="Log file the jobs append to (default: "
-                                             "hippo-cron.log next to the database).",
+                                             "hippo-cron.log next to the database file, or in "
+                                             "the data directory for a server).",
                                              show_default=False, dir_okay=False)] = None,
     db: DbOpt = None,
     json: JsonOpt = False,
@@ -29,13 +30,12 @@ def cron(
     from hippo.store.location import display
 
     h = open_hippo(ctx, db=db)
-    store = h.settings.database
-    if isinstance(store, str):  # a server: its URL without a password (~/.pgpass has it);
-        target, beside = display(store), home_dir()  # each machine's lines may run: a job
-    else:  # that another machine runs meanwhile exits 75 (its lock is the server's)
-        target = os.path.abspath(store)
-        beside = Path(target).parent
-    log_path = Path(os.path.abspath(log)) if log else beside / "hippo-cron.log"
+    database = h.settings.database
+    if isinstance(database, str):  # a server: its URL without the password (~/.pgpass)
+        target, folder = display(database), home_dir()
+    else:
+        target, folder = os.path.abspath(database), Path(os.path.abspath(database)).parent
+    log_path = Path(os.path.abspath(log)) if log else folder / "hippo-cron.log"
     text = crontab(hippo_command(), target, str(log_path), env_to_pass(os.environ))
     if json:  # one object per crontab entry (comments and blank lines left out)
         from hippo.output import write_json_lines

@@ -23,7 +23,9 @@ SCHEDULE: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("7 3 * * *", ("consolidate",), "nightly: merge near-duplicate machine memories"),
     ("37 3 * * *", ("retire",), "nightly: retire done and expired tasks"),
 )
-ENV_PASSED = ("HIPPO_HOME", "HIPPO_CONFIG")
+# Where hippo and libpq look for settings and credentials (never a password itself).
+ENV_PASSED = ("HIPPO_HOME", "HIPPO_CONFIG", "HIPPO_USER", "PGSERVICE", "PGSERVICEFILE",
+              "PGPASSFILE")
 NICE = "nice -n 10"
 
 

@@ -60,30 +60,32 @@ def test_every_shared_transcript_ingests(cli, tmp_path: Path) -> None:
 
 
 @needs_data
-def test_grown_file_adds_exactly_the_new_messages(cli, tmp_path: Path) -> None:
+def test_grown_file_adds_exactly_the_new_messages(cli, tmp_path: Path, db_path: Path,
+                                                  other_db) -> None:
     turn1 = T / "claude-code" / "codemie-code__incremental-simple__turn-1.jsonl"
     turn2 = T / "claude-code" / "codemie-code__incremental-simple__turn-2.jsonl"
     assert turn2.read_bytes().startswith(turn1.read_bytes())
     live = tmp_path / "session.jsonl"
     shutil.copy(turn1, live)
     assert cli("ingest", str(live), "--idle-minutes", "0").exit_code == 0
-    first = message_ids(tmp_path / "hippo.db")
+    first = message_ids(db_path)
     shutil.copy(turn2, live)  # the agent appended to its file
     r = cli("ingest", str(live), "--idle-minutes", "0")
     (ev, _summary) = r.records
     assert ev["status"] == "ingested" and ev["duplicates"] == 0
-    reference = tmp_path / "ref.db"
+    reference = other_db("ref")
     ref_copy = tmp_path / "ref.jsonl"
     shutil.copy(turn2, ref_copy)
     cli("ingest", str(ref_copy), "--idle-minutes", "0", db=reference)
-    resumed = message_ids(tmp_path / "hippo.db")
+    resumed = message_ids(db_path)
     assert resumed[: len(first)] == first
     assert sorted(resumed) == sorted(message_ids(reference))
     assert len(resumed) == len(set(resumed))
 
 
 @needs_data
-def test_torn_last_line_waits_for_the_rest(cli, tmp_path: Path) -> None:
+def test_torn_last_line_waits_for_the_rest(cli, tmp_path: Path, db_path: Path,
+                                          other_db) -> None:
     src = (T / "claude-code" / "spotter__tool_heavy.jsonl").read_bytes()
     cut = src.rfind(b"\n", 0, len(src) // 2) + 40  # in the middle of a line
     live = tmp_path / "s.jsonl"
@@ -95,11 +97,12 @@ def test_torn_last_line_waits_for_the_rest(cli, tmp_path: Path) -> None:
     assert r.exit_code == 0
     whole = tmp_path / "whole.jsonl"
     whole.write_bytes(src)
-    cli("ingest", str(whole), "--idle-minutes", "0", db=tmp_path / "ref.db")
-    assert sorted(message_ids(tmp_path / "hippo.db")) == sorted(message_ids(tmp_path / "ref.db"))
+    reference = other_db("ref")
+    cli("ingest", str(whole), "--idle-minutes", "0", db=reference)
+    assert sorted(message_ids(db_path)) == sorted(message_ids(reference))
 
 
-def test_replaced_file_is_reread_without_duplicates(cli, tmp_path: Path) -> None:
+def test_replaced_file_is_reread_without_duplicates(cli, tmp_path: Path, db_path: Path) -> None:
     live = tmp_path / "chat.jsonl"
     live.write_text('{"role": "user", "content": "first version alpha"}\n')
     cli("ingest", str(live), "--idle-minutes", "0", "--format", "generic-jsonl")
@@ -107,11 +110,11 @@ def test_replaced_file_is_reread_without_duplicates(cli, tmp_path: Path) -> None
                     '{"role": "assistant", "content": "reply gamma"}\n')
     r = cli("ingest", str(live), "--idle-minutes", "0", "--format", "generic-jsonl")
     assert r.records[0]["status"] == "reread"
-    texts = " ".join(row[3] for row in echo_rows(tmp_path / "hippo.db"))
+    texts = " ".join(row[3] for row in echo_rows(db_path))
     assert "alpha" not in texts and "beta" in texts and "gamma" in texts
 
 
-def test_bad_inputs_are_skipped_counted_and_exit_3(cli, tmp_path: Path) -> None:
+def test_bad_inputs_are_skipped_counted_and_exit_3(cli, tmp_path: Path, db_path: Path) -> None:
     d = tmp_path / "in"
     d.mkdir()
     good = d / "good.jsonl"
@@ -137,11 +140,27 @@ def test_bad_inputs_are_skipped_counted_and_exit_3(cli, tmp_path: Path) -> None:
     assert summary["skipped"]["malformed json"] == 1
     assert summary["skipped"]["invalid utf-8"] == 1
     assert summary["skipped"]["line too long"] == 1
-    texts = " ".join(row[3] for row in echo_rows(tmp_path / "hippo.db"))
+    texts = " ".join(row[3] for row in echo_rows(db_path))
     assert "valid message one" in texts and "valid message two" in texts
 
 
-def test_secrets_are_redacted_before_storing(cli, tmp_path: Path) -> None:
+def stored_bytes(db_path: Path | str) -> bytes:
+    """Everything the store holds of Echo: a SQLite file's raw bytes (its -wal too), or
+    every row of a server's Echo tables as text."""
+    if isinstance(db_path, Path):
+        return b"".join(p.read_bytes() for p in db_path.parent.glob(db_path.name + "*"))
+    db = connect(db_path)
+    try:
+        return b"".join(str(tuple(r)).encode() for table in ECHO_TABLES
+                        for r in db.execute(f"SELECT * FROM {table}"))
+    finally:
+        db.close()
+
+
+ECHO_TABLES = ("echo_sessions", "echo_chunks", "watermarks", "embed_cache")
+
+
+def test_secrets_are_redacted_before_storing(cli, tmp_path: Path, db_path: Path) -> None:
     secrets = {
         "openai": "sk-proj-" + "A1b2C3d4E5f6G7h8" * 3,
         "github": "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2",
@@ -157,7 +176,7 @@ def test_secrets_are_redacted_before_storing(cli, tmp_path: Path) -> None:
     live.write_bytes(orjson.dumps({"role": "user", "content": content}) + b"\n")
     r = cli("ingest", str(live), "--idle-minutes", "0", "--format", "generic-jsonl")
     assert r.records[-1]["redactions"] >= 4
-    raw = b"".join(p.read_bytes() for p in tmp_path.glob("hippo.db*"))
+    raw = stored_bytes(db_path)
     for value in secrets.values():
         assert value.encode() not in raw
         for hit in cli("echo", value, "--json").records:
@@ -165,20 +184,20 @@ def test_secrets_are_redacted_before_storing(cli, tmp_path: Path) -> None:
     assert b"postgres://admin:" in raw  # the user and host stay readable
 
 
-def test_idle_gate_defers_fresh_files(cli, tmp_path: Path) -> None:
+def test_idle_gate_defers_fresh_files(cli, tmp_path: Path, db_path: Path) -> None:
     live = tmp_path / "s.jsonl"
     live.write_text('{"role": "user", "content": "still being written"}\n')
     r = cli("ingest", str(live), "--idle-minutes", "30", "--format", "generic-jsonl")
     assert r.exit_code == 0 and r.records[0]["status"] == "deferred"
-    assert echo_rows(tmp_path / "hippo.db") == []
+    assert echo_rows(db_path) == []
 
 
 @needs_data
-def test_sigkill_mid_run_converges(tmp_path: Path) -> None:
+def test_sigkill_mid_run_converges(tmp_path: Path, db_path: Path, other_db) -> None:
     src = tmp_path / "t"
     shutil.copytree(T, src)
     env = {**os.environ, "HIPPO_EMBEDDER": "hash"}
-    killed_db, ref_db = tmp_path / "k.db", tmp_path / "r.db"
+    killed_db, ref_db = db_path, other_db("ref")
     cmd = [sys.executable, "-m", "hippo", "--db"]
     for delay in (0.8, 1.6):
         p = subprocess.Popen([*cmd, str(killed_db), "ingest", str(src), "--idle-minutes", "0"],
@@ -192,6 +211,7 @@ def test_sigkill_mid_run_converges(tmp_path: Path) -> None:
                    check=True, capture_output=True)
     assert echo_rows(killed_db) == echo_rows(ref_db)
     db = connect(killed_db)
-    db.execute("INSERT INTO echo_fts(echo_fts, rank) VALUES ('integrity-check', 1)")
+    if isinstance(killed_db, Path):
+        db.execute("INSERT INTO echo_fts(echo_fts, rank) VALUES ('integrity-check', 1)")
     assert db.scalar("SELECT count(*) FROM echo_vec") == db.scalar(
         "SELECT count(*) FROM echo_chunks")

@@ -98,7 +98,7 @@ def test_command_in_a_worktree_defaults_to_the_repository_and_records_it(
 
 def test_ingest_of_a_removed_worktree_uses_the_record(cli, worktree: Path, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch,
-                                                     db_path: Path) -> None:
+                                                     db_path: Path, other_db) -> None:
     hook = orjson.dumps({"session_id": "s", "cwd": str(worktree / "src"),
                          "hook_event_name": "SessionStart"}).decode()
     connect(db_path).close()  # a hook (a read) records into a database, never creates one
@@ -112,7 +112,7 @@ def test_ingest_of_a_removed_worktree_uses_the_record(cli, worktree: Path, tmp_p
     assert r.exit_code == 0, r.stderr
     assert projects(db_path) == (["spotter"], ["spotter"])
     # Without the record the same path would be its own project (no layout in it).
-    other = tmp_path / "other.db"
+    other = other_db("other")
     r = cli("ingest", str(t), "--idle-minutes", "0", db=other)
     assert projects(other) == (["pkg"], ["pkg"])
 
@@ -145,19 +145,20 @@ def test_recording_never_fails_or_waits_on_a_busy_database(
     monkeypatch.chdir(worktree)
     # A writer holds the lock; a wait of the whole busy timeout (ten minutes) would show.
     writer = connect(db_path)
-    writer.execute("BEGIN IMMEDIATE")
     try:
-        r = cli("search", "spot", "--json", env={"HIPPO_BUSY_TIMEOUT_MS": "600000"})
-        assert r.exit_code == 0 and r.stderr == "", r.stderr
-        assert [x["text"] for x in r.records] == ["x marks the spot"]
+        with writer.transaction():  # SQLite: BEGIN IMMEDIATE; PostgreSQL: the writer lock
+            r = cli("search", "spot", "--json", env={"HIPPO_BUSY_TIMEOUT_MS": "600000"})
+            assert r.exit_code == 0 and r.stderr == "", r.stderr
+            assert [x["text"] for x in r.records] == ["x marks the spot"]
     finally:
-        writer.execute("ROLLBACK")
         writer.close()
-    assert recorded(db_path) == []  # skipped, recorded by the next command
+    if isinstance(db_path, Path):  # SQLite's write lock covers the file: skipped, recorded
+        assert recorded(db_path) == []  # by the next command (a server's rows: no wait)
     cli("search", "spot")
     assert recorded(db_path) == [(str(worktree.resolve()), "spotter")]
 
 
+@pytest.mark.sqlite_only(reason="a database file's mode (read-only)")
 def test_recording_never_fails_a_read_only_database(cli, worktree: Path, db_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     if os.geteuid() == 0:

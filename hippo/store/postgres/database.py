@@ -333,6 +333,8 @@ def connect(url: str, *, busy_timeout_ms: int = 5000, mode: Mode = "write",
     PGPASSWORD / PGSERVICE or ~/.pgpass, as libpq reads them; no message shows them.
     """
     label = display(url)
+    scheme, rest = url.split("://", 1)
+    url = f"{scheme.lower()}://{rest}"  # libpq knows the scheme in lower case only
     try:
         conn = psycopg.connect(url, autocommit=True, connect_timeout=_timeout_s(busy_timeout_ms),
                                application_name="hippo")

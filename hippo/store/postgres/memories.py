@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hippo.records import FIELDS
+from hippo.store.postgres.filters import OWN, VISIBLE
 from hippo.store.postgres.vector import Vec
 
 if TYPE_CHECKING:
@@ -104,10 +105,11 @@ KNN = ("SELECT v.memory_id, v.embedding <=> %(q)s AS distance FROM memories_vec 
 CURRENT_ACTIVE = (f"SELECT {COLUMNS} FROM memories WHERE id = %s AND status = 'active' "
                   "AND superseded_by IS NULL")
 # -- provenance links ------------------------------------------------------------------
+# A chunk of a session this user may not see (`VISIBLE`) is shown as a forgotten one is.
 SOURCES = (
     "SELECT s.chunk_id, c.session_id, e.session_key, c.source_path, c.line_start, c.line_end, "
-    "c.started_at, c.text FROM memory_sources s LEFT JOIN echo_chunks c ON c.id = s.chunk_id "
-    "LEFT JOIN echo_sessions e ON e.id = c.session_id WHERE s.memory_id = %s "
+    "c.started_at, c.text FROM memory_sources s LEFT JOIN (echo_chunks c JOIN echo_sessions e "
+    f"ON e.id = c.session_id AND {VISIBLE}) ON c.id = s.chunk_id WHERE s.memory_id = %s "
     "ORDER BY s.chunk_id"
 )
 CHUNK_IDS = "SELECT chunk_id FROM memory_sources WHERE memory_id = %s ORDER BY chunk_id"
@@ -121,7 +123,9 @@ LINKED_TO = ("SELECT DISTINCT memory_id FROM memory_sources WHERE chunk_id = ANY
 PENDING = "SELECT id, session_id FROM echo_chunks WHERE id > %s ORDER BY id"
 SESSION = ("SELECT id, session_key, project, format, started_at FROM echo_sessions "
            "WHERE id = %s")
-SESSION_BY_KEY = "SELECT id FROM echo_sessions WHERE session_key = %s"
+# A key the user may see (their own session first: a key is unique per owner).
+SESSION_BY_KEY = (f"SELECT e.id FROM echo_sessions e WHERE e.session_key = %s AND {VISIBLE} "
+                  f"ORDER BY ({OWN}) DESC, e.id LIMIT 1")
 SEGMENT = ("SELECT id, seq, source_path, roles, line_start, line_end, message_ids, started_at, "
            "text FROM echo_chunks WHERE session_id = %s AND id BETWEEN %s AND %s "
            "ORDER BY seq, id")
