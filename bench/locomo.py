@@ -1,7 +1,7 @@
 """LoCoMo retrieval recall of the Brain search pipeline over observations (issue 3).
 
 Usage:
-    python bench/locomo.py [--data FILE] [--audit FILE] [--db PATH] [--embedder local]
+    python bench/locomo.py [--data FILE] [--audit FILE] [--db PATH | URL] [--pg] [--embedder local]
 
 Each conversation's `observation` facts become Brain memories through the real store
 (`Hippo.add`: type fact, importance 0.5, created at the session date, source = the
@@ -139,13 +139,14 @@ def forget_questions(h: Any, questions: Sequence[str]) -> int:
     from hippo.vectors import content_hash
 
     hashes = {content_hash(q) for q in questions}
+    mark = "%s" if type(h.db).__module__.startswith("hippo.store.postgres") else "?"
     for table in ("memories", "echo_chunks"):
-        if h.db.scalar("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)):
+        if h.db.has_table(table):
             hashes -= {r["content_hash"] for r in h.db.rows(f"SELECT content_hash FROM {table}")}
     before = h.db.scalar("SELECT count(*) FROM embed_cache")
     with h.db.transaction():
         for digest in hashes:
-            h.db.execute("DELETE FROM embed_cache WHERE content_hash = ?", (digest,))
+            h.db.execute(f"DELETE FROM embed_cache WHERE content_hash = {mark}", (digest,))
     return int(before) - int(h.db.scalar("SELECT count(*) FROM embed_cache"))
 
 
@@ -235,8 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, default=lc.DEFAULT_DATA)
     ap.add_argument("--audit", type=Path, default=None,
                     help="locomo-audit-dev.json: add figures with corrected evidence")
-    ap.add_argument("--db", type=Path, default=None,
-                    help="keep the database here (reused when it exists: no re-embedding)")
+    lc.add_store_options(ap, "locomo.db")
     ap.add_argument("--embedder", default="local")
     ap.add_argument("--ranked", type=Path, default=None,
                     help="write every question's ranked results here (JSON), to compare runs")
@@ -244,12 +244,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     convs = lc.load(args.data)
     audit = lc.load_audit(args.audit, convs) if args.audit else None
-    with lc.private_home("hippo-locomo-") as tmp:
+    with lc.private_home("hippo-locomo-") as tmp, lc.store_location(args, tmp) as where:
         from hippo.core import Hippo
 
-        db_path = args.db or tmp / "locomo.db"
-        fresh = not db_path.exists()
-        h = Hippo.open(db_path, embedder=args.embedder)
+        h = Hippo.open(where, embedder=args.embedder)
+        fresh = h.db.lexical.extent("brain") == 0
         t0 = time.perf_counter()
         counts = load_brain(h, convs) if fresh else {"memories": "reused"}
         load_s = time.perf_counter() - t0

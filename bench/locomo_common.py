@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 CATEGORIES: Mapping[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 KS: tuple[int, ...] = (5, 10)
@@ -49,6 +50,36 @@ def private_home(prefix: str) -> Iterator[Path]:
         os.environ["HIPPO_HOME"] = str(home)
         os.environ.setdefault("HIPPO_NO_PROGRESS", "1")
         yield Path(tmp)
+
+
+def add_store_options(ap: Any, default_name: str) -> None:
+    """--db (a SQLite file or a PostgreSQL URL) and --pg (a fresh schema on the tests' server)."""
+    ap.add_argument("--db", default=None,
+                    help="keep the store here: a SQLite file or a postgresql:// URL (reused "
+                         "when it holds the data: no re-embedding)")
+    ap.add_argument("--pg", action="store_true",
+                    help="a fresh schema on the tests' PostgreSQL server (tests/pgtest.py: "
+                         "HIPPO_TEST_PG_URL, else pgserver), dropped afterwards")
+    ap.set_defaults(store_name=default_name)
+
+
+@contextlib.contextmanager
+def store_location(args: Any, tmp: Path) -> Iterator[Path | str]:
+    """Where the bench's store is (see `add_store_options`); a new file in `tmp` by default.
+    Imports hippo and tests only when asked for a server."""
+    if args.pg:
+        import sys
+
+        sys.path.insert(0, str(REPO))
+        from tests.pgtest import store_url
+
+        with store_url("bench") as url:
+            yield url
+        return
+    if args.db and args.db.startswith(("postgresql://", "postgres://")):
+        yield args.db
+        return
+    yield Path(args.db) if args.db else tmp / args.store_name
 
 
 def parse_session_date(text: str) -> datetime:

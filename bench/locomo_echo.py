@@ -1,7 +1,7 @@
 """LoCoMo turn-level recall of Echo transcript search (issue 4).
 
 Usage:
-    python bench/locomo_echo.py [--data FILE] [--audit FILE] [--db PATH] [--embedder local]
+    python bench/locomo_echo.py [--data FILE] [--audit FILE] [--db PATH | URL] [--pg] [--embedder local]
 
 Each LoCoMo session becomes an Echo session (project = the conversation) through the
 real store (`store.chunks.add_session` / `add`, vectors from `Hippo.embed(...,
@@ -212,8 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, default=lc.DEFAULT_DATA)
     ap.add_argument("--audit", type=Path, default=None,
                     help="locomo-audit-dev.json: add figures with corrected evidence")
-    ap.add_argument("--db", type=Path, default=None,
-                    help="keep the database here (reused when it exists: no re-embedding)")
+    lc.add_store_options(ap, "locomo-echo.db")
     ap.add_argument("--embedder", default="local")
     ap.add_argument("--ranked", type=Path, default=None,
                     help="write every question's ranked results here (JSON), to compare runs")
@@ -225,13 +224,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     audit = lc.load_audit(args.audit, convs) if args.audit else None
     qs = lc.eval_questions(convs)
     qs_audit = {q.qid: q for _, q in lc.eval_questions(convs, audit)} if audit else {}
-    with lc.private_home("hippo-locomo-echo-") as tmp:
+    with lc.private_home("hippo-locomo-echo-") as tmp, lc.store_location(args, tmp) as where:
         from hippo.core import Hippo
         from hippo.retrieve import tokencache
 
-        db_path = args.db or tmp / "locomo-echo.db"
-        fresh = not db_path.exists()
-        h = Hippo.open(db_path, embedder=args.embedder)
+        h = Hippo.open(where, embedder=args.embedder)
+        fresh = h.db.lexical.extent("echo") == 0
         t0 = time.perf_counter()
         tokens = tokencache.can_encode_tokens(h.embedder("echo"))
         n_chunks = load_echo(h, convs, tokens=tokens, captions=args.captions) if fresh \

@@ -11,6 +11,7 @@ import pytest
 
 from hippo import tokens
 from hippo.records import FIELDS
+from tests.conftest import BACKEND
 
 CLI = Callable[..., Any]
 
@@ -173,7 +174,9 @@ def test_degradation_is_on_stderr_and_in_every_result(cli: CLI, corpus: None,
                                                       db_path: Path) -> None:
     from hippo.store import connect
 
-    connect(db_path).execute("DROP TABLE memories_fts")
+    # The full-text index taken away: FTS5's table, or Postgres's generated column.
+    connect(db_path).execute({"sqlite": "DROP TABLE memories_fts",
+                              "postgres": "ALTER TABLE memories DROP COLUMN tsv"}[BACKEND])
     r = cli("search", "deploy staging")
     assert r.exit_code == 0
     (line,) = r.stderr.splitlines()

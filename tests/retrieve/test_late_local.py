@@ -8,10 +8,14 @@ onnxruntime and ranks exactly as the first time.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import apsw
 import pytest
@@ -21,6 +25,7 @@ from hippo.records import from_input
 from hippo.retrieve.params import SearchParams
 from hippo.retrieve.tokencache import QUERY_SUFFIX, TOKENS_SUFFIX
 from hippo.retrieve.tokenmatrix import TokenMatrix
+from tests.conftest import BACKEND
 
 MODEL = "all-MiniLM-L6-v2-int8"
 NOTES = [
@@ -36,8 +41,56 @@ PROBE = ("import atexit, sys; atexit.register(lambda: sys.stderr.write('LOADED '
          "from hippo.cli.main import main; main()")
 
 
+class Raw:
+    """A plain connection to the test's store, for what a test sets up or reads behind
+    hippo's back: the SQLite file through apsw, or the server through psycopg (there `?`
+    is `%s` and a blob literal x'..' is bytea)."""
+
+    def __init__(self, db_path: Path | str) -> None:
+        self.pg = BACKEND == "postgres"
+        if self.pg:
+            import psycopg
+
+            self.conn: Any = psycopg.connect(str(db_path), autocommit=True)
+        else:
+            self.conn = apsw.Connection(str(db_path))
+
+    def execute(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
+        if self.pg:
+            sql = re.sub(r"x'([0-9a-fA-F]*)'", r"'\\x\1'::bytea", sql).replace("?", "%s")
+            return self.conn.execute(sql, params or None)
+        return self.conn.execute(sql, params)
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self.conn.transaction() if self.pg else self.conn:
+            yield
+
+    @contextlib.contextmanager
+    def writer_lock(self) -> Iterator[None]:
+        """Hold the store's write lock (as a writer in the middle of a batch does)."""
+        if self.pg:
+            from hippo.store.postgres.database import WRITER_CLASS
+
+            lock = "SELECT pg_advisory_{}lock(%s, hashtext(current_schema()))"
+            self.conn.execute(lock.format(""), (WRITER_CLASS,))
+            try:
+                yield
+            finally:
+                self.conn.execute(lock.format("un"), (WRITER_CLASS,))
+        else:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            finally:
+                self.conn.execute("ROLLBACK")
+
+    def close(self) -> None:
+        self.conn.close()
+
+
 def counters(db_path: Path) -> dict[str, int]:
-    conn = apsw.Connection(str(db_path))
+    conn = Raw(str(db_path))
     try:
         return dict(conn.execute("SELECT name, value FROM counters"))
     finally:
@@ -45,7 +98,7 @@ def counters(db_path: Path) -> dict[str, int]:
 
 
 def cached(db_path: Path, model: str) -> int:
-    conn = apsw.Connection(str(db_path))
+    conn = Raw(str(db_path))
     try:
         return conn.execute("SELECT count(*) FROM embed_cache WHERE model = ?",
                             (model,)).fetchone()[0]
@@ -102,7 +155,7 @@ def test_new_query_runs_the_model_once_and_a_repeat_loads_no_model(local_db: Pat
     assert cached(local_db, MODEL) == len(NOTES) + 1
     assert cached(local_db, MODEL + TOKENS_SUFFIX) == len(NOTES)
     assert cached(local_db, MODEL + QUERY_SUFFIX) == 1
-    conn = apsw.Connection(str(local_db))
+    conn = Raw(str(local_db))
     (blob,) = conn.execute("SELECT vector FROM embed_cache WHERE model = ?",
                            (MODEL + QUERY_SUFFIX,)).fetchone()
     conn.close()
@@ -178,16 +231,15 @@ def test_a_memory_from_a_date_the_query_names_is_a_match(local_db: Path) -> None
 def test_busy_database_still_gets_vector_results_for_a_new_query(
         local_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Another writer holds the lock: the query's vector cannot be cached, but it is used.
-    blocker = apsw.Connection(str(local_db))
-    blocker.execute("BEGIN IMMEDIATE")
+    blocker = Raw(str(local_db))
     try:
-        monkeypatch.setenv("HIPPO_BUSY_TIMEOUT_MS", "50")
-        h = hippo.open(local_db)
-        res = hippo.search(h, "who rotates the credentials of the staging cluster?",
-                           projects=None, explain=True)
-        h.close()
+        with blocker.writer_lock():
+            monkeypatch.setenv("HIPPO_BUSY_TIMEOUT_MS", "50")
+            h = hippo.open(local_db)
+            res = hippo.search(h, "who rotates the credentials of the staging cluster?",
+                               projects=None, explain=True)
+            h.close()
     finally:
-        blocker.execute("ROLLBACK")
         blocker.close()
     assert res.results[0]["text"] == NOTES[3]
     assert not [d for d in res.degraded if d.startswith("embedder")], res.degraded
@@ -196,8 +248,10 @@ def test_busy_database_still_gets_vector_results_for_a_new_query(
     assert cached(local_db, MODEL) == len(NOTES)  # nothing was written
 
 
+@pytest.mark.sqlite_only(reason="upgrades a hippo 0.1 SQLite file (its 0003 step); no "
+                         "Postgres store ever held int8 token matrices")
 def test_int8_token_matrices_of_hippo_0_1_are_dropped_on_upgrade(local_db: Path) -> None:
-    conn = apsw.Connection(str(local_db))
+    conn = Raw(str(local_db))
     conn.execute("INSERT INTO embed_cache(model, content_hash, vector, created_at) "
                  "VALUES (?, 'abc', x'00', '2026-01-01T00:00:00.000Z')", (MODEL + "#tokens",))
     conn.execute("DELETE FROM _migrations WHERE name = '0003_ternary_tokens'")
@@ -255,7 +309,7 @@ def test_hard_forget_erases_the_token_matrix_too(local_db: Path) -> None:
                         "--hard", str(target["id"])], capture_output=True, text=True,
                        check=False)
     assert r.returncode == 0, r.stderr
-    conn = apsw.Connection(str(local_db))
+    conn = Raw(str(local_db))
     try:
         left = conn.execute("SELECT model FROM embed_cache WHERE content_hash = ?",
                             (content_hash(NOTES[0]),)).fetchall()
@@ -266,7 +320,7 @@ def test_hard_forget_erases_the_token_matrix_too(local_db: Path) -> None:
 
 
 def test_a_damaged_token_matrix_is_encoded_again(local_db: Path) -> None:
-    conn = apsw.Connection(str(local_db))
+    conn = Raw(str(local_db))
     conn.execute("UPDATE embed_cache SET vector = x'0100000080010000' WHERE model = ?",
                  (MODEL + TOKENS_SUFFIX,))  # a header that promises a row that is not there
     conn.close()
@@ -279,7 +333,7 @@ def test_a_damaged_token_matrix_is_encoded_again(local_db: Path) -> None:
     assert "late" in res.results[0]["explain"]
     # ... and written back whole: the next search finds it cached.
 
-    conn = apsw.Connection(str(local_db))
+    conn = Raw(str(local_db))
     try:
         blobs = [b for (b,) in conn.execute("SELECT vector FROM embed_cache WHERE model = ?",
                                             (MODEL + TOKENS_SUFFIX,))]
@@ -403,7 +457,7 @@ def test_doctor_compacts_token_matrices_cached_with_repeats(cli, db_path: Path,
         return res.exit_code, next(x for x in res.records if x["check"] == "token-repeats")
 
     assert repeats() == (0, {"event": "check", "check": "token-repeats", "ok": True})
-    conn = apsw.Connection(str(db_path))
+    conn = Raw(str(db_path))
     model = MODEL + TOKENS_SUFFIX
     (compact,) = [bytes(b) for (b,) in conn.execute(
         "SELECT vector FROM embed_cache WHERE model = ?", (model,))]
@@ -414,7 +468,7 @@ def test_doctor_compacts_token_matrices_cached_with_repeats(cli, db_path: Path,
     h.close()
     full = TokenMatrix.from_vectors(ids, vecs, words, distinct=2.0).to_blob()
     assert len(full) > len(compact)
-    with conn:
+    with conn.transaction():
         conn.execute("UPDATE embed_cache SET vector = ? WHERE model = ?", (full, model))
         conn.execute("DELETE FROM meta WHERE key = ?", (TOKENS_DISTINCT_KEY,))
         conn.execute("INSERT INTO embed_cache VALUES (?, 'damaged', x'0102', '2026-01-01')",
@@ -426,7 +480,7 @@ def test_doctor_compacts_token_matrices_cached_with_repeats(cli, db_path: Path,
         "2 token matrices cached before December 2026 may keep near-copies")
     code, check = repeats("--fix")
     assert code == 0 and check["fixed"].startswith("compacted 1 of 2 (")
-    conn = apsw.Connection(str(db_path))
+    conn = Raw(str(db_path))
     assert conn.execute("SELECT vector FROM embed_cache WHERE model = ? AND content_hash "
                         "<> 'damaged'", (model,)).fetchone()[0] == compact
     conn.close()

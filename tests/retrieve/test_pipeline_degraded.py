@@ -15,7 +15,14 @@ from hippo.records import from_input
 from hippo.retrieve import pipeline, vec
 from hippo.retrieve.pipeline import search
 from hippo.store.filters import SearchFilters as Filters
-from hippo.store.sqlite.filters import memory_where
+from hippo.store.lexical import Terms
+from tests.conftest import BACKEND
+
+# What takes the full-text index away: FTS5's table, or Postgres's generated column.
+DROP_FTS = {"sqlite": "DROP TABLE memories_fts",
+            "postgres": "ALTER TABLE memories DROP COLUMN tsv"}[BACKEND]
+COUNTER = {"sqlite": "SELECT value FROM counters WHERE name = ?",
+           "postgres": "SELECT value FROM counters WHERE name = %s"}[BACKEND]
 
 
 @pytest.fixture(autouse=True, params=["bm25 after the scan", "bm25 beside the scan"])
@@ -36,7 +43,7 @@ def h(db_path: Path) -> Hippo:
 
 
 def counter(h: Hippo, name: str) -> int:
-    return int(h.db.scalar("SELECT value FROM counters WHERE name = ?", (name,)) or 0)
+    return int(h.db.scalar(COUNTER, (name,)) or 0)
 
 
 def fail(*_args: object, **_kwargs: object) -> None:
@@ -49,7 +56,7 @@ def test_repeated_query_costs_no_model_call(h: Hippo, monkeypatch: pytest.Monkey
     first = search(h, "where is the deploy key", now=now)
     assert counter(h, "embed.model_calls") == calls + 1
     monkeypatch.setattr(HashEmbedder, "embed_batch", fail)  # a model call would now fail
-    again = hippo.open(h.settings.db_path, embedder="hash")  # a new process, in effect
+    again = hippo.open(h.settings.database, embedder="hash")  # a new process, in effect
     second = search(again, "where is the deploy key", now=now)
     assert second.results == first.results and second.degraded == []
     assert counter(again, "embed.model_calls") == calls + 1
@@ -84,14 +91,14 @@ def test_embedder_that_cannot_start_is_a_degradation(h: Hippo,
 
 
 def test_model_mismatch_is_still_a_config_error(h: Hippo) -> None:
-    other = hippo.open(h.settings.db_path, embedder="local")
+    other = hippo.open(h.settings.database, embedder="local")
     with pytest.raises(ConfigError, match="holds vectors of hash-bow-v1") as err:
         search(other, "deploys")
     assert err.value.exit_code == 78
 
 
 def test_fts_unavailable_gives_vector_results(h: Hippo) -> None:
-    h.db.execute("DROP TABLE memories_fts")
+    h.db.execute(DROP_FTS)
     res = search(h, "deploy key vault", explain=True)
     assert len(res.degraded) == 1
     assert res.degraded[0].startswith("fts: full-text index unavailable (")
@@ -170,8 +177,11 @@ def test_vec0_and_exact_scan_agree_under_every_filter(h: Hippo) -> None:
                           and rows[x.id]["superseded_by"] is None for x in tagged)
 
 
+@pytest.mark.sqlite_only(reason="FTS5's index-only ranking checked against its joined query; "
+                         "Postgres ranks in one query (test_bm25_on_postgres_is_fts5s)")
 def test_fts_index_ranking_then_filters_equals_the_joined_query(h: Hippo) -> None:
     from hippo import brain
+    from hippo.store.sqlite.filters import memory_where
     from hippo.store.sqlite.lexical import MATCH
 
     words = ["backup", "restore", "replica", "vacuum", "index", "snapshot"]
@@ -211,10 +221,9 @@ def test_cached_search_does_not_wait_behind_a_writer(db_path: Path, h: Hippo,
 
     def hold_the_lock() -> None:
         writer = connect(db_path)
-        writer.execute("BEGIN IMMEDIATE")  # e.g. an ingest job in the middle of a batch
-        locked.set()
-        done.wait(20)
-        writer.execute("ROLLBACK")
+        with writer.transaction():  # e.g. an ingest job in the middle of a batch
+            locked.set()
+            done.wait(20)
         writer.close()
 
     holder = threading.Thread(target=hold_the_lock)
@@ -230,3 +239,48 @@ def test_cached_search_does_not_wait_behind_a_writer(db_path: Path, h: Hippo,
     assert counted == hits  # the hit went uncounted: the search did not wait for the lock
     search(patient, "deploy key")  # with the lock free, the hit is counted
     assert counter(patient, "embed.cache_hits") == hits + 1
+
+
+@pytest.mark.postgres_only(reason="compares Postgres's BM25 with FTS5's on the same memories")
+def test_bm25_on_postgres_is_fts5s(db_path: Path, tmp_path: Path) -> None:
+    """The same memories in a SQLite file and on the server: every query ranks the same
+    rows in the same order with the same BM25 scores (FTS5's formula from stored stats)."""
+    import random
+
+    from hippo import brain
+
+    rng = random.Random(11)
+    words = ["backup", "restore", "replica", "vacuums", "vacuum", "indexing", "snapshot",
+             "deploy", "deploys", "key", "vault", "the", "a", "of"]
+    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(2, 30))) + f" note {i}"
+             for i in range(240)]
+    texts += ["see src/app.py for the app", "app py src", "ERR_SSL_PROTOCOL_ERROR again",
+              "ssl protocol error err", "Caroline's café, naïve 3.14 x@y.com foo-bar"]
+    h = hippo.open(db_path, embedder="hash")
+    sqlite_h = hippo.open(tmp_path / "fts5.db", embedder="hash")
+    for store in (h, sqlite_h):
+        store.add([from_input({"text": t, "project": ["testproj", "other", None][i % 3],
+                               "type": ["fact", "task"][i % 2],
+                               "tags": [["backup"], [], ["ops", "key"]][i % 3]},
+                              store.types, default_project=None)
+                   for i, t in enumerate(texts)])
+        with store.db.transaction():
+            for mid in range(5, 240, 9):
+                brain.update(store.db, mid, {"superseded_by": mid + 1}, actor="human",
+                             action="s")
+    queries = [Terms(("backup",)), Terms(("backup", "vacuum"), "or"), Terms(("note",)),
+               Terms(("deploy", "key")), Terms(("vacuums", "snapshot", "the"), "or"),
+               Terms(("src app py",)), Terms(("ERR SSL PROTOCOL ERROR",)), Terms(("ssl",)),
+               Terms(("Caroline", "cafe")), Terms(("café",)), Terms(("3 14",)),
+               Terms(("foo bar", "ops"), "or"), Terms(("nothingatall",))]
+    for f in (Filters(), Filters(projects=("testproj", None)), Filters(types=("task",)),
+              Filters(include_superseded=True), Filters(tags=("ops",))):
+        for terms in queries:
+            for k in (1, 7, 300):
+                want = sqlite_h.db.lexical.search(terms, k, f)
+                got = h.db.lexical.search(terms, k, f)
+                assert [x.id for x in got] == [x.id for x in want], (f, terms, k)
+                assert [x.score for x in got] == pytest.approx([x.score for x in want],
+                                                               rel=1e-9), (f, terms, k)
+    sqlite_h.close()
+    h.close()

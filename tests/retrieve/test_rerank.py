@@ -148,7 +148,7 @@ def test_rerank_setting_and_flag(h: Hippo, stub: VoyageStub, tmp_path: Path,
                                  monkeypatch: pytest.MonkeyPatch) -> None:
     assert search(h, "deploy API").results and stub.requests == []  # off by default
     monkeypatch.setenv("HIPPO_RERANK", "1")
-    on = hippo.open(h.settings.db_path, embedder="hash")
+    on = hippo.open(h.settings.database, embedder="hash")
     search(on, "deploy API")
     assert len(stub.requests) == 1
     search(on, "deploy API", rerank=False)

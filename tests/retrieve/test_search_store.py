@@ -15,6 +15,11 @@ from hippo.store import connect
 from hippo.store.filters import EchoFilters, SearchFilters
 from hippo.store.lexical import IndexUnavailable, Terms
 from hippo.vectors import to_blob
+from tests.conftest import BACKEND
+
+# What takes the full-text index away: FTS5's table, or Postgres's generated column.
+DROP_FTS = {"sqlite": "DROP TABLE memories_fts",
+            "postgres": "ALTER TABLE memories DROP COLUMN tsv"}[BACKEND]
 
 
 def test_embed_cache_and_tokens(db_path: Path) -> None:
@@ -61,7 +66,7 @@ def test_vectors_and_lexical_of_the_brain(db_path: Path) -> None:
         == [ids[1]]
     # Words are data, never syntax: a quote, an operator or a bare AND is only a word.
     assert store.lexical.search(Terms(('"deploy" AND', "OR")), 5, SearchFilters()) == []
-    store.execute("DROP TABLE memories_fts")  # type: ignore[attr-defined]
+    store.execute(DROP_FTS)  # type: ignore[attr-defined]
     with pytest.raises(IndexUnavailable):  # an index that cannot answer says so
         store.lexical.search(Terms(("deploy",)), 5, SearchFilters())
     counters = "SELECT name, value FROM counters"

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 import psycopg
 
+from hippo.errors import HippoError
 from hippo.store.lexical import IndexUnavailable, LexHit, Terms
 from hippo.store.postgres.filters import chunk_where, memory_where
 
@@ -42,35 +43,49 @@ t AS (
                ORDER BY p.pos) AS lx
   FROM unnest(%s::text[]) WITH ORDINALITY AS x(w, i)
 ),
-tt AS (SELECT * FROM t WHERE cardinality(lx) > 0),
-qq AS (SELECT string_agg('(' || tq::text || ')', %s ORDER BY i)::tsquery AS q FROM tt)"""
+tt AS MATERIALIZED (SELECT * FROM t WHERE cardinality(lx) > 0),
+qq AS MATERIALIZED (SELECT string_agg('(' || tq::text || ')', %s ORDER BY i)::tsquery AS q
+                    FROM tt)"""
 # N and the total length of `{table}`; each term's idf (the GIN index counts its rows).
 STATS = """
-s AS (SELECT count(*)::float8 AS n, greatest(sum(tsv_len), 1)::float8 AS tokens FROM {table}),
-w AS (
+s AS MATERIALIZED (SELECT count(*)::float8 AS n, greatest(sum(tsv_len), 1)::float8 AS tokens FROM {table}),
+w AS MATERIALIZED (
   SELECT tt.i, tt.lx, greatest(ln((s.n - h.hits + 0.5) / (h.hits + 0.5)), 1e-6) AS idf
   FROM tt CROSS JOIN s
   CROSS JOIN LATERAL (SELECT count(*)::float8 AS hits FROM {table} WHERE tsv @@ tt.tq) h
 )"""
-# k1 = 1.2 (k1 + 1 = 2.2), b = 0.75 (1 - b = 0.25), as FTS5's bm25().
-SCORE = ("(SELECT sum(w.idf * f.f * 2.2 / (f.f + 1.2 * (0.25 + 0.75 * {alias}.tsv_len "
-         "/ (s.tokens / s.n)))) FROM w CROSS JOIN LATERAL "
-         "(SELECT hippo_phrase_freq({alias}.tsv, w.lx)::float8 AS f) f)")
+# k1 = 1.2 (k1 + 1 = 2.2), b = 0.75 (1 - b = 0.25), as FTS5's bm25(). The row's lexemes
+# are read once, joined with the terms by their first lexeme: a word's frequency is its
+# positions, a phrase's is counted (`hippo_phrase_freq`); summed in the query's order.
+SCORE = ("(SELECT sum(x.idf * x.f * 2.2 / (x.f + 1.2 * (0.25 + 0.75 * {alias}.tsv_len "
+         "/ (s.tokens / s.n))) ORDER BY x.i) FROM (SELECT w.i, w.idf, (CASE WHEN cardinality(w.lx) = 1 "
+         "THEN cardinality(u.positions) ELSE hippo_phrase_freq({alias}.tsv, w.lx) END)::float8 "
+         "AS f FROM unnest({alias}.tsv) AS u JOIN w ON u.lexeme = w.lx[1]) x)")
 MATCH = (
     "WITH" + TERMS + "," + STATS.format(table="memories") + " "
     "SELECT m.id AS id, " + SCORE.format(alias="m") + " AS score "
-    "FROM memories m CROSS JOIN qq CROSS JOIN s "
-    "WHERE m.tsv @@ qq.q AND {where} ORDER BY score DESC, m.id LIMIT %s"
+    "FROM memories m CROSS JOIN s "
+    "WHERE m.tsv @@ (SELECT q FROM qq) AND {where} ORDER BY score DESC, m.id LIMIT %s"
 )
 CHUNKS = (
     "WITH" + TERMS + "," + STATS.format(table="echo_chunks") + " "
     "SELECT c.id AS id, " + SCORE.format(alias="c") + " AS score "
     "FROM echo_chunks c JOIN echo_sessions e ON e.id = c.session_id "
-    "CROSS JOIN qq CROSS JOIN s "
-    "WHERE c.tsv @@ qq.q AND {where} ORDER BY score DESC, c.id LIMIT %s"
+    "CROSS JOIN s "
+    "WHERE c.tsv @@ (SELECT q FROM qq) AND {where} ORDER BY score DESC, c.id LIMIT %s"
 )
 JOINERS = {"and": " & ", "or": " | "}
 LATEST = {"brain": "SELECT max(id) FROM memories", "echo": "SELECT max(id) FROM echo_chunks"}
+
+
+# What says the index cannot answer (a column or function gone, a damaged index), unlike
+# a server that is down or busy, which stays the error it is.
+BROKEN = (psycopg.ProgrammingError, psycopg.DataError, psycopg.InternalError)
+
+
+def unavailable(exc: BaseException) -> bool:
+    return isinstance(exc, BROKEN) or (type(exc) is HippoError
+                                       and isinstance(exc.__cause__, BROKEN))
 
 
 def query_params(terms: Terms) -> list[object]:
@@ -88,7 +103,9 @@ class PgLexical:
         where, params = memory_where(filters)
         try:
             rows = self.db.rows(MATCH.format(where=where), [*query_params(terms), *params, k])
-        except psycopg.Error as exc:
+        except (psycopg.Error, HippoError) as exc:
+            if not unavailable(exc):
+                raise
             raise IndexUnavailable(str(exc)) from exc
         return [LexHit(int(r["id"]), float(r["score"])) for r in rows]
 
@@ -98,7 +115,9 @@ class PgLexical:
         where, params = chunk_where(filters)
         try:
             rows = self.db.rows(CHUNKS.format(where=where), [*query_params(terms), *params, k])
-        except psycopg.Error as exc:
+        except (psycopg.Error, HippoError) as exc:
+            if not unavailable(exc):
+                raise
             raise IndexUnavailable(str(exc)) from exc
         return [int(r["id"]) for r in rows]
 

@@ -6,8 +6,8 @@ types: ids are identities (never reused, as SQLite's AUTOINCREMENT), times stay 
 text (text order is time order, as in SQLite), JSON stays text. Full text is a generated
 `tsvector` with a GIN index, in `hippo_text`: English stemming without a stop-word list
 (SQLite's porter tokenizer drops no word either), over the text split as unicode61 splits
-it (`hippo_words`); `tsv_len` is its length in tokens, for BM25 (`hippo.store.postgres.lexical`). The vector tables depend on the model's
-dimension and are created with a store's first vectors (`vectors.create`). Who did what:
+it (`hippo_words`); `tsv_len` is its length in tokens, for BM25 (`postgres.lexical`). The
+vector tables depend on the model's dimension and are created with a store's first vectors (`vectors.create`). Who did what:
 `hippo.user` (set per connection from HIPPO_USER) or else the database role.
 """
 
@@ -27,9 +27,25 @@ ALTER TEXT SEARCH CONFIGURATION hippo_text
 
 -- Text as FTS5's unicode61 tokenizer splits it: every run of letters and digits is a
 -- word, everything else separates (PostgreSQL's parser would keep `src/app.py`, `3.14`
--- or an e-mail address whole, and add `foo-bar` beside `foo` and `bar`).
+-- or an e-mail address whole, and add `foo-bar` beside `foo` and `bar`), with Latin
+-- letters' diacritics removed as `remove_diacritics 2` removes them (é is e, ſ is s).
 CREATE FUNCTION hippo_words(text) RETURNS text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-  RETURN regexp_replace($1, '[^[:alnum:]]+', ' ', 'g');
+  RETURN regexp_replace(translate($1,
+    'ÀÁÂÃÄÅÇÈÉÊËÌÍÎÏÑÒÓÔÕÖÙÚÛÜÝàáâãäåçèéêëìíîïñòóôõöùúûüýÿĀāĂăĄąĆćĈĉĊċČčĎďĒēĔ'
+    'ĕĖėĘęĚěĜĝĞğĠġĢģĤĥĨĩĪīĬĭĮįİĴĵĶķĹĺĻļĽľŃńŅņŇňŌōŎŏŐőŔŕŖŗŘřŚśŜŝŞşŠšŢţŤťŨũŪūŬŭ'
+    'ŮůŰűŲųŴŵŶŷŸŹźŻżŽžƠơƯưǍǎǏǐǑǒǓǔǕǖǗǘǙǚǛǜǞǟǦǧǨǩǪǫǬǭǰǴǵǸǹǺǻȀȁȂȃȄȅȆȇȈȉȊȋȌȍȎȏȐȑ'
+    'ȒȓȔȕȖȗȘșȚțȞȟȦȧȨȩȪȫȬȭȮȯȰȱȲȳḀḁḂḃḄḅḆḇḈḉḊḋḌḍḎḏḐḑḒḓḔḕḖḗḘḙḚḛḜḝḞḟḠḡḢḣḤḥḦḧḨḩḪḫḬḭ'
+    'ḮḯḰḱḲḳḴḵḶḷḸḹḺḻḼḽḾḿṀṁṂṃṄṅṆṇṈṉṊṋṌṍṎṏṐṑṒṓṔṕṖṗṘṙṚṛṜṝṞṟṠṡṢṣṤṥṦṧṨṩṪṫṬṭṮṯṰṱṲṳṴṵ'
+    'ṶṷṸṹṺṻṼṽṾṿẀẁẂẃẄẅẆẇẈẉẊẋẌẍẎẏẐẑẒẓẔẕẖẗẘẙẠạẢảẤấẦầẨẩẪẫẬậẮắẰằẲẳẴẵẶặẸẹẺẻẼẽẾếỀềỂể'
+    'ỄễỆệỈỉỊịỌọỎỏỐốỒồỔổỖỗỘộỚớỜờỞởỠỡỢợỤụỦủỨứỪừỬửỮữỰựỲỳỴỵỶỷỸỹſẛ',
+    'AAAAAACEEEEIIIINOOOOOUUUUYaaaaaaceeeeiiiinooooouuuuyyAaAaAaCcCcCcCcDdEeE'
+    'eEeEeEeGgGgGgGgHhIiIiIiIiIJjKkLlLlLlNnNnNnOoOoOoRrRrRrSsSsSsSsTtTtUuUuUu'
+    'UuUuUuWwYyYZzZzZzOoUuAaIiOoUuUuUuUuUuAaGgKkOoOojGgNnAaAaAaEeEeIiIiOoOoRr'
+    'RrUuUuSsTtHhAaEeOoOoOoOoYyAaBbBbBbCcDdDdDdDdDdEeEeEeEeEeFfGgHhHhHhHhHhIi'
+    'IiKkKkKkLlLlLlLlMmMmMmNnNnNnNnOoOoOoOoPpPpRrRrRrRrSsSsSsSsSsTtTtTtTtUuUu'
+    'UuUuUuVvVvWwWwWwWwWwXxXxYyZzZzZzhtwyAaAaAaAaAaAaAaAaAaAaAaAaEeEeEeEeEeEe'
+    'EeEeIiIiOoOoOoOoOoOoOoOoOoOoOoOoUuUuUuUuUuUuUuYyYyYyYyss'),
+    '[^[:alnum:]]+', ' ', 'g');
 CREATE FUNCTION hippo_doc(text) RETURNS tsvector LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
   RETURN to_tsvector('hippo_text', hippo_words($1));
 -- A text's length in tokens (BM25's document length): its lexemes' positions.

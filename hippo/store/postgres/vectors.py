@@ -63,6 +63,12 @@ INDEXED = (
     "FROM memories_vec v JOIN memories m ON m.id = v.memory_id "
     "WHERE {where} ORDER BY v.embedding <=> %s LIMIT %s"
 )
+# How many vectors the filters allow, counted up to a limit (is what the index gave all?).
+ALLOWED = ("SELECT count(*) FROM (SELECT 1 FROM memories m JOIN memories_vec v "
+           "ON v.memory_id = m.id WHERE {where} LIMIT %s) t")
+ECHO_ALLOWED = ("SELECT count(*) FROM (SELECT 1 FROM echo_vec v "
+                "JOIN echo_chunks c ON c.id = v.chunk_id "
+                "JOIN echo_sessions e ON e.id = c.session_id WHERE {where} LIMIT %s) t")
 EMBEDDINGS = "SELECT memory_id, embedding FROM memories_vec WHERE memory_id = ANY(%s)"
 SIMILARITIES = (
     "WITH c AS MATERIALIZED (SELECT memory_id AS id, embedding AS e FROM memories_vec "
@@ -157,14 +163,29 @@ class PgVectors:
     def knn(self, query: bytes, k: int, filters: SearchFilters) -> list[VecHit]:
         if k <= 0 or not self.has("brain"):
             return []
+        narrow = bool(filters.tags or filters.since or filters.until)
+        if not narrow and self._big("brain"):
+            hits = self._knn(query, k, filters)
+            if hits is not None:
+                return hits
+        return self._exact(query, k, filters)
+
+    def _knn(self, query: bytes, k: int, filters: SearchFilters) -> list[VecHit] | None:
+        """The HNSW index's top `k` with the filters; None when it found fewer than `k`
+        and the filters allow more (use the exact scan)."""
+        if self._ef_search(k) is None:
+            return None
         where, params = memory_where(filters)
         q = Vec(query)
-        narrow = bool(filters.tags or filters.since or filters.until)
-        if not narrow and self._big("brain") and self._ef_search(k) is not None:
-            rows = self.db.rows(INDEXED.format(where=where), [q, *params, q, k + 1])
-            if len(rows) >= k:
-                return _sorted(rows, k)
-        rows = self.db.rows(EXACT.format(where=where), [q, *params, k])
+        rows = self.db.rows(INDEXED.format(where=where), [q, *params, q, k + 1])
+        if len(rows) < k and int(self.db.scalar(
+                ALLOWED.format(where=where), [*params, len(rows) + 1]) or 0) > len(rows):
+            return None
+        return _sorted(rows, k)
+
+    def _exact(self, query: bytes, k: int, filters: SearchFilters) -> list[VecHit]:
+        where, params = memory_where(filters)
+        rows = self.db.rows(EXACT.format(where=where), [Vec(query), *params, k])
         return [VecHit(int(r["id"]), float(r["distance"])) for r in rows]
 
     def embeddings(self, ids: Sequence[int]) -> dict[int, bytes]:
@@ -186,7 +207,8 @@ class PgVectors:
         q = Vec(query)
         if self._big("echo") and self._ef_search(k) is not None:
             rows = self.db.rows(ECHO_INDEXED.format(where=where), [q, *params, q, k + 1])
-            if len(rows) >= k:
+            if len(rows) >= k or int(self.db.scalar(
+                    ECHO_ALLOWED.format(where=where), [*params, len(rows) + 1]) or 0) <= len(rows):
                 return _sorted(rows, k)
         rows = self.db.rows(ECHO_EXACT.format(where=where), [q, *params, k])
         return [VecHit(int(r["id"]), float(r["distance"])) for r in rows]
