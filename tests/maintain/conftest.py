@@ -11,6 +11,12 @@ import pytest
 
 from hippo.store import connect
 from hippo.store.location import is_server
+from tests.conftest import BACKEND
+
+if BACKEND == "postgres":  # the server named by HIPPO_TEST_PGDATA / HIPPO_TEST_PG_URL, read
+    from tests.pgtest import base_url  # now: `isolated_home` drops HIPPO_* from each test
+
+    base_url()
 
 
 def jsonl(records: Iterable[dict]) -> str:

@@ -8,6 +8,10 @@ from hippo.store import connect
 from hippo.store.location import is_server
 from hippo.vectors import from_blob
 
+# What vector filters see of memory 1 (PostgreSQL: its row; vec0: its metadata columns).
+VEC_META = "SELECT type, tier, project FROM memories_vec WHERE memory_id = 1"
+PG_VEC_META = ("SELECT m.type, m.tier, coalesce(m.project, '') AS project FROM memories_vec v "
+               "JOIN memories m ON m.id = v.memory_id WHERE v.memory_id = 1")
 FTS_RELEASE = "SELECT rowid FROM memories_fts WHERE memories_fts MATCH 'release'"
 FTS_RELEASE_PG = "SELECT id FROM memories WHERE tsv @@ to_tsquery('hippo_text', 'release')"
 
@@ -80,7 +84,7 @@ def test_edit_type_moves_tier_with_it_and_project(cli, seed, db_path, check) -> 
     (rec,) = cli("edit", "1", "--type", "config", "--global", "--json").records
     assert rec["type"] == "config" and rec["tier"] == "procedural" and rec["project"] is None
     db = connect(db_path)
-    assert db.row("SELECT type, tier, project FROM memories_vec WHERE memory_id = 1") == {
+    assert db.row(PG_VEC_META if is_server(db_path) else VEC_META) == {
         "type": "config", "tier": "procedural", "project": ""}
     (rec,) = cli("edit", "1", "--tier", "semantic", "--project", "web", "--json").records
     assert rec["tier"] == "semantic" and rec["project"] == "web"

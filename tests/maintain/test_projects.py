@@ -10,6 +10,7 @@ import pytest
 
 from hippo.project import Location, remember
 from hippo.store import connect
+from hippo.store.location import is_server
 
 
 @pytest.fixture(autouse=True)
@@ -32,17 +33,27 @@ def transcript(path: Path, cwd: str, session: str, words: str) -> None:
     path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in lines))
 
 
+# What the vector filters see: vec0's own metadata columns; on PostgreSQL the rows the
+# vectors belong to (its vector tables carry no metadata).
+MEMORIES_VEC = "SELECT memory_id, project, type FROM memories_vec ORDER BY 1"
+PG_MEMORIES_VEC = ("SELECT v.memory_id, coalesce(m.project, '') AS project, m.type "
+                   "FROM memories_vec v JOIN memories m ON m.id = v.memory_id ORDER BY 1")
+ECHO_VEC = "SELECT chunk_id, project FROM echo_vec ORDER BY 1"
+PG_ECHO_VEC = ("SELECT v.chunk_id, coalesce(c.project, '') AS project "
+               "FROM echo_vec v JOIN echo_chunks c ON c.id = v.chunk_id ORDER BY 1")
+
+
 def snapshot(db_path: Path) -> dict[str, list[tuple]]:
     """Every row keyed by project, and what points at memories."""
     db = connect(db_path)
     try:
         q = {
             "memories": "SELECT * FROM memories ORDER BY id",
-            "memories_vec": "SELECT memory_id, project, type FROM memories_vec ORDER BY 1",
+            "memories_vec": PG_MEMORIES_VEC if is_server(db_path) else MEMORIES_VEC,
             "sources": "SELECT memory_id, chunk_id FROM memory_sources ORDER BY 1, 2",
             "sessions": "SELECT id, session_key, project FROM echo_sessions ORDER BY id",
             "chunks": "SELECT id, project FROM echo_chunks ORDER BY id",
-            "echo_vec": "SELECT chunk_id, project FROM echo_vec ORDER BY 1",
+            "echo_vec": PG_ECHO_VEC if is_server(db_path) else ECHO_VEC,
             "dirs": "SELECT path, project, common_dir, seen_at FROM project_dirs ORDER BY 1",
             "keep_apart": "SELECT a, b FROM keep_apart ORDER BY 1, 2",
         }

@@ -10,7 +10,9 @@ from hippo.core import Hippo
 from hippo.embed.hashed import HashEmbedder
 from hippo.maintain import reindex
 from hippo.store import connect
+from hippo.store.location import is_server
 from hippo.vectors import content_hash, ensure_store, from_blob, store_model, to_blob
+from tests.maintain.conftest import sql
 
 
 class Alt(HashEmbedder):
@@ -25,6 +27,17 @@ class Alt(HashEmbedder):
 def alt_registered() -> None:
     embed.names()  # built-ins first: registering before them would hide them
     embed.register("alt", lambda settings: Alt())
+
+
+# PostgreSQL: the live Brain vector table's columns and indexes (after a swap as before).
+PG_SHAPE = ("SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type "
+            "FROM pg_attribute a WHERE a.attrelid = to_regclass('memories_vec') AND a.attnum > 0 "
+            "AND NOT a.attisdropped UNION ALL SELECT indexrelid::regclass::text, 'index' "
+            "FROM pg_index WHERE indrelid = to_regclass('memories_vec') ORDER BY 1")
+LIVE_SHAPE = [{"name": "embedding", "type": "vector(64)"},
+              {"name": "memories_vec_hnsw", "type": "index"},
+              {"name": "memories_vec_pkey", "type": "index"},
+              {"name": "memory_id", "type": "bigint"}]
 
 
 def vectors(db_path) -> dict[int, np.ndarray]:
@@ -46,6 +59,8 @@ def test_reindex_swaps_model_and_vectors(cli, seed, db_path, check) -> None:
     assert store_model(db, "brain") == ("alt-bow-64", 64)
     assert db.scalar("SELECT value FROM meta WHERE key = 'brain.embedder'") == "alt"
     assert not db.maintenance.has_side_table("brain")
+    if is_server(db_path):  # the side table took the live one's place, names and all
+        assert db.rows(PG_SHAPE) == LIVE_SHAPE
     vecs = vectors(db_path)
     texts = {x["id"]: x["text"] for x in cli("export").records}
     assert all(np.allclose(v, Alt().embed_batch([texts[k]])[0]) for k, v in vecs.items())
@@ -102,24 +117,37 @@ def test_reindex_other_target_restarts_and_dry_run(cli, seed, db_path) -> None:
 
 
 def test_reindex_echo_keeps_metadata(db_path, cli) -> None:
+    server = is_server(db_path)
     db = connect(db_path)
     ensure_store(db, "echo", embed.get("hash"))
     db.execute("INSERT INTO echo_sessions(id, session_key, format, source_path) "
                "VALUES (1, 's1', 'claude', '/t.jsonl')")
     for i in range(1, 6):
         text = f"chunk {i} of the transcript"
-        db.execute("INSERT INTO echo_chunks(id, session_id, seq, source_path, project, roles, "
-                   "text, content_hash, created_at) VALUES (?, 1, ?, '/t.jsonl', 'p', 'user', "
-                   "?, ?, 'now')", (i, i, text, content_hash(text)))
-        db.execute("INSERT INTO echo_vec(chunk_id, embedding, project, session_id, started) "
-                   "VALUES (?, ?, 'p', 1, ?)", (i, to_blob(embed.get("hash").embed_batch(
-                       [text])[0]), 1000 + i))
+        db.execute(sql(db_path, "INSERT INTO echo_chunks(id, session_id, seq, source_path, "
+                   "project, roles, text, content_hash, created_at) VALUES (?, 1, ?, "
+                   "'/t.jsonl', 'p', 'user', ?, ?, 'now')"), (i, i, text, content_hash(text)))
+        blob = to_blob(embed.get("hash").embed_batch([text])[0])
+        if server:  # no metadata columns: the chunk's row is its metadata
+            from hippo.store.postgres.vector import Vec
+
+            db.execute("INSERT INTO echo_vec(chunk_id, embedding) VALUES (%s, %s)",
+                       (i, Vec(blob)))
+        else:
+            db.execute("INSERT INTO echo_vec(chunk_id, embedding, project, session_id, started) "
+                       "VALUES (?, ?, 'p', 1, ?)", (i, blob, 1000 + i))
     db.close()
     r = cli("reindex", "--embedder", "alt", "--store", "echo")
     assert r.records[-1]["result"] == "swapped", r.stderr
     db = connect(db_path)
     assert store_model(db, "echo") == ("alt-bow-64", 64)
-    assert db.rows("SELECT chunk_id, project, session_id, started FROM echo_vec "
-                   "ORDER BY chunk_id")[0] == {"chunk_id": 1, "project": "p", "session_id": 1,
-                                               "started": 1001}
+    if server:
+        assert db.rows("SELECT v.chunk_id, c.project, c.session_id FROM echo_vec v JOIN "
+                       "echo_chunks c ON c.id = v.chunk_id ORDER BY v.chunk_id")[0] == {
+            "chunk_id": 1, "project": "p", "session_id": 1}
+    else:
+        assert db.rows("SELECT chunk_id, project, session_id, started FROM echo_vec "
+                       "ORDER BY chunk_id")[0] == {"chunk_id": 1, "project": "p",
+                                                   "session_id": 1, "started": 1001}
+    assert db.maintenance.vector_count("echo") == 5
     assert store_model(db, "brain") is None
