@@ -142,7 +142,10 @@ def server_bytes(url: str) -> bytes:
         files = [r[0] for r in conn.execute(_RELATIONS) if r[0]]
     parts = []
     for rel in files:
-        for name in sorted(glob.glob(os.path.join(data, rel) + "*")):
-            with open(name, "rb") as fh:
-                parts.append(fh.read())
+        main = os.path.join(data, rel)
+        # The relation's segments (N, N.1, ...) and forks (N_fsm, N_vm): not N1..., another's.
+        for name in sorted([main, *glob.glob(main + ".*"), *glob.glob(main + "_*")]):
+            if os.path.exists(name):
+                with open(name, "rb") as fh:
+                    parts.append(fh.read())
     return b"\n".join(parts)
