@@ -1,4 +1,5 @@
-"""`hippo doctor`: check that the one file is consistent, and repair what can be repaired."""
+"""`hippo doctor`: check that the store (one file, or a schema on a PostgreSQL server) is
+consistent, and repair what can be repaired."""
 
 from __future__ import annotations
 
@@ -279,7 +280,10 @@ def _integrity(h: Hippo, fix: bool) -> tuple[Check, list[str]]:
     readable row into a new file that takes its place, the old one kept aside."""
     from hippo.errors import CorruptDatabase
     from hippo.store import clear_corrupt, connect, corrupt_marker, mark_corrupt
+    from hippo.store.location import is_server
 
+    if is_server(h.settings.database):
+        return _server_integrity(h, fix)
     path = h.settings.db_path
     h.close()
     waiting: list[str] = []
@@ -319,6 +323,33 @@ def _integrity(h: Hippo, fix: bool) -> tuple[Check, list[str]]:
             check.data["problems"] = lost
     if fix:
         h.read = False  # repairs write: the reopened file gets its missing schema steps
+    elif waiting:
+        return check, waiting
+    return check, []
+
+
+def _server_integrity(h: Hippo, fix: bool) -> tuple[Check, list[str]]:
+    """A PostgreSQL store has no file of hippo's to check or salvage: the server checks its
+    own pages (data checksums, amcheck) and keeps its own log. What hippo checks is that
+    every table of its schema is there, and which schema steps are pending."""
+    from hippo.store import connect
+
+    h.close()
+    db = connect(h.settings.database, busy_timeout_ms=int(h.settings["busy_timeout_ms"]),
+                 mode="read", migrate=False)
+    try:
+        found = db.health.integrity(5)
+        waiting = db.health.pending_migrations() if found == ["ok"] else []
+    finally:
+        db.close()
+    if found != ["ok"]:
+        return Check("schema-tables", False, "; ".join(found)[:400] + " (restore the "
+                     "schema from a backup, or export what is readable and import it into "
+                     "a new one)", data={"damaged": True}), []
+    check = Check("sqlite-integrity", True, "not applicable: a PostgreSQL store has no "
+                  "SQLite file (the server checks its own pages; --fix salvages only a file)")
+    if fix:
+        h.read = False  # repairs write: the store gets its missing schema steps
     elif waiting:
         return check, waiting
     return check, []

@@ -65,10 +65,12 @@ def drop_schema(name: str) -> None:
     import psycopg
 
     with psycopg.connect(base_url(), autocommit=True) as conn:
-        # Connections a test left open would hold locks only inside a transaction; end them.
-        conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                     "WHERE pid <> pg_backend_pid() AND datname = current_database() "
-                     "AND state <> 'idle' AND query NOT LIKE '%%pg_stat_activity%%'")
+        # A connection a test left open holds locks only inside a transaction: end those
+        # that hold one on this schema's tables (only those: other tests share the server).
+        conn.execute("SELECT pg_terminate_backend(pid) FROM (SELECT DISTINCT l.pid FROM "
+                     "pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relnamespace "
+                     "= to_regnamespace(%s) AND l.pid <> pg_backend_pid()) AS holders",
+                     (f'"{name}"',))
         conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
 
 

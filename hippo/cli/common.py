@@ -84,3 +84,15 @@ def handled(fn: Any) -> Any:
             raise typer.Exit(int(exc.exit_code)) from None
 
     return wrapper
+
+
+def purge_left(label: str, server: bool, what: str = "the old text") -> str:
+    """The warning when a purge's last step (`Store.checkpoint`) could not run: what still
+    holds the erased text, and what to do."""
+    if server:
+        return (f"hippo: warning: could not rewrite the tables of {label} (another connection "
+                f"is using them, or this role does not own them); {what} stays in their "
+                "free space until they are rewritten: repeat the command once that "
+                "connection ends (or have their owner run VACUUM FULL)\n")
+    return (f"hippo: warning: another process is reading {label}; {what} stays in its -wal "
+            "file until the last process using it exits; repeat the command then to be sure\n")

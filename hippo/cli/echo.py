@@ -72,8 +72,9 @@ def echo(
         with h.db.transaction():
             n = purge(h.db, forget_session, cited=cited)
         if not h.db.checkpoint():
-            stderr(f"hippo: warning: another process is reading {h.db.label}; the session's "
-                   "text stays in its -wal file until the last process using it exits")
+            from hippo.cli.common import purge_left
+
+            stderr(purge_left(h.db.label, h.db.path is None, "the session's text").rstrip("\n"))
         if cited:
             shown = " ".join(map(str, cited[:20])) + (" ..." if len(cited) > 20 else "")
             stderr(f"hippo: {len(cited)} memories cite this session and stay, marked "

@@ -37,6 +37,11 @@ def export(
     report = None
     if salvage:
         from hippo.store import salvage_reader
+        from hippo.store.location import is_server
+
+        if is_server(h.settings.database):
+            raise UsageError("--salvage reads past damage in a SQLite file; a PostgreSQL "
+                             "store is exported without it (the server checks its own pages)")
 
         reader = salvage_reader(h.settings.db_path)
         report = reader.report
@@ -160,47 +165,70 @@ def import_(
 ) -> None:
     """Import an export exactly (ids, timestamps, authorship, status, provenance).
 
+    Memories (`hippo export`) and Echo chunks (`hippo export --store echo`), apart or in one
+    stream; each memory is linked to the chunks its source names.
     With --json, a summary line on stdout too (`{"event": "summary", "imported": N, ...}`)."""
-    import orjson
-
-    from hippo import brain
-    from hippo.records import from_input
+    from hippo import brain, transfer
     from hippo.screen import screen
 
     h = open_hippo(ctx, db=db, embedder=embedder)
     stream = sys.stdin.buffer if source == "-" else _open(source)
-    items, errors = [], []
-    for lineno, raw in enumerate(stream, start=1):
-        if not raw.strip():
-            continue
-        try:
-            obj = orjson.loads(raw)
-            if not isinstance(obj, dict) or not isinstance(obj.get("id"), int):
-                raise UsageError("an exported record needs an integer \"id\"")
-            items.append((lineno, from_input(obj, h.types, default_project=None)))
-        except (orjson.JSONDecodeError, UsageError) as exc:
-            errors.append(f"line {lineno}: {exc}")
+    items, chunks, errors = _read(stream, h)
     active = [m for _, m in items if m.status == "active"]
     vectors = dict(zip((id(m) for m in active), h.embed([m.text for m in active])))
+    chunk_vectors = transfer.prepare_chunks(h, chunks)
     with h.db.transaction():  # ids are checked under the write lock (`hippo.screen`)
         taken = set(h.db.memories.held(m.id for _, m in items if m.id is not None))
         if taken:
             raise HippoError(f"{len(taken)} ids already exist (e.g. {min(taken)}); "
                              "import restores into an empty database")
+        held = transfer.taken_chunks(h.db, chunks)
+        if held:
+            raise HippoError(f"{len(held)} Echo chunk ids already exist (e.g. {held[0]}); "
+                             "import restores into an empty database")
+        n_chunks = transfer.restore_chunks(h.db, chunks, chunk_vectors)
         mems = [m for _, m in screen(h.db, items, errors, taken_is_error=False)]
         h.db.memories.defer_references()
-        for m in mems:
-            brain.insert(h.db, m, vectors.get(id(m)), actor="import", action="import")
-    sys.stderr.write(f"hippo: imported {len(mems)} memories\n")
+        ids = [brain.insert(h.db, m, vectors.get(id(m)), actor="import", action="import")["id"]
+               for m in mems]
+        transfer.link_sources(h.db, ids, [c.id for c in chunks])
+        h.db.imports.advance_ids()
+    sys.stderr.write(f"hippo: imported {len(mems)} memories"
+                     + (f" and {n_chunks} Echo chunks\n" if n_chunks else "\n"))
     if json:
         from hippo.output import write_json_lines
 
         write_json_lines([{"event": "summary", "job": "import", "imported": len(mems),
+                           **({"chunks": n_chunks} if n_chunks else {}),
                            "errors": len(errors)}])
     for err in errors:
         sys.stderr.write(scrub(f"hippo: {err}\n"))
     if errors:
         raise typer.Exit(int(ExitCode.PARTIAL))
+
+
+def _read(stream: Any, h: Any) -> tuple[list[Any], list[Any], list[str]]:
+    """The lines of an export: memories (line, NewMemory), Echo chunks, and errors."""
+    import orjson
+
+    from hippo import transfer
+    from hippo.records import from_input
+
+    items, chunks, errors = [], [], []
+    for lineno, raw in enumerate(stream, start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = orjson.loads(raw)
+            if isinstance(obj, dict) and transfer.is_chunk(obj):
+                chunks.append(transfer.chunk_record(obj))
+                continue
+            if not isinstance(obj, dict) or not isinstance(obj.get("id"), int):
+                raise UsageError("an exported record needs an integer \"id\"")
+            items.append((lineno, from_input(obj, h.types, default_project=None)))
+        except (orjson.JSONDecodeError, UsageError) as exc:
+            errors.append(f"line {lineno}: {exc}")
+    return items, chunks, errors
 
 
 def _open(path: str):  # type: ignore[no-untyped-def]

@@ -45,9 +45,9 @@ def forget(
     if not h.db.checkpoint():
         import sys
 
-        sys.stderr.write(f"hippo: warning: another process is reading {h.db.label}; the old "
-                         "text stays in its -wal file until the last process using it exits; "
-                         "repeat the command then to be sure\n")
+        from hippo.cli.common import purge_left
+
+        sys.stderr.write(purge_left(h.db.label, h.db.path is None))
     emit(out, json_flag=json, columns=COLUMNS)
 
 

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from hippo.store.context import ContextRows
     from hippo.store.embed_cache import EmbedCache
     from hippo.store.health import Health
+    from hippo.store.imports import Imports
     from hippo.store.jobs import Jobs
     from hippo.store.lexical import Lexical
     from hippo.store.maintenance import Maintenance
@@ -107,3 +108,5 @@ class Store(Protocol):
     def health(self) -> Health: ...
     @property
     def stats(self) -> Stats: ...
+    @property
+    def imports(self) -> Imports: ...

@@ -22,11 +22,11 @@ Hippo = Callable[..., subprocess.CompletedProcess[str]]
 
 
 @pytest.fixture
-def hippo(tmp_path: Path, isolated_home: Path) -> Hippo:
+def hippo(db_path: Path | str, isolated_home: Path) -> Hippo:
     env = {**os.environ, "HIPPO_EMBEDDER": "local"}
 
     def run(*args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
-        out = subprocess.run([sys.executable, "-m", "hippo", "--db", str(tmp_path / "hippo.db"),
+        out = subprocess.run([sys.executable, "-m", "hippo", "--db", str(db_path),
                               *args], input=input, capture_output=True, text=True, env=env,
                              check=False, timeout=300)
         assert out.returncode == 0, f"hippo {' '.join(args)}: {out.stderr}"
@@ -35,7 +35,7 @@ def hippo(tmp_path: Path, isolated_home: Path) -> Hippo:
     return run
 
 
-def readable(db: Path, words: list[str]) -> dict[str, list[str]]:
+def readable(db: Path | str, words: list[str]) -> dict[str, list[str]]:
     """Which of `words` can be read back, and where: 'raw' (bytes of the file or -wal; the
     first 9 letters, so the stemmed terms of the full-text index count too), 'decoded' (a
     blob's token ids turned back into text)."""
@@ -50,23 +50,32 @@ def readable(db: Path, words: list[str]) -> dict[str, list[str]]:
     return found
 
 
-def sentence_vectors(db: Path, texts: list[str]) -> list[bytes]:
-    """The cached sentence vectors of `texts` (the model's, as the vec0 table holds them)."""
-    import apsw
-
+def sentence_vectors(db: Path | str, texts: list[str]) -> list[bytes]:
+    """The cached sentence vectors of `texts` (the model's, as the vector table holds them)."""
     from hippo.vectors import content_hash
+
+    hashes = [content_hash(t) for t in texts]
+    if isinstance(db, str):
+        import psycopg
+
+        with psycopg.connect(db) as conn:
+            return [bytes(r[0]) for h in hashes for r in conn.execute(
+                "SELECT vector FROM embed_cache WHERE content_hash = %s "
+                "AND model NOT LIKE '%%#%%'", (h,))]
+    import apsw
 
     conn = apsw.Connection(str(db))
     try:
-        return [bytes(r[0]) for t in texts for r in conn.execute(
+        return [bytes(r[0]) for h in hashes for r in conn.execute(
             "SELECT vector FROM embed_cache WHERE content_hash = ? AND model NOT LIKE '%#%'",
-            (content_hash(t),))]
+            (h,))]
     finally:
         conn.close()
 
 
-def test_forget_hard_after_edit_leaves_neither_text(hippo: Hippo, tmp_path: Path) -> None:
-    db = tmp_path / "hippo.db"
+def test_forget_hard_after_edit_leaves_neither_text(hippo: Hippo, db_path: Path | str,
+                                                  tmp_path: Path) -> None:
+    db = db_path
     hippo("add", "Keep this: the backups of the billing cluster run at noon.")
     hippo("add", "The marzipanfjord vault rotates its quillwobbler keys every spring.")
     hippo("search", "--json", "where are the marzipanfjord keys?")
@@ -87,8 +96,9 @@ def test_forget_hard_after_edit_leaves_neither_text(hippo: Hippo, tmp_path: Path
     assert readable(db, ["billing"]) == {"billing": ["raw", "decoded"]}  # the rest stays
 
 
-def test_a_prompt_the_hook_saw_is_not_kept(hippo: Hippo, tmp_path: Path) -> None:
-    db = tmp_path / "hippo.db"
+def test_a_prompt_the_hook_saw_is_not_kept(hippo: Hippo, db_path: Path | str,
+                                           tmp_path: Path) -> None:
+    db = db_path
     hippo("add", "The deploy script runs from a clean tree on the release branch.")
     prompt = "Why does the velvetpangolin deploy fail on the zirconwombat branch?"
     for _ in range(2):  # a repeat reads the query cache
@@ -99,8 +109,9 @@ def test_a_prompt_the_hook_saw_is_not_kept(hippo: Hippo, tmp_path: Path) -> None
     assert readable(db, ["velvetpangolin", "zirconwombat"]) == {}
 
 
-def test_forget_session_leaves_nothing_of_it(hippo: Hippo, tmp_path: Path) -> None:
-    db = tmp_path / "hippo.db"
+def test_forget_session_leaves_nothing_of_it(hippo: Hippo, db_path: Path | str,
+                                             tmp_path: Path) -> None:
+    db = db_path
     folder = tmp_path / "t"
     folder.mkdir()
     for sid, text in (("keep", "We moved the nightly report to the analytics replica."),

@@ -7,11 +7,14 @@ in the database file, its -wal, any decoded blob, or what export, echo and searc
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from privacy_support import decoded_blobs, leaks, printable_runs, raw_bytes
 from secrets_corpus import Secret, corpus, placements
+
+from tests.conftest import BACKEND
 
 CORPUS = corpus()
 TS = "2026-03-01T10:00:{:02d}.000Z"
@@ -96,14 +99,24 @@ def _text(secrets: list[Secret]) -> str:
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
-    """One store written through every path; the outputs of every reading command."""
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, object]]:
+    """One store (of the backend under test) written through every path; the outputs of
+    every reading command."""
+    tmp = tmp_path_factory.mktemp("secrets")
+    if BACKEND == "postgres":  # one schema for the module (db_path's is the test's own)
+        from tests.pgtest import store_url
+
+        with store_url("secrets") as url:
+            yield _written(tmp, url)
+        return
+    yield _written(tmp, tmp / "hippo.db")
+
+
+def _written(tmp: Path, db: Path | str) -> dict[str, object]:
     import os
     import subprocess
     import sys
 
-    tmp = tmp_path_factory.mktemp("secrets")
-    db = tmp / "hippo.db"
     env = {k: v for k, v in os.environ.items() if not k.startswith("HIPPO_")}
     env.update(HIPPO_HOME=str(tmp / "home"), HIPPO_PROJECT="proj", HIPPO_NO_PROGRESS="1",
                HIPPO_EMBEDDER="local")
@@ -150,7 +163,8 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     return {"db": db, "runs": runs, "files": files}
 
 
-def test_every_path_ran(store: dict[str, object]) -> None:
+# `db_path`: the postgres run keeps the tests that use the backend's store.
+def test_every_path_ran(store: dict[str, object], db_path: object) -> None:
     runs = store["runs"]
     assert isinstance(runs, dict)
     for name, run in runs.items():
@@ -165,10 +179,11 @@ def test_every_path_ran(store: dict[str, object]) -> None:
     assert runs["search"].stdout and runs["echo"].stdout
 
 
-def test_no_run_of_any_secret_is_stored_or_printed(store: dict[str, object]) -> None:
+def test_no_run_of_any_secret_is_stored_or_printed(store: dict[str, object],
+                                                   db_path: object) -> None:
     db = store["db"]
     runs = store["runs"]
-    assert isinstance(db, Path) and isinstance(runs, dict)
+    assert isinstance(db, (Path, str)) and isinstance(runs, dict)
     raw = printable_runs(raw_bytes(db))
     assert len(raw) > 10_000  # the store's text is in there
     blobs = decoded_blobs(db)

@@ -116,3 +116,36 @@ def copy_db(src: Path, dst: Path) -> Path:
         if Path(f"{src}{suffix}").exists():
             shutil.copyfile(f"{src}{suffix}", f"{dst}{suffix}")
     return dst
+
+
+# Every relation of the store's schema and the TOAST tables and indexes behind them.
+_RELATIONS = (
+    "WITH own AS (SELECT oid, reltoastrelid FROM pg_class "
+    "WHERE relnamespace = current_schema()::regnamespace) "
+    "SELECT pg_relation_filepath(oid) FROM own UNION "
+    "SELECT pg_relation_filepath(reltoastrelid) FROM own WHERE reltoastrelid <> 0 UNION "
+    "SELECT pg_relation_filepath(i.indexrelid) FROM own JOIN pg_index i "
+    "ON i.indrelid = own.reltoastrelid"
+)
+
+
+def server_bytes(url: str) -> bytes:
+    """Every byte a PostgreSQL store keeps in its schema's relation files (tables, indexes,
+    TOAST), as the server has them on disk after a CHECKPOINT (its WAL not included)."""
+    import glob
+
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CHECKPOINT")  # what the buffers hold, on disk
+        data = conn.execute("SELECT current_setting('data_directory')").fetchone()[0]
+        files = [r[0] for r in conn.execute(_RELATIONS) if r[0]]
+    parts = []
+    for rel in files:
+        main = os.path.join(data, rel)
+        # The relation's segments (N, N.1, ...) and forks (N_fsm, N_vm): not N1..., another's.
+        for name in sorted([main, *glob.glob(main + ".*"), *glob.glob(main + "_*")]):
+            if os.path.exists(name):
+                with open(name, "rb") as fh:
+                    parts.append(fh.read())
+    return b"\n".join(parts)

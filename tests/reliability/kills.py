@@ -7,6 +7,10 @@ Kills accumulate on one database, as repeated crashes would: kill, doctor, start
 When a run has committed all its work before its signal, the file goes back to the
 starting state so the next kill has work to land in.
 Delays are drawn from a seeded RNG over the length of an unkilled run, so a seed replays.
+
+On a PostgreSQL store (`backend="postgres"`) each database is a schema of the tests'
+server, and a starting state is made again by the same commands in an emptied schema
+(a schema is not a file to copy); the ids come out the same, as the commands are.
 """
 
 from __future__ import annotations
@@ -38,9 +42,19 @@ class Scenario:
     """A starting database and the command whose runs are killed."""
 
     command: str
-    base: Path
+    base: Path | str
     args: list[str]
     stdin: bytes | None = None
+    # Make `target` the starting state again (None: copy the base file).
+    remake: Callable[[Path | str], None] | None = None
+
+    def start(self, target: Path | str) -> Path | str:
+        """`target` (a file, or a server's store) in the starting state."""
+        if self.remake is None:
+            assert isinstance(self.base, Path) and isinstance(target, Path)
+            return copy_db(self.base, target)
+        self.remake(target)
+        return target
 
 
 @dataclass(slots=True)
@@ -62,10 +76,29 @@ class KillReport:
                 "reference_seconds": round(self.reference_seconds, 2)}
 
 
-def snapshot(db: Path, env: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
+def snapshot(db: Path | str, env: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
     """Both stores as exported, brain records cut to the fields that must converge."""
     brain = [{k: r[k] for k in BRAIN_FIELDS} for r in run(db, "export", env=env).lines]
     return {"brain": brain, "echo": run(db, "export", "--store", "echo", env=env).lines}
+
+
+def dense(snap: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
+    """The snapshot with each store's ids renumbered 1, 2, ... in order (references and
+    a source's chunks too): a server's identity sequence is not transactional, so a
+    killed write leaves a gap in the ids (never a reuse), where SQLite's AUTOINCREMENT
+    takes back what a rolled-back transaction took."""
+    chunk = {r["id"]: i for i, r in enumerate(snap["echo"], start=1)}
+    mem = {r["id"]: i for i, r in enumerate(snap["brain"], start=1)}
+
+    def source(src: Any) -> Any:
+        if isinstance(src, dict) and isinstance(src.get("chunks"), list):
+            return {**src, "chunks": [chunk.get(c, c) for c in src["chunks"]]}
+        return src
+
+    brain = [{**r, "id": mem[r["id"]], "source": source(r["source"]),
+              **{k: mem.get(r[k], r[k]) for k in ("consolidated_into", "superseded_by")}}
+             for r in snap["brain"]]
+    return {"brain": brain, "echo": [{**r, "id": chunk[r["id"]]} for r in snap["echo"]]}
 
 
 def _first_difference(a: dict[str, list[dict]], b: dict[str, list[dict]]) -> str:
@@ -79,7 +112,7 @@ def _first_difference(a: dict[str, list[dict]], b: dict[str, list[dict]]) -> str
     return ""
 
 
-def _count(db: Path, env: dict[str, str]) -> int:
+def _count(db: Path | str, env: dict[str, str]) -> int:
     return len(run(db, "export", env=env).lines)
 
 
@@ -92,7 +125,13 @@ PROGRESS = {  # how much of its work a command has committed, read straight from
 }
 
 
-def progress(db: Path, command: str) -> int:
+def progress(db: Path | str, command: str) -> int:
+    if isinstance(db, str):  # a server's store
+        import psycopg
+
+        with psycopg.connect(db) as pg:
+            row = pg.execute(PROGRESS[command][1]).fetchone()
+        return int((row or [0])[0] or 0)
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
         return int(con.execute(PROGRESS[command][1]).fetchone()[0] or 0)
@@ -102,9 +141,11 @@ def progress(db: Path, command: str) -> int:
 
 # -- starting states --------------------------------------------------------------------
 
-def prepare(work: Path, command: str, *, size: int, env: dict[str, str]) -> Scenario:
-    """A base database with `size`-scaled work waiting for `command`."""
-    base = work / f"base-{command}.db"
+def prepare(work: Path, command: str, *, size: int, env: dict[str, str],
+            base: Path | str | None = None) -> Scenario:
+    """A base database (`base`, else a file in `work`) with `size`-scaled work waiting
+    for `command`."""
+    base = work / f"base-{command}.db" if base is None else base
     folder = work / "transcripts"
     if not folder.exists():
         folder.mkdir()
@@ -152,9 +193,12 @@ def _start(db: Path, sc: Scenario, env: dict[str, str]) -> subprocess.Popen[byte
 
 def kill_loop(work: Path, sc: Scenario, *, kills: int, rng: random.Random,
               env: dict[str, str],
-              on_kill: Callable[[int, float, bool], None] = lambda *_: None) -> KillReport:
+              on_kill: Callable[[int, float, bool], None] = lambda *_: None,
+              stores: Callable[[str], Path | str] | None = None) -> KillReport:
+    """`stores(name)`: where the reference and the killed database live (files in `work`)."""
+    place = stores or (lambda name: work / f"{name}-{sc.command}.db")
     rep = KillReport(sc.command)
-    reference = copy_db(sc.base, work / f"reference-{sc.command}.db")
+    reference = sc.start(place("reference"))
     before = _count(sc.base, env)
     t = time.perf_counter()
     ok = run(reference, *sc.args, env=env, input=sc.stdin)
@@ -168,7 +212,7 @@ def kill_loop(work: Path, sc: Scenario, *, kills: int, rng: random.Random,
     run(sc.base, "stats", env=env)  # a process that starts and opens the file, no work
     startup = time.perf_counter() - t
 
-    db = copy_db(sc.base, work / f"killed-{sc.command}.db")
+    db = sc.start(place("killed"))
     for i in range(kills):
         # Mostly inside the work, not Python's start-up: from 80% of a bare start to the end.
         delay = rng.uniform(0.8 * startup, max(0.9 * rep.reference_seconds, startup))
@@ -192,22 +236,66 @@ def kill_loop(work: Path, sc: Scenario, *, kills: int, rng: random.Random,
                 rep.partial_writes.append(f"kill {i}: {n} memories, expected {before} or "
                                           f"{after}")
         if not before_done:  # all was committed first: start the next run with work to do
-            copy_db(sc.base, db)
+            sc.start(db)
     final = run(db, *sc.args, env=env, input=sc.stdin)
     if final.rc != OK:
         rep.difference = f"final run exit {final.rc}: {final.stderr.strip()}"
         return rep
-    rep.difference = _first_difference(snapshot(db, env), expected)
+    got = snapshot(db, env)
+    if isinstance(db, str):  # a server: the same rows, their ids in the same order
+        got, expected = dense(got), dense(expected)
+    rep.difference = _first_difference(got, expected)
     rep.converged = not rep.difference
     return rep
 
 
 def kill_test(work: Path, command: str, *, kills: int, seed: int, size: int = 8,
-              embedder: str = "hash") -> KillReport:
-    """Prepare `command`'s scenario under `work`, then kill it `kills` times."""
+              embedder: str = "hash", backend: str = "sqlite") -> KillReport:
+    """Prepare `command`'s scenario under `work`, then kill it `kills` times (on
+    `backend`: sqlite files, or schemas of the tests' PostgreSQL server)."""
     work.mkdir(parents=True, exist_ok=True)
     home = work / f"home-{command}"
     home.mkdir(exist_ok=True)
     env = env_for(home, embedder)
-    sc = prepare(work, command, size=size, env=env)
-    return kill_loop(work, sc, kills=kills, rng=random.Random(f"{seed}:{command}"), env=env)
+    rng = random.Random(f"{seed}:{command}")
+    if backend != "postgres":
+        sc = prepare(work, command, size=size, env=env)
+        return kill_loop(work, sc, kills=kills, rng=rng, env=env)
+    from tests.pgtest import create_schema, drop_schema
+
+    schemas: dict[str, str] = {}
+
+    def store(name: str) -> str:
+        if name not in schemas:
+            schemas[name] = create_schema(f"kill_{name}")[0]
+        return _url(schemas[name])
+
+    def remake(target: Path | str) -> None:
+        name = next(n for n, s in schemas.items() if _url(s) == target)
+        _empty(schemas[name])
+        prepare(work, command, size=size, env=env, base=target)
+
+    try:
+        sc = prepare(work, command, size=size, env=env, base=store("base"))
+        sc.remake = remake
+        return kill_loop(work, sc, kills=kills, rng=rng, env=env, stores=store)
+    finally:
+        for name in schemas.values():
+            drop_schema(name)
+
+
+def _url(schema: str) -> str:
+    from tests.pgtest import base_url, with_schema
+
+    return with_schema(base_url(), schema)
+
+
+def _empty(schema: str) -> None:
+    """The schema emptied (dropped and made again under its name)."""
+    import psycopg
+
+    from tests.pgtest import base_url, drop_schema
+
+    drop_schema(schema)
+    with psycopg.connect(base_url(), autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')

@@ -108,12 +108,14 @@ def classify(op: Op) -> str:
 
 
 class Load:
-    """One load run on `work/hippo.db`: `seed()`, then `cold()` or `warm()`, then `check()`."""
+    """One load run on `db` (default `work/hippo.db`; a server's store too): `seed()`, then
+    `cold()` or `warm()` (a file only), then `check()`."""
 
     def __init__(self, work: Path, *, seconds: float, embedder: str = "hash",
-                 busy_timeout_ms: int = 5000, config: str = "") -> None:
+                 busy_timeout_ms: int = 5000, config: str = "",
+                 db: Path | str | None = None) -> None:
         self.work, self.seconds = work, seconds
-        self.db = work / "hippo.db"
+        self.db: Path | str = work / "hippo.db" if db is None else db
         self.home = work / "home"
         self.home.mkdir(parents=True, exist_ok=True)
         if config:
@@ -221,7 +223,7 @@ class Load:
         """Last ingest, doctor and exports: every success reported must be in the file."""
         rep = self.report
         env = {**self.env, "HIPPO_BUSY_TIMEOUT_MS": "5000"}
-        folders = [self.transcripts, *sorted(self.db.parent.glob("warm-transcripts-*"))]
+        folders = [self.transcripts, *sorted(self.work.glob("warm-transcripts-*"))]
         final = run(self.db, "ingest", *map(str, folders), "--idle-minutes", "0", env=env)
         if final.rc not in (OK, PARTIAL):
             rep.failures.append(f"final ingest exit {final.rc}: {final.stderr.strip()}")
@@ -243,11 +245,12 @@ class Load:
 
 
 def load_run(work: Path, *, seconds: float, mode: str = "cold", embedder: str = "hash",
-             busy_timeout_ms: int = 5000, config: str = "") -> LoadReport:
+             busy_timeout_ms: int = 5000, config: str = "",
+             db: Path | str | None = None) -> LoadReport:
     """Seed, load for `seconds` (cold or warm), check; the report holds the figures.
     `config` is the text of the config file every process reads (e.g. a [search] table)."""
     load = Load(work, seconds=seconds, embedder=embedder, busy_timeout_ms=busy_timeout_ms,
-                config=config)
+                config=config, db=db)
     load.seed()
     load.cold() if mode == "cold" else load.warm()
     return load.check()

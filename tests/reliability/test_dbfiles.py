@@ -19,6 +19,7 @@ import orjson
 import pytest
 
 from hippo.store import connect
+from hippo.store.location import display, is_server
 from tests.reliability.harness import env_for, one_line_error, run
 
 READS = (["list"], ["search", "deploy"], ["show", "1"], ["echo", "deploy"], ["context"],
@@ -74,23 +75,34 @@ def test_a_file_that_is_not_sqlite_is_refused(cli, tmp_path: Path) -> None:
 
 def test_read_commands_never_create_a_database(cli, tmp_path: Path, db_path: Path,
                                                isolated_home: Path) -> None:
+    nothing = (f"hippo: database {display(db_path)} has no hippo store yet: nothing stored "
+               "(`hippo add` or `hippo ingest` creates it)" if is_server(db_path) else
+               f"hippo: no database at {db_path} yet: nothing stored "
+               "(`hippo add` or `hippo ingest` creates it)")
     for args in READS:
         r = cli(*args)
         assert r.exit_code == 0 and r.stdout == "", (args, r.stderr)
-        assert lines(r.stderr) == [(f"hippo: no database at {db_path} yet: nothing stored "
-                                   "(`hippo add` or `hippo ingest` creates it)")], args
+        assert lines(r.stderr) == [nothing], args
     for event in ("session-start", "prompt"):  # a hook: nothing at all
         payload = orjson.dumps({"hook_event_name": event, "prompt": "how do we deploy",
                                 "cwd": str(tmp_path)}).decode()
         r = cli("hook", "claude-code", input=payload)
         assert (r.exit_code, r.stdout, r.stderr) == (0, "", "")
-    assert not db_path.exists() and not list(tmp_path.glob("hippo.db*"))
+    if is_server(db_path):  # not a table, not a type, not the migrations ledger
+        import psycopg
+
+        with psycopg.connect(str(db_path)) as con:
+            assert con.execute("SELECT count(*) FROM pg_class WHERE relnamespace = "
+                               "current_schema()::regnamespace").fetchone() == (0,)
+    else:
+        assert not db_path.exists() and not list(tmp_path.glob("hippo.db*"))
     # The default place, under HIPPO_HOME: not even the directory is made by a read.
     home = isolated_home / "sub"
     r = cli("list", db=None, env={"HIPPO_HOME": str(home)})
     assert r.exit_code == 0 and "no database at" in r.stderr and not home.exists()
 
 
+@pytest.mark.sqlite_only(reason="an empty SQLite file")
 def test_an_empty_file_is_no_store_for_a_read_and_a_new_one_for_a_write(cli,
                                                                         db_path: Path) -> None:
     db_path.touch(mode=0o600)
@@ -114,6 +126,7 @@ def _old_schema(db_path: Path, steps: int = 3) -> None:
     db.close()
 
 
+@pytest.mark.sqlite_only(reason="SQLite's older schema steps: PostgreSQL's schema has one step, so no older one exists to refuse yet")
 def test_a_read_command_never_migrates(cli, db_path: Path) -> None:
     from hippo.store.sqlite.migrations import MIGRATIONS
 
@@ -165,6 +178,7 @@ def _damaged(cli, db_path: Path) -> set[int]:
     return ids
 
 
+@pytest.mark.sqlite_only(reason="garbles a page of SQLite's file; salvage reads a file")
 def test_export_salvage_reads_every_row_but_the_damaged_page(cli, db_path: Path) -> None:
     ids = _damaged(cli, db_path)
     r = cli("export")
@@ -184,6 +198,7 @@ def test_export_salvage_reads_every_row_but_the_damaged_page(cli, db_path: Path)
     assert first["text"].startswith("memory 0 about topic 0") and first["type"] == "fact"
 
 
+@pytest.mark.sqlite_only(reason="salvage reads past damage in SQLite's file")
 def test_export_salvage_keeps_a_row_that_is_not_utf8(cli, db_path: Path) -> None:
     assert cli("add", "-", input=batch(0, 3, pad=1)).exit_code == 0
     con = apsw.Connection(str(db_path))
@@ -200,6 +215,7 @@ def test_export_salvage_keeps_a_row_that_is_not_utf8(cli, db_path: Path) -> None
                                   "kept with the bad bytes replaced")
 
 
+@pytest.mark.sqlite_only(reason="a damaged SQLite file and its salvage")
 def test_a_corrupt_file_refuses_writes_until_doctor_fix_salvages_it(cli, db_path: Path) -> None:
     ids = _damaged(cli, db_path)
     r = cli("doctor", "--json")
@@ -227,6 +243,7 @@ def test_a_corrupt_file_refuses_writes_until_doctor_fix_salvages_it(cli, db_path
     assert cli("add", "after the repair").exit_code == 0
 
 
+@pytest.mark.sqlite_only(reason="the corrupt mark beside SQLite's file")
 def test_a_corrupt_mark_alone_is_cleared_by_doctor_fix(cli, db_path: Path) -> None:
     """The mark is what writes check (one stat at open): a file whose damage was repaired
     some other way still needs `doctor --fix` to say so."""
@@ -244,6 +261,7 @@ def test_a_corrupt_mark_alone_is_cleared_by_doctor_fix(cli, db_path: Path) -> No
     assert [x["text"] for x in cli("list", "--json").records] == ["accepted", "kept"]
 
 
+@pytest.mark.sqlite_only(reason="a truncated SQLite file and its salvage")
 def test_a_truncated_file_is_salvaged_by_doctor_fix(cli, db_path: Path) -> None:
     for start in (0, 100, 200, 300):
         assert cli("add", "-", input=batch(start, 100)).exit_code == 0
@@ -261,6 +279,7 @@ def test_a_truncated_file_is_salvaged_by_doctor_fix(cli, db_path: Path) -> None:
 
 # -- 17.10: permissions ------------------------------------------------------------------
 
+@pytest.mark.sqlite_only(reason="the modes of SQLite's file, -wal and -shm")
 def test_database_files_open_to_others_are_made_private(cli, db_path: Path) -> None:
     assert cli("add", "a private memory").exit_code == 0
     holder = apsw.Connection(str(db_path))  # keeps -wal and -shm in place
@@ -402,17 +421,18 @@ def test_an_immutable_directory_is_named(tmp_path: Path, isolated_home: Path) ->
 # -- 17.12: reads never wait for a writer ------------------------------------------------
 
 HOLDER = """
-import apsw, os, sys, time
+import os, sys, time
+from hippo.store import connect
 db, ready, release = sys.argv[1:4]
-con = apsw.Connection(db)
-con.execute("BEGIN IMMEDIATE")
-con.execute("INSERT INTO meta(key, value) VALUES ('held', '1')")
-open(ready, "w").close()
-limit = time.monotonic() + 40  # a safety net, well inside the 60 s busy timeout below
-while not os.path.exists(release) and time.monotonic() < limit:
-    time.sleep(0.01)
-print("released" if os.path.exists(release) else "gave up")
-con.execute("ROLLBACK")
+store = connect(db)
+with store.transaction():  # the write lock: BEGIN IMMEDIATE, or the writer advisory lock
+    store.meta.set("held", "1")
+    open(ready, "w").close()
+    limit = time.monotonic() + 40  # a safety net, well inside the 60 s busy timeout below
+    while not os.path.exists(release) and time.monotonic() < limit:
+        time.sleep(0.01)
+    print("released" if os.path.exists(release) else "gave up", flush=True)
+    raise SystemExit(0)  # rolled back
 """
 
 

@@ -15,6 +15,7 @@ import orjson
 import pytest
 
 from hippo.store import connect
+from hippo.store.location import is_server
 
 
 def _session(path: Path, key: str, job: int, tech: str) -> Path:
@@ -155,6 +156,7 @@ def _old_schema(path: Path) -> None:
     db.close()
 
 
+@pytest.mark.sqlite_only(reason="SQLite's migration 0007 (AUTOINCREMENT rebuild of an old file)")
 def test_migration_0007_keeps_every_row_and_starts_above_every_used_id(db_path, cli) -> None:
     _old_schema(db_path)
     db = connect(db_path)
@@ -193,7 +195,7 @@ def test_doctor_flags_a_link_into_another_session_and_fix_removes_it(cli, tmp_pa
     db = connect(db_path)
     b_chunk = db.scalar("SELECT c.id FROM echo_chunks c JOIN echo_sessions e ON "
                         "e.id = c.session_id WHERE e.session_key = 'B'")
-    db.execute("UPDATE memory_sources SET chunk_id = ? WHERE memory_id = ?",
+    db.execute(_q(db_path, "UPDATE memory_sources SET chunk_id = ? WHERE memory_id = ?"),
                (b_chunk, redis["id"]))
     db.close()
     r = cli("doctor", "--json")
@@ -208,10 +210,12 @@ def test_doctor_flags_a_link_into_another_session_and_fix_removes_it(cli, tmp_pa
 def test_doctor_flags_supersede_and_consolidate_cycles(cli, db_path) -> None:
     ids = [cli("add", "--json", f"statement number {i}").records[0]["id"] for i in range(4)]
     db = connect(db_path)
-    db.execute("UPDATE memories SET superseded_by = ? WHERE id = ?", (ids[1], ids[0]))
-    db.execute("UPDATE memories SET superseded_by = ? WHERE id = ?", (ids[0], ids[1]))
-    db.execute("UPDATE memories SET consolidated_into = ?, status = 'consolidated' "
-               "WHERE id = ?", (ids[2], ids[2]))
+    db.execute(_q(db_path, "UPDATE memories SET superseded_by = ? WHERE id = ?"),
+               (ids[1], ids[0]))
+    db.execute(_q(db_path, "UPDATE memories SET superseded_by = ? WHERE id = ?"),
+               (ids[0], ids[1]))
+    db.execute(_q(db_path, "UPDATE memories SET consolidated_into = ?, status = "
+                  "'consolidated' WHERE id = ?"), (ids[2], ids[2]))
     db.close()
     r = cli("doctor", "--json")
     check = {c["check"]: c for c in r.records}["reference-cycles"]
@@ -256,13 +260,18 @@ def test_import_and_add_refuse_supersede_and_consolidate_cycles(cli) -> None:
 
 # -- items 4 and 5: concurrent writers ----------------------------------------------------
 
-def _parallel(db_path: Path, argvs: list[list[str]], inputs: list[str | None]
-              ) -> list[subprocess.CompletedProcess[str]]:
+def _q(db_path: Path | str, sql: str) -> str:
+    """`sql` with the backend's placeholders (a server's are %s)."""
+    return sql.replace("?", "%s") if is_server(db_path) else sql
+
+
+def _parallel(db_path: Path, argvs: list[list[str]], inputs: list[str | None],
+              where: Path) -> list[subprocess.CompletedProcess[str]]:
     """Start every process at once, each with its whole stdin ready (a file), so they race."""
     env = {**os.environ, "HIPPO_EMBEDDER": "hash", "HIPPO_BUSY_TIMEOUT_MS": "60000"}
     files = []
     for i, data in enumerate(inputs):
-        path = db_path.parent / f"stdin-{i}.jsonl"
+        path = where / f"stdin-{i}.jsonl"
         path.write_text(data or "")
         files.append(path.open())
     procs = [subprocess.Popen([sys.executable, "-m", "hippo", "--db", str(db_path), *argv],
@@ -277,23 +286,24 @@ def _parallel(db_path: Path, argvs: list[list[str]], inputs: list[str | None]
     return out
 
 
-def test_eight_parallel_tag_edits_all_survive(cli, db_path) -> None:
+def test_eight_parallel_tag_edits_all_survive(cli, db_path, tmp_path) -> None:
     mid = cli("add", "--json", "a memory everyone tags").records[0]["id"]
     done = _parallel(db_path, [["edit", str(mid), "--tag", f"t{i}"] for i in range(8)],
-                     [None] * 8)
+                     [None] * 8, tmp_path)
     assert [p.returncode for p in done] == [0] * 8, [p.stderr for p in done]
     rec = cli("show", str(mid), "--json").records[0]
     assert rec["tags"] == [f"t{i}" for i in range(8)]
     assert [h["action"] for h in rec["history"]].count("edit") == 8
 
 
-def test_parallel_batches_with_colliding_ids_each_store_their_own_lines(cli, db_path) -> None:
+def test_parallel_batches_with_colliding_ids_each_store_their_own_lines(cli, db_path,
+                                                                      tmp_path) -> None:
     cli("add", "a memory so the store exists")
     batches = [_lines(*({"id": 1000 + j, "text": f"batch {i} claims id {1000 + j}"}
                         for j in range(50)),
                       *({"text": f"batch {i} id-less line {j}"} for j in range(3)))
                for i in range(8)]
-    done = _parallel(db_path, [["add", "-"]] * 8, batches)
+    done = _parallel(db_path, [["add", "-"]] * 8, batches, tmp_path)
     codes = sorted(p.returncode for p in done)
     assert codes == [0] + [3] * 7, [p.stderr[-300:] for p in done]
     for p in done:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from hippo.store.context import ContextRows
     from hippo.store.embed_cache import EmbedCache
     from hippo.store.health import Health
+    from hippo.store.imports import Imports
     from hippo.store.jobs import Jobs
     from hippo.store.lexical import Lexical
     from hippo.store.maintenance import Maintenance
@@ -61,6 +62,13 @@ VECTOR_OID = "SELECT to_regtype('vector')::oid"
 # the statement that forgets this connection's prepared statements.
 STALE_PLAN = "cached plan must not change result type"
 FORGET_PLANS = "DEALLOCATE ALL"
+# The tables a purge erases text (or its vectors) from: `checkpoint` rewrites them.
+TEXT_TABLES = ("memories", "audit", "memory_sources", "embed_cache", "memories_vec",
+               "memories_vec_next", "echo_sessions", "echo_chunks", "echo_vec", "echo_vec_next")
+VACUUM_FULL = {name: f"VACUUM (FULL) {name}" for name in TEXT_TABLES}
+PURGED_TABLES = ("SELECT t AS name, pg_has_role(c.relowner, 'USAGE') AS owned "
+                 "FROM unnest(%s::text[]) WITH ORDINALITY AS u(t, n) "
+                 "JOIN pg_class c ON c.oid = to_regclass(u.t) ORDER BY u.n")
 # The deadline for reaching the server; libpq counts whole seconds, at least 2.
 CONNECT_TIMEOUT_S = 3
 MIN_SERVER = 150000  # PostgreSQL 15
@@ -245,6 +253,12 @@ class PgDatabase(PgSql):
 
         return PgStats(self._sql())
 
+    @functools.cached_property
+    def imports(self) -> Imports:
+        from hippo.store.postgres.imports import PgImports
+
+        return PgImports(self._sql())
+
     # -- transactions --------------------------------------------------------------
     @contextlib.contextmanager
     def waiting(self, ms: int) -> Iterator[None]:
@@ -292,8 +306,20 @@ class PgDatabase(PgSql):
         return True
 
     def checkpoint(self) -> bool:
-        """Nothing to move: the server writes its own log. Erased rows' old versions are
-        reclaimed by `health.reclaim` (VACUUM), which a purge runs."""
+        """After a purge: rewrite the tables that held text (VACUUM FULL), so no erased
+        row's old version stays in their pages (a plain VACUUM only marks the space free,
+        and the bytes stay until overwritten). False when it could not: another connection
+        holds a lock on one past the lock timeout, or this role does not own them."""
+        if self.in_transaction():
+            return False  # VACUUM cannot run inside a transaction
+        tables = self.rows(PURGED_TABLES, (list(TEXT_TABLES),))
+        if not all(r["owned"] for r in tables):
+            return False  # VACUUM would skip them with a mere warning
+        try:
+            for r in tables:
+                self.execute(VACUUM_FULL[r["name"]])
+        except HippoError:
+            return False
         return True
 
     def reader(self) -> PgDatabase | None:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from hippo.store.context import ContextRows
     from hippo.store.embed_cache import EmbedCache
     from hippo.store.health import Health
+    from hippo.store.imports import Imports
     from hippo.store.jobs import Jobs
     from hippo.store.lexical import Lexical
     from hippo.store.maintenance import Maintenance
@@ -203,6 +204,12 @@ class Database(Sql):
         from hippo.store.sqlite.stats import SqliteStats
 
         return SqliteStats(Sql(self.conn, self.path))
+
+    @functools.cached_property
+    def imports(self) -> Imports:
+        from hippo.store.sqlite.imports import SqliteImports
+
+        return SqliteImports(Sql(self.conn, self.path))
 
     @contextlib.contextmanager
     def waiting(self, ms: int) -> Iterator[None]:
