@@ -165,3 +165,31 @@ def test_concurrent_writers_store_one_memory(db_path: Path) -> None:
         ["add"] + ["reinforce"] * (writers - 1))
     for h in [*stores, check]:
         h.close()
+
+
+def test_ids_are_never_reused_and_a_rollback_takes_none(db_path: Path) -> None:
+    """SQLite's AUTOINCREMENT on both backends: a rolled-back insert (a dry run, a killed
+    writer) leaves no gap, and the id of a row deleted since is never given again."""
+    h = _hippo(db_path)
+    a = _add(h, "first")
+    with pytest.raises(RuntimeError), h.db.transaction():
+        _add(h, "rolled back")
+        raise RuntimeError
+    b = _add(h, "second")
+    assert b["id"] == a["id"] + 1
+    with h.db.transaction():
+        h.db.memories.delete(b["id"])  # undoing its creation
+    assert _add(h, "third")["id"] == b["id"] + 1
+    m = from_input({"id": 40, "text": "imported", "project": "p"}, h.types, default_project="p")
+    with h.db.transaction():
+        brain.insert(h.db, m, None, actor="import", action="import")
+    assert _add(h, "after the import")["id"] == 41
+
+
+def test_lexical_recall_with_topics(db_path: Path) -> None:
+    h = _hippo(db_path)
+    a = _add(h, "deploy with make release", tags=["ops"])
+    _add(h, "deploy docs by hand", tags=["docs"])
+    hits = h.db.context.lexical(Terms(("deploy",)), Scope("p", topics=("ops",)), 5)
+    assert [x["id"] for x in hits] == [a["id"]]
+    assert h.db.context.lexical(Terms(("deploy", "nothing"), "and"), Scope("p"), 5) == []

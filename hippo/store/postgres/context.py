@@ -33,16 +33,17 @@ GUIDANCE_WAITING = (f"SELECT m.id FROM memories m WHERE {CURRENT} AND {_GUIDANCE
                     "AND " + UNVERIFIED + " AND {scope} ORDER BY m.id")
 # `tags` is a JSON array as text: any of the topics (a text[] parameter).
 TOPIC_MATCH = "m.tags::jsonb ?| %s"
-# One word or phrase of `Terms` as a tsquery: its tokens adjacent (`<->`), stemmed as
-# the `tsv` columns are. The text is a bound parameter, never tsquery syntax.
+# Recall's lexical fallback with topics: each word or phrase a tsquery of its tokens
+# (`<->` adjacent), bound as a parameter, never tsquery syntax; ranked by cover density
+# over 1 + log(length), ties by id. Without topics (what recall asks) it is search's own
+# BM25 (`hippo.store.postgres.lexical`), as SQLite's is FTS5's bm25() in both.
 TERM = "phraseto_tsquery('hippo_text', %s)"
-# Best first: cover density, divided by 1 + log(length) (FTS5's BM25 also favours the
-# shorter of two rows with the same matches); ties by id.
 LEXICAL = (
     f"SELECT {COLUMNS} FROM memories m, ({{query}}) q(query) "
     "WHERE m.tsv @@ q.query AND m.status = 'active' AND {scope} "
     "ORDER BY ts_rank_cd(m.tsv, q.query, 1) DESC, m.id LIMIT %s"
 )
+BY_IDS = f"SELECT {COLUMNS} FROM memories m WHERE m.id = ANY(%s)"
 CURATED = f"SELECT m.text FROM memories m WHERE {CURRENT} AND {{scope}}"
 ECHO_TEXTS = "SELECT m.text FROM echo_chunks m WHERE {scope}"
 
@@ -93,11 +94,28 @@ class PgContextRows:
         return self._ids(GUIDANCE_WAITING, scope)
 
     def lexical(self, terms: Terms, scope: Scope, limit: int) -> list[Row]:
-        if not terms.words:
+        if not terms.words or limit < 1:
             return []
+        if not scope.topics:
+            return self._ranked(terms, scope, limit)
         query, words = tsquery(terms)
         where, params = scope_sql(scope)
         return self.db.rows(LEXICAL.format(query=query, scope=where), [*words, *params, limit])
+
+    def _ranked(self, terms: Terms, scope: Scope, limit: int) -> list[Row]:
+        """Search's BM25 over the scope's active memories (superseded ones too, as the
+        SQLite query has them), best first."""
+        from hippo.store.filters import SearchFilters
+        from hippo.store.postgres.lexical import PgLexical
+
+        projects = (None if scope.all_projects else (None,) if scope.project is None
+                    else (scope.project, None))
+        hits = PgLexical(self.db).search(terms, limit, SearchFilters(
+            projects=projects, include_superseded=True))
+        if not hits:
+            return []
+        rows = {int(r["id"]): r for r in self.db.rows(BY_IDS, ([h.id for h in hits],))}
+        return [rows[h.id] for h in hits if h.id in rows]
 
     def current_texts(self, scope: Scope) -> list[str]:
         return [r["text"] for r in self._rows(CURATED, scope)]
