@@ -33,9 +33,10 @@ GUIDANCE_WAITING = (f"SELECT m.id FROM memories m WHERE {CURRENT} AND {_GUIDANCE
                     "AND " + UNVERIFIED + " AND {scope} ORDER BY m.id")
 # `tags` is a JSON array as text: any of the topics (a text[] parameter).
 TOPIC_MATCH = "m.tags::jsonb ?| %s"
-# One word or phrase of `Terms` as a tsquery: its tokens adjacent (`<->`), stemmed as
-# the `tsv` columns are. The text is a bound parameter, never tsquery syntax.
-TERM = "phraseto_tsquery('hippo_text', %s)"
+# One word or phrase of `Terms` as a tsquery: its tokens adjacent (`<->`), split
+# (`hippo_words`) and stemmed as the `tsv` columns are. The text is a bound parameter,
+# never tsquery syntax.
+TERM = "phraseto_tsquery('hippo_text', hippo_words(%s))"
 # Best first: cover density, divided by 1 + log(length) (FTS5's BM25 also favours the
 # shorter of two rows with the same matches); ties by id.
 LEXICAL = (
