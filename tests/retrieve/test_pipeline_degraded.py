@@ -282,5 +282,12 @@ def test_bm25_on_postgres_is_fts5s(db_path: Path, tmp_path: Path) -> None:
                 assert [x.id for x in got] == [x.id for x in want], (f, terms, k)
                 assert [x.score for x in got] == pytest.approx([x.score for x in want],
                                                                rel=1e-9), (f, terms, k)
+    # The statistics the triggers keep follow every insert, change and delete.
+    h.db.execute("UPDATE memories SET text = %s WHERE id = %s", ("a much longer text " * 9, 242))
+    h.db.execute("DELETE FROM memories WHERE id = %s", (243,))
+    with h.db.transaction():
+        h.db.execute("UPDATE memories SET tags = %s WHERE id < %s", ('["x", "y z"]', 30))
+    kept = h.db.row("SELECT n, tokens FROM lexical_stats WHERE store = 'brain'")
+    assert kept == h.db.row("SELECT count(*) AS n, sum(tsv_len) AS tokens FROM memories")
     sqlite_h.close()
     h.close()

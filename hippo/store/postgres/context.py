@@ -34,10 +34,11 @@ GUIDANCE_WAITING = (f"SELECT m.id FROM memories m WHERE {CURRENT} AND {_GUIDANCE
 # `tags` is a JSON array as text: any of the topics (a text[] parameter).
 TOPIC_MATCH = "m.tags::jsonb ?| %s"
 # Recall's lexical fallback with topics: each word or phrase a tsquery of its tokens
-# (`<->` adjacent), bound as a parameter, never tsquery syntax; ranked by cover density
-# over 1 + log(length), ties by id. Without topics (what recall asks) it is search's own
-# BM25 (`hippo.store.postgres.lexical`), as SQLite's is FTS5's bm25() in both.
-TERM = "phraseto_tsquery('hippo_text', %s)"
+# (`<->` adjacent), split (`hippo_words`) and stemmed as the `tsv` columns are, bound as a
+# parameter, never tsquery syntax; ranked by cover density over 1 + log(length), ties by
+# id. Without topics (what recall asks) it is search's own BM25
+# (`hippo.store.postgres.lexical`), as SQLite's is FTS5's bm25() in both.
+TERM = "phraseto_tsquery('hippo_text', hippo_words(%s))"
 LEXICAL = (
     f"SELECT {COLUMNS} FROM memories m, ({{query}}) q(query) "
     "WHERE m.tsv @@ q.query AND m.status = 'active' AND {scope} "

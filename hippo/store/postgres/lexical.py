@@ -9,7 +9,8 @@ here from the stored statistics, as FTS5 computes it:
             idf(p) * f(p) * (k1 + 1) / (f(p) + k1 * (1 - b + b * len / avglen))
     idf(p) = max(ln((N - n(p) + 0.5) / (n(p) + 0.5)), 1e-6)
 
-where N is the number of rows (every memory or chunk, as FTS5's index holds them all),
+where N is the number of rows (every memory, as FTS5's index holds them all, counted in
+`lexical_stats` by triggers; of Echo, the chunks this user may see),
 n(p) the rows the phrase occurs in (the GIN index counts them), f(p) its occurrences in
 the row (`hippo_phrase_freq`: a phrase's tokens adjacent and in order), len the row's
 length in tokens (`tsv_len`) and avglen the table's mean. Text is split into words the
@@ -46,11 +47,10 @@ t AS (
 tt AS MATERIALIZED (SELECT * FROM t WHERE cardinality(lx) > 0),
 qq AS MATERIALIZED (SELECT string_agg('(' || tq::text || ')', %s ORDER BY i)::tsquery AS q
                     FROM tt)"""
-# N and the total length of the rows `{rows}` names (FROM ... WHERE), and each term's idf
-# (the GIN index counts its rows).
+# N and the total length of the rows (Brain: the row `lexical_stats` keeps; Echo: the
+# chunks this user may see), and each term's idf (the GIN index counts its rows).
 STATS = """
-s AS MATERIALIZED (SELECT count(*)::float8 AS n, greatest(sum(tsv_len), 1)::float8 AS tokens
-                   FROM {rows}),
+s AS MATERIALIZED ({stats}),
 w AS MATERIALIZED (
   SELECT tt.i, tt.lx, greatest(ln((s.n - h.hits + 0.5) / (h.hits + 0.5)), 1e-6) AS idf
   FROM tt CROSS JOIN s
@@ -58,9 +58,13 @@ w AS MATERIALIZED (
 )"""
 # Every memory, as FTS5's index holds them all. Of Echo, only the chunks this user may
 # see: another user's transcripts move no statistic (and so no ranking) of theirs.
+BRAIN_STATS = ("SELECT n::float8 AS n, greatest(tokens, 1)::float8 AS tokens "
+               "FROM lexical_stats WHERE store = 'brain'")
 BRAIN_ROWS = "memories WHERE TRUE"
 ECHO_ROWS = ("echo_chunks c JOIN echo_sessions e ON e.id = c.session_id "
              f"WHERE {VISIBLE}")
+ECHO_STATS = ("SELECT count(*)::float8 AS n, greatest(sum(tsv_len), 1)::float8 AS tokens "
+              f"FROM {ECHO_ROWS}")
 # k1 = 1.2 (k1 + 1 = 2.2), b = 0.75 (1 - b = 0.25), as FTS5's bm25(). The row's lexemes
 # are read once, joined with the terms by their first lexeme: a word's frequency is its
 # positions, a phrase's is counted (`hippo_phrase_freq`); summed in the query's order.
@@ -70,13 +74,13 @@ SCORE = ("(SELECT sum(x.idf * x.f * 2.2 / (x.f + 1.2 * (0.25 + 0.75 * {alias}.ts
          "THEN cardinality(u.positions) ELSE hippo_phrase_freq({alias}.tsv, w.lx) END)::float8 "
          "AS f FROM unnest({alias}.tsv) AS u JOIN w ON u.lexeme = w.lx[1]) x)")
 MATCH = (
-    "WITH" + TERMS + "," + STATS.format(rows=BRAIN_ROWS) + " "
+    "WITH" + TERMS + "," + STATS.format(stats=BRAIN_STATS, rows=BRAIN_ROWS) + " "
     "SELECT m.id AS id, " + SCORE.format(alias="m") + " AS score "
     "FROM memories m CROSS JOIN s "
     "WHERE m.tsv @@ (SELECT q FROM qq) AND {where} ORDER BY score DESC, m.id LIMIT %s"
 )
 CHUNKS = (
-    "WITH" + TERMS + "," + STATS.format(rows=ECHO_ROWS) + " "
+    "WITH" + TERMS + "," + STATS.format(stats=ECHO_STATS, rows=ECHO_ROWS) + " "
     "SELECT c.id AS id, " + SCORE.format(alias="c") + " AS score "
     "FROM echo_chunks c JOIN echo_sessions e ON e.id = c.session_id "
     "CROSS JOIN s "

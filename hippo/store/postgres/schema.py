@@ -109,6 +109,47 @@ CREATE INDEX memories_scope ON memories(status, project, type);
 CREATE INDEX memories_created ON memories(created_at);
 CREATE INDEX memories_tsv ON memories USING gin (tsv);
 
+-- BM25's statistics of every memory (`postgres.lexical`): how many, and their tokens,
+-- kept by the triggers below as rows come, change and go (a query then reads one row,
+-- not the table). A data-only restore must leave the triggers off (it brings this row).
+CREATE TABLE lexical_stats (
+  store  TEXT PRIMARY KEY,
+  n      BIGINT NOT NULL,
+  tokens BIGINT NOT NULL
+);
+INSERT INTO lexical_stats(store, n, tokens) VALUES ('brain', 0, 0);
+CREATE FUNCTION hippo_lexical_stats() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  dn BIGINT := 0;
+  dt BIGINT := 0;
+  c BIGINT;
+  t BIGINT;
+BEGIN
+  IF TG_OP <> 'INSERT' THEN
+    SELECT count(*), coalesce(sum(tsv_len), 0) INTO c, t FROM old_rows;
+    dn := dn - c;
+    dt := dt - t;
+  END IF;
+  IF TG_OP <> 'DELETE' THEN
+    SELECT count(*), coalesce(sum(tsv_len), 0) INTO c, t FROM new_rows;
+    dn := dn + c;
+    dt := dt + t;
+  END IF;
+  IF dn <> 0 OR dt <> 0 THEN
+    UPDATE lexical_stats SET n = n + dn, tokens = tokens + dt WHERE store = TG_ARGV[0];
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER memories_stats_added AFTER INSERT ON memories
+  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT
+  EXECUTE FUNCTION hippo_lexical_stats('brain');
+CREATE TRIGGER memories_stats_changed AFTER UPDATE ON memories
+  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT
+  EXECUTE FUNCTION hippo_lexical_stats('brain');
+CREATE TRIGGER memories_stats_removed AFTER DELETE ON memories
+  REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT
+  EXECUTE FUNCTION hippo_lexical_stats('brain');
+
 -- Provenance links from a Brain memory to the Echo chunks it came from.
 CREATE TABLE memory_sources (
   memory_id BIGINT NOT NULL REFERENCES memories(id) ON DELETE CASCADE DEFERRABLE,
