@@ -16,6 +16,10 @@ if TYPE_CHECKING:
 RECORD_FIELDS = ("id", "session", "format", "project", "source_path", "roles", "line_start",
                  "line_end", "message_ids", "started_at", "ended_at", "seq", "text")
 EXPORT_FIELDS = tuple(f for f in RECORD_FIELDS if f != "seq")
+# A store many users share (PostgreSQL) shows each user only the sessions they ingested,
+# unless this meta key is "on": the team's switch, kept in the store (`hippo config --set`).
+SHARED_KEY = "echo.shared"
+SHARED_ON = "on"
 
 
 def to_record(row: Mapping[str, Any], fields: Sequence[str] = RECORD_FIELDS) -> dict[str, Any]:

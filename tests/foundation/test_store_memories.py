@@ -133,3 +133,43 @@ def test_project_dirs(db_path: Path) -> None:
         dirs.record("/w/a", "proj2", None, "2026-01-02T00:00:00Z")
     assert dirs.get("/w/a") == {"project": "proj2", "common_dir": None}
     assert dirs.among(["/w/a", "/w"]) == [{"path": "/w/a", "project": "proj2"}]
+
+
+def test_concurrent_writers_store_one_memory(db_path: Path) -> None:
+    """Write-time dedup under concurrent writers: each writer has its own connection and
+    adds the same memory at the same moment; find_same and the insert run in one write
+    transaction (the writer lock), so exactly one row results and the rest reinforce it."""
+    import threading
+
+    writers = 4
+    _hippo(db_path).close()  # the store exists before the race (its schema is not raced)
+    stores = [_hippo(db_path) for _ in range(writers)]
+    for h in stores:  # every embedding cached, so the writers meet at the write itself
+        h.embed(["the staging database is reset every night"])
+    start = threading.Barrier(writers)
+    actions: list[str] = []
+    failures: list[BaseException] = []
+
+    def write(h: Hippo) -> None:
+        try:
+            start.wait()
+            m = from_input({"text": "the staging database is reset every night",
+                            "project": "p"}, h.types, default_project="p")
+            actions.extend(c.action for c in h.add([m]))
+        except BaseException as exc:  # reported by the test thread below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=write, args=(h,)) for h in stores]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+    assert sorted(actions) == ["added"] + ["reinforced"] * (writers - 1)
+    check = _hippo(db_path)
+    rows = check.db.memories.listing(MemoryFilter())
+    assert len(rows) == 1
+    assert [e["action"] for e in check.db.audit.history(rows[0]["id"])] == (
+        ["add"] + ["reinforce"] * (writers - 1))
+    for h in [*stores, check]:
+        h.close()

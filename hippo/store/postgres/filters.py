@@ -7,6 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from hippo.store.chunks import SHARED_KEY, SHARED_ON
+from hippo.store.postgres.schema import USER
+
 if TYPE_CHECKING:
     from hippo.store.filters import EchoFilters, SearchFilters
     from hippo.store.memories import MemoryFilter
@@ -22,6 +25,11 @@ UNVERIFIED = ("m.author = 'machine' AND m.type IN ("
 # `tags` is a JSON array as text (hippo writes nothing else there).
 TAGGED = "{alias}.tags::jsonb ? %s"
 ROLE = "(',' || c.roles || ',') LIKE %s"
+# Echo is its ingester's: a session (alias e) is seen by its owner, or by everyone once the
+# team turned sharing on (meta `echo.shared`, `hippo config --set echo.shared=on`).
+SHARED = f"EXISTS (SELECT 1 FROM meta WHERE key = '{SHARED_KEY}' AND value = '{SHARED_ON}')"
+OWN = f"e.owner = {USER}"
+VISIBLE = f"({OWN} OR {SHARED})"
 
 
 def where(f: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
@@ -90,8 +98,9 @@ def memory_where(f: SearchFilters, alias: str = "m") -> tuple[str, list[Any]]:
 
 
 def chunk_where(f: EchoFilters) -> tuple[str, list[Any]]:
-    """The WHERE clause over `echo_chunks` c joined with `echo_sessions` e."""
-    parts: list[str] = ["TRUE"]
+    """The WHERE clause over `echo_chunks` c joined with `echo_sessions` e: what `f`
+    allows of the sessions this user may see (`VISIBLE`)."""
+    parts: list[str] = [VISIBLE]
     params: list[Any] = []
     if f.sessions:
         parts.append("e.session_key = ANY(%s)")

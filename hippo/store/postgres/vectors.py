@@ -1,0 +1,192 @@
+"""PostgreSQL: embedding vectors in pgvector tables (cosine), one per store, and KNN.
+
+`memories_vec(memory_id, embedding)` and `echo_vec(chunk_id, embedding)`, each with an
+HNSW index (`vector_cosine_ops`), created with a store's first vectors (`create`); a row
+goes with its memory or chunk (ON DELETE CASCADE).
+
+KNN is SQLite's: the filters are inside the query, nearest first, ties by id. A store of
+up to `EXACT_ROWS` vectors is always searched exactly (`ORDER BY distance, id`: two sort
+keys, so no index can answer it), which is SQLite's answer to the last bit of a float.
+A bigger one asks the HNSW index first, with `hnsw.ef_search` raised to give room for
+the filters (pgvector 0.6 returns at most ef_search rows and filters them after the
+index scan); when that leaves fewer than `k` rows (a filter that keeps few memories: a
+tag, a date range), the exact scan answers instead. A filter on a time range or a tag is
+exact from the start: the planner then walks the rows the filter keeps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from hippo.store.postgres.filters import chunk_where, memory_where
+from hippo.store.postgres.vector import Vec
+from hippo.store.vectors import VecHit
+
+if TYPE_CHECKING:
+    from hippo.store.filters import EchoFilters, SearchFilters
+    from hippo.store.postgres.database import PgSql
+    from hippo.store.postgres.meta import PgMeta
+
+# store -> (vec table, key column, the table its key refers to)
+VEC_TABLES = {
+    "brain": ("memories_vec", "memory_id", "memories"),
+    "echo": ("echo_vec", "chunk_id", "echo_chunks"),
+}
+VEC_TABLE = ("CREATE TABLE IF NOT EXISTS {table} ("
+             "{key} BIGINT PRIMARY KEY REFERENCES {parent}(id) ON DELETE CASCADE, "
+             "embedding vector({dimensions}) NOT NULL)")
+VEC_INDEX = ("CREATE INDEX IF NOT EXISTS {table}_hnsw ON {table} "
+             "USING hnsw (embedding vector_cosine_ops)")
+HNSW_MAX_DIM = 2000  # pgvector indexes vectors of at most this many dimensions
+COUNT = ("INSERT INTO counters(name, value) VALUES (%s, %s) "
+         "ON CONFLICT (name) DO UPDATE SET value = counters.value + excluded.value")
+
+# Up to this many vectors a store is scanned exactly (a few ms at 384-d); the index beyond.
+EXACT_ROWS = 20_000
+# The planner's row estimate, else a count that stops just past EXACT_ROWS.
+ESTIMATE = "SELECT reltuples::bigint FROM pg_class WHERE oid = to_regclass(%s)"
+COUNT_UPTO = "SELECT count(*) FROM (SELECT 1 FROM {table} LIMIT %s) t"
+# ef_search: pgvector's default is 40; at most 1000.
+EF_MIN, EF_MAX, EF_PER_K = 200, 1000, 4
+SET_EF = "SELECT set_config('hnsw.ef_search', %s, false)"
+
+# Two sort keys (distance, id): exact, and no HNSW index can serve it.
+EXACT = (
+    "SELECT m.id AS id, v.embedding <=> %s AS distance "
+    "FROM memories m JOIN memories_vec v ON v.memory_id = m.id "
+    "WHERE {where} ORDER BY distance, m.id LIMIT %s"
+)
+# One sort key, the operator itself: the HNSW index answers, the filters applied after.
+INDEXED = (
+    "SELECT m.id AS id, v.embedding <=> %s AS distance "
+    "FROM memories_vec v JOIN memories m ON m.id = v.memory_id "
+    "WHERE {where} ORDER BY v.embedding <=> %s LIMIT %s"
+)
+EMBEDDINGS = "SELECT memory_id, embedding FROM memories_vec WHERE memory_id = ANY(%s)"
+SIMILARITIES = (
+    "WITH c AS MATERIALIZED (SELECT memory_id AS id, embedding AS e FROM memories_vec "
+    "WHERE memory_id = ANY(%s)) "
+    "SELECT a.id, b.id, 1.0 - (a.e <=> b.e) FROM c a JOIN c b ON a.id < b.id"
+)
+ECHO_EXACT = (
+    "SELECT c.id AS id, v.embedding <=> %s AS distance FROM echo_vec v "
+    "JOIN echo_chunks c ON c.id = v.chunk_id "
+    "JOIN echo_sessions e ON e.id = c.session_id "
+    "WHERE {where} ORDER BY distance, c.id LIMIT %s"
+)
+ECHO_INDEXED = (
+    "SELECT c.id AS id, v.embedding <=> %s AS distance FROM echo_vec v "
+    "JOIN echo_chunks c ON c.id = v.chunk_id "
+    "JOIN echo_sessions e ON e.id = c.session_id "
+    "WHERE {where} ORDER BY v.embedding <=> %s LIMIT %s"
+)
+
+
+def vec_table_ddl(store: str, dimensions: int, table: str | None = None) -> list[str]:
+    """The statements creating a store's vector table (`table` overrides the name) and its
+    HNSW index (none for more dimensions than pgvector indexes)."""
+    name, key, parent = VEC_TABLES[store]
+    table = table or name
+    ddl = [VEC_TABLE.format(table=table, key=key, parent=parent, dimensions=int(dimensions))]
+    if dimensions <= HNSW_MAX_DIM:
+        ddl.append(VEC_INDEX.format(table=table))
+    return ddl
+
+
+def _sorted(rows: list[Any], k: int) -> list[VecHit]:
+    hits = sorted((VecHit(int(r["id"]), float(r["distance"])) for r in rows),
+                  key=lambda h: (h.distance, h.id))
+    return hits[:k]
+
+
+class PgVectors:
+    def __init__(self, db: PgSql) -> None:
+        self.db = db
+        self._ef = 0
+
+    def has(self, store: str) -> bool:
+        return self.db.has_table(VEC_TABLES[store][0])
+
+    def _meta(self) -> PgMeta:
+        from hippo.store.postgres.meta import PgMeta
+
+        return PgMeta(self.db)
+
+    def model(self, store: str) -> tuple[str, int] | None:
+        got = self._meta().get_many([f"{store}.embed_model", f"{store}.embed_dim"])
+        model = got.get(f"{store}.embed_model")
+        return (model, int(got.get(f"{store}.embed_dim") or 0)) if model else None
+
+    def create(self, store: str, model_id: str, dimensions: int, embedder: str) -> None:
+        for sql in vec_table_ddl(store, dimensions):
+            self.db.execute(sql)
+        self._meta().set_many({f"{store}.embed_model": model_id,
+                               f"{store}.embed_dim": str(dimensions),
+                               f"{store}.embedder": embedder})
+
+    def bump(self, name: str, by: int = 1) -> None:
+        if by:
+            self.db.execute(COUNT, (name, by))
+
+    # -- which plan ------------------------------------------------------------------
+    def _big(self, store: str) -> bool:
+        """True when `store` holds more than EXACT_ROWS vectors (and has its index)."""
+        table = VEC_TABLES[store][0]
+        estimate = int(self.db.scalar(ESTIMATE, (table,)) or -1)
+        if 0 <= estimate < EXACT_ROWS // 2:
+            return False
+        if estimate < 2 * EXACT_ROWS:  # never analysed, or near the line: count
+            found = self.db.scalar(COUNT_UPTO.format(table=table), (EXACT_ROWS + 1,))
+            if int(found or 0) <= EXACT_ROWS:
+                return False
+        return self.db.has_table(f"{table}_hnsw")
+
+    def _ef_search(self, k: int) -> int | None:
+        """Raise ef_search for a top `k`; None when the index cannot give `k` rows."""
+        ef = max(EF_MIN, EF_PER_K * k)
+        if k > EF_MAX:
+            return None
+        ef = min(ef, EF_MAX)
+        if ef != self._ef:
+            self.db.execute(SET_EF, (str(ef),))
+            self._ef = ef
+        return ef
+
+    # -- Brain KNN -------------------------------------------------------------------
+    def knn(self, query: bytes, k: int, filters: SearchFilters) -> list[VecHit]:
+        if k <= 0 or not self.has("brain"):
+            return []
+        where, params = memory_where(filters)
+        q = Vec(query)
+        narrow = bool(filters.tags or filters.since or filters.until)
+        if not narrow and self._big("brain") and self._ef_search(k) is not None:
+            rows = self.db.rows(INDEXED.format(where=where), [q, *params, q, k + 1])
+            if len(rows) >= k:
+                return _sorted(rows, k)
+        rows = self.db.rows(EXACT.format(where=where), [q, *params, k])
+        return [VecHit(int(r["id"]), float(r["distance"])) for r in rows]
+
+    def embeddings(self, ids: Sequence[int]) -> dict[int, bytes]:
+        if not ids or not self.has("brain"):
+            return {}
+        return {int(a): bytes(b) for a, b in self.db.execute(EMBEDDINGS, (list(ids),))}
+
+    def similarities(self, ids: Sequence[int]) -> dict[tuple[int, int], float]:
+        if len(ids) < 2 or not self.has("brain"):
+            return {}
+        return {(int(a), int(b)): float(s)
+                for a, b, s in self.db.execute(SIMILARITIES, (list(ids),))}
+
+    # -- Echo KNN --------------------------------------------------------------------
+    def knn_chunks(self, query: bytes, k: int, filters: EchoFilters) -> list[VecHit]:
+        if k <= 0 or not self.has("echo"):
+            return []
+        where, params = chunk_where(filters)
+        q = Vec(query)
+        if self._big("echo") and self._ef_search(k) is not None:
+            rows = self.db.rows(ECHO_INDEXED.format(where=where), [q, *params, q, k + 1])
+            if len(rows) >= k:
+                return _sorted(rows, k)
+        rows = self.db.rows(ECHO_EXACT.format(where=where), [q, *params, k])
+        return [VecHit(int(r["id"]), float(r["distance"])) for r in rows]
