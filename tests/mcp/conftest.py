@@ -33,6 +33,18 @@ def seeded(cli, tmp_path: Path, db_path: Path) -> Path:
     return db_path
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _server_from_the_environment() -> None:
+    """Start the postgres pass's server before `isolated_home` drops every HIPPO_* variable,
+    so HIPPO_TEST_PG_URL / HIPPO_TEST_PGDATA choose it (tests/pgtest.py caches it)."""
+    from tests.conftest import BACKEND
+
+    if BACKEND == "postgres":
+        from tests.pgtest import base_url
+
+        base_url()
+
+
 def text_of(result: Any) -> str:
     return str(result.content[0].text)
 

@@ -47,6 +47,18 @@ def _as_owner(argv: list[str]) -> list[str]:
     return [runuser, "-u", "nobody", "--", *argv]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _server_from_the_environment() -> None:
+    """Start the postgres pass's server before `isolated_home` drops every HIPPO_* variable,
+    so HIPPO_TEST_PG_URL / HIPPO_TEST_PGDATA choose it (tests/pgtest.py caches it)."""
+    from tests.conftest import BACKEND
+
+    if BACKEND == "postgres":
+        from tests.pgtest import base_url
+
+        base_url()
+
+
 @pytest.fixture(scope="session")
 def pg15() -> Iterator[Pg15]:
     """Debian's PostgreSQL 15 (no pgvector, password login), for the session."""
