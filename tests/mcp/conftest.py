@@ -3,6 +3,8 @@ on it, and tool calls through the SDK's own in-memory client."""
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -43,6 +45,24 @@ def _server_from_the_environment() -> None:
         from tests.pgtest import base_url
 
         base_url()
+
+
+def hold_write_lock(db_path: Path | str, started: threading.Event,
+                    release: threading.Event | float) -> None:
+    """Hold the store's write lock (SQLite's BEGIN IMMEDIATE, the server's writer lock)
+    from `started` until `release` is set (or for that many seconds)."""
+    from hippo.store import connect
+
+    db = connect(db_path)
+    try:
+        with db.transaction():
+            started.set()
+            if isinstance(release, threading.Event):
+                release.wait(10)
+            else:
+                time.sleep(release)
+    finally:
+        db.close()
 
 
 def text_of(result: Any) -> str:
