@@ -19,7 +19,8 @@ of `hippo search`, `store.vectors.knn`): unfiltered and scoped to a project plus
 memories, as a search in a project is. SQLite answers exactly (sqlite-vec's scan);
 PostgreSQL from its HNSW index (m 16, ef_construction 64, `hnsw.ef_search` as the backend
 sets it, reported) above 20,000 vectors. Shown: p50/p95 latency per backend and HNSW
-recall@10 against SQLite's exact top 10.
+recall@10 against SQLite's exact top 10, and the same at other ef_search values
+(`--ef-sweep`, set on the session in place of the backend's choice).
 
 Last, on the largest size's schema: `--writers` processes add memories (each its own
 connection, a few per transaction, some texts shared between writers so dedup must hold
@@ -133,9 +134,11 @@ def build(location: str | Path, n: int) -> float:
 SCOPES = {"all": None, "project": ("proj1", None)}
 
 
-def timed_searches(location: str | Path, qs: list[bytes], scope: str
+def timed_searches(location: str | Path, qs: list[bytes], scope: str, ef: int | None = None
                    ) -> tuple[list[float], list[list[int]], str | None]:
-    """Latencies (ms) and top-10 ids of each query, and ef_search on a server."""
+    """Latencies (ms) and top-10 ids of each query, and ef_search on a server. `ef`
+    overrides the ef_search the backend chose (set on the session after the warm-up, which
+    the backend, having set its own once, leaves alone)."""
     from hippo.retrieve.vec import search
     from hippo.store.filters import SearchFilters
 
@@ -144,6 +147,8 @@ def timed_searches(location: str | Path, qs: list[bytes], scope: str
         filters = SearchFilters(projects=SCOPES[scope])
         for q in qs[:5]:  # warm the caches
             search(db, q, 10, filters)
+        if ef is not None:
+            db.execute("SELECT set_config('hnsw.ef_search', %s, false)", (str(ef),))
         times, tops = [], []
         for q in qs:
             t = time.perf_counter()
@@ -277,6 +282,10 @@ def one_size(n: int, url: str, workdir: Path, args: argparse.Namespace) -> dict[
                       "sqlite_exact_p95_ms": pct(s_times, 95),
                       "postgres_p50_ms": pct(p_times, 50), "postgres_p95_ms": pct(p_times, 95),
                       "hnsw_ef_search": ef, "recall_at_10": recall(found, exact)}
+        for value in args.ef_sweep:  # the same queries at other ef_search values
+            p_times, found, _ = timed_searches(url, qs, scope, value)
+            out[scope][f"ef_{value}"] = {"p50_ms": pct(p_times, 50), "p95_ms": pct(p_times, 95),
+                                         "recall_at_10": recall(found, exact)}
     return out
 
 
@@ -302,6 +311,8 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=30)
     ap.add_argument("--writers", type=int, default=8)
     ap.add_argument("--searchers", type=int, default=8)
+    ap.add_argument("--ef-sweep", type=int, nargs="*", default=[100, 400, 800],
+                    help="also measure these hnsw.ef_search values (latency, recall)")
     ap.add_argument("--url", help="a PostgreSQL database with pgvector (default: pgserver)")
     ap.add_argument("--workdir", type=Path, help="where the SQLite files go (default: tmp)")
     ap.add_argument("--keep", action="store_true", help="keep the schemas and files")
