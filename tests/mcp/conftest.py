@@ -3,6 +3,8 @@ on it, and tool calls through the SDK's own in-memory client."""
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,36 @@ def seeded(cli, tmp_path: Path, db_path: Path) -> Path:
     r = cli("extract")
     assert r.exit_code == 0, r.stderr
     return db_path
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _server_from_the_environment() -> None:
+    """Start the postgres pass's server before `isolated_home` drops every HIPPO_* variable,
+    so HIPPO_TEST_PG_URL / HIPPO_TEST_PGDATA choose it (tests/pgtest.py caches it)."""
+    from tests.conftest import BACKEND
+
+    if BACKEND == "postgres":
+        from tests.pgtest import base_url
+
+        base_url()
+
+
+def hold_write_lock(db_path: Path | str, started: threading.Event,
+                    release: threading.Event | float) -> None:
+    """Hold the store's write lock (SQLite's BEGIN IMMEDIATE, the server's writer lock)
+    from `started` until `release` is set (or for that many seconds)."""
+    from hippo.store import connect
+
+    db = connect(db_path)
+    try:
+        with db.transaction():
+            started.set()
+            if isinstance(release, threading.Event):
+                release.wait(10)
+            else:
+                time.sleep(release)
+    finally:
+        db.close()
 
 
 def text_of(result: Any) -> str:

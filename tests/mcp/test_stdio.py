@@ -16,7 +16,7 @@ import anyio
 import orjson
 
 from hippo.store import connect
-from tests.mcp.conftest import DECISION, data, text_of
+from tests.mcp.conftest import DECISION, data, hold_write_lock, text_of
 
 
 def server_env(db_path: Path, home: Path, **extra: str) -> dict[str, str]:
@@ -60,17 +60,9 @@ def test_a_session_over_stdio(seeded: Path, isolated_home: Path, tmp_path: Path)
             out["bad_type"] = await call("get", {"id": "one"})
             started, release = threading.Event(), threading.Event()
 
-            def hold() -> None:
-                db = connect(seeded)
-                db.execute("BEGIN IMMEDIATE")
-                started.set()
-                release.wait(10)
-                db.execute("COMMIT")
-                db.close()
-
-            holder = threading.Thread(target=hold)
+            holder = threading.Thread(target=hold_write_lock, args=(seeded, started, release))
             holder.start()
-            started.wait()
+            assert started.wait(30)
             out["locked"] = await call("remember", {"text": "blocked", "type": "fact"})
             out["read_while_locked"] = await call("search", {"query": "ClickHouse"})
             release.set()

@@ -4,14 +4,14 @@ validation and errors it shares with the CLI, the write budget, the verify polic
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 import anyio
 import pytest
 
 from hippo.store import connect
-from tests.mcp.conftest import DECISION, calls, data, text_of
+from hippo.store.location import display, is_server
+from tests.mcp.conftest import DECISION, calls, data, hold_write_lock, text_of
 
 TOOLS = ["search", "remember", "echo", "context", "get", "supersede", "forget", "done",
          "verify"]
@@ -222,12 +222,7 @@ def test_search_says_when_memories_are_in_other_projects(make_server) -> None:
 
 
 def _hold_write_lock(db_path: Path, seconds: float, started: threading.Event) -> None:
-    db = connect(db_path)
-    db.execute("BEGIN IMMEDIATE")
-    started.set()
-    time.sleep(seconds)
-    db.execute("COMMIT")
-    db.close()
+    hold_write_lock(db_path, started, seconds)
 
 
 def test_a_busy_database_is_retried_until_it_frees(make_server, db_path, monkeypatch) -> None:
@@ -237,7 +232,7 @@ def test_a_busy_database_is_retried_until_it_frees(make_server, db_path, monkeyp
     started = threading.Event()
     holder = threading.Thread(target=_hold_write_lock, args=(db_path, 0.4, started))
     holder.start()
-    started.wait()
+    assert started.wait(30)
     (res,) = calls(server, ("remember", {"text": "written after the lock", "type": "fact"}))
     holder.join()
     assert data(res)["action"] == "added"
@@ -251,12 +246,12 @@ def test_a_database_busy_past_the_bound_is_a_clear_tool_error(make_server, db_pa
     started = threading.Event()
     holder = threading.Thread(target=_hold_write_lock, args=(db_path, 1.5, started))
     holder.start()
-    started.wait()
+    assert started.wait(30)
     busy, found = calls(server, ("remember", {"text": "blocked", "type": "fact"}),
                         ("search", {"query": "blocked"}))
     holder.join()
     assert busy.is_error
-    assert text_of(busy).startswith(f"hippo: database {db_path} is busy (another hippo is "
+    assert text_of(busy).startswith(f"hippo: database {display(db_path)} is busy (another hippo is "
                                     "writing); try again (gave up after ")
     assert not found.is_error  # readers are not blocked by a writer (WAL)
     assert server.engine.writes == 0
@@ -322,7 +317,8 @@ def test_hippo_undo_reverts_everything_a_session_wrote(make_server, seeded, cli,
     (run,) = runs
     server.engine.close()
     db = connect(db_path)
-    row = db.row("SELECT job, outcome, summary FROM runs WHERE id = ?", (run,))
+    mark = "%s" if is_server(db_path) else "?"  # the backend's parameter style
+    row = db.row(f"SELECT job, outcome, summary FROM runs WHERE id = {mark}", (run,))
     db.close()
     assert (row["job"], row["outcome"]) == ("mcp", "ok") and '"writes":6' in row["summary"]
     r = cli("undo", run)

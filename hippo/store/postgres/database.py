@@ -358,7 +358,7 @@ def connect(url: str, *, busy_timeout_ms: int = 5000, mode: Mode = "write",
         conn = psycopg.connect(url, autocommit=True, connect_timeout=_timeout_s(busy_timeout_ms),
                                application_name="hippo")
     except psycopg.Error as exc:
-        raise connect_error(exc, label) from None
+        raise connect_error(exc, label, url) from None
     db = PgDatabase(conn, url, busy_timeout_ms, mode)
     try:
         _setup(db, migrate)
