@@ -72,6 +72,8 @@ CREATE TABLE meta (
   key   TEXT PRIMARY KEY,
   value TEXT NOT NULL
 );
+-- A new store: every token matrix it gets is compact (`hippo.store.tokens`).
+INSERT INTO meta(key, value) VALUES ('tokens.distinct', '1');
 
 -- References between memories are DEFERRABLE (checked at once unless a transaction says
 -- `SET CONSTRAINTS ALL DEFERRED`: an import or undo restores rows pointing at later ones).
