@@ -1,108 +1,42 @@
 """SQLite: the filters of `hippo.store.memories` (`MemoryFilter`) and `hippo.store.filters`
-(`SearchFilters`, `EchoFilters`) as WHERE clauses and their bound parameters."""
+(`SearchFilters`, `EchoFilters`) as WHERE clauses and their bound parameters
+(`hippo.store.clauses`, in SQLite's spelling)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from hippo.store import clauses
+from hippo.store.clauses import CURRENT, UNVERIFIED
+
 if TYPE_CHECKING:
     from hippo.store.filters import EchoFilters, SearchFilters
     from hippo.store.memories import MemoryFilter
 
-# What a layer may load at all: active and not replaced by a newer memory.
-CURRENT = "m.status = 'active' AND m.superseded_by IS NULL"
-# Types a machine may not put in front of every session on its own (SPEC: authorship).
-REVIEWED_TYPES = ("rule", "preference")
-# Written by a machine, and no person has verified or pinned it yet.
-UNVERIFIED = ("m.author = 'machine' AND m.type IN ("
-              + ", ".join(repr(t) for t in REVIEWED_TYPES)
-              + ") AND m.verified_at IS NULL AND m.pinned = 0")
-TAGGED = "EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE value = ?)"
-ROLE = "(',' || c.roles || ',') LIKE ?"
+__all__ = ["CURRENT", "UNVERIFIED", "chunk_where", "memory_where", "where"]
+
+
+def _within(column: str, values: Sequence[Any], params: list[Any]) -> str:
+    params.extend(values)
+    return f"{column} IN ({','.join('?' * len(values))})"
+
+
+SQLITE = clauses.Dialect(param="?", true="1", false="0",
+                         tagged="EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE value = ?)",
+                         within=_within)
 
 
 def where(f: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
     """The WHERE clause over `memories` (alias `alias`) for `f`, and its parameters."""
-    clause, params = among(statuses=f.statuses, types=f.types, tiers=f.tiers,
-                           projects=f.projects, since=f.since, until=f.until, tags=f.tags,
-                           alias=alias)
-    if f.current:
-        clause += f" AND {alias}.superseded_by IS NULL"
-    if f.unverified:
-        clause += f" AND {UNVERIFIED.replace('m.', alias + '.')}"
-    return clause, params
-
-
-def among(*, statuses: Sequence[str] = (), types: Sequence[str] = (),
-          tiers: Sequence[str] = (), projects: Sequence[str | None] | None = None,
-          since: str | None = None, until: str | None = None, tags: Sequence[str] = (),
-          alias: str = "m") -> tuple[str, list[Any]]:
-    """The clause of a `MemoryFilter`'s fields, given one by one."""
-    parts: list[str] = ["1"]
-    params: list[Any] = []
-
-    def within(column: str, values: Sequence[Any]) -> None:
-        parts.append(f"{alias}.{column} IN ({','.join('?' * len(values))})")
-        params.extend(values)
-
-    if statuses:
-        within("status", statuses)
-    if types:
-        within("type", types)
-    if tiers:
-        within("tier", tiers)
-    if projects is not None:
-        parts.append(_projects(projects, alias, params))
-    if since:
-        parts.append(f"{alias}.created_at >= ?")
-        params.append(since)
-    if until:
-        parts.append(f"{alias}.created_at <= ?")
-        params.append(until)
-    for tag in tags:
-        parts.append(TAGGED.format(alias=alias))
-        params.append(tag.lower())
-    return " AND ".join(parts), params
-
-
-def _projects(projects: Sequence[str | None], alias: str, params: list[Any]) -> str:
-    named = [p for p in projects if p is not None]
-    clause = []
-    if named:
-        clause.append(f"{alias}.project IN ({','.join('?' * len(named))})")
-        params.extend(named)
-    if any(p is None for p in projects):
-        clause.append(f"{alias}.project IS NULL")
-    return "(" + (" OR ".join(clause) or "0") + ")"
+    return clauses.where(SQLITE, f, alias)
 
 
 def memory_where(f: SearchFilters, alias: str = "m") -> tuple[str, list[Any]]:
     """The WHERE clause over `memories` (alias `alias`) of active memories `f` allows."""
-    where_, params = among(statuses=["active"], types=f.types, tiers=f.tiers,
-                           projects=f.projects, since=f.since, until=f.until, tags=f.tags,
-                           alias=alias)
-    if not f.include_superseded:
-        where_ += f" AND {alias}.superseded_by IS NULL"
-    return where_, params
+    return clauses.memory_where(SQLITE, f, alias)
 
 
 def chunk_where(f: EchoFilters) -> tuple[str, list[Any]]:
     """The WHERE clause over `echo_chunks` c joined with `echo_sessions` e."""
-    parts: list[str] = ["1"]
-    params: list[Any] = []
-    if f.sessions:
-        parts.append(f"e.session_key IN ({','.join('?' * len(f.sessions))})")
-        params.extend(f.sessions)
-    if f.projects is not None:
-        parts.append(_projects(f.projects, "c", params))
-    if f.since:
-        parts.append("c.started_at >= ?")
-        params.append(f.since)
-    if f.until:
-        parts.append("c.started_at <= ?")
-        params.append(f.until)
-    if f.roles:
-        parts.append("(" + " OR ".join(ROLE for _ in f.roles) + ")")
-        params.extend(f"%,{r},%" for r in f.roles)
-    return " AND ".join(parts), params
+    return clauses.chunk_where(SQLITE, f)

@@ -1,0 +1,112 @@
+"""The filters (`MemoryFilter`, `SearchFilters`, `EchoFilters`) as WHERE clauses with bound
+parameters, once for every SQL backend: a `Dialect` says how its SQL spells a parameter,
+a list, truth and a tag test (`hippo.store.sqlite.filters`, `hippo.store.postgres.filters`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from hippo.store.filters import EchoFilters, SearchFilters
+    from hippo.store.memories import MemoryFilter
+
+# What a layer may load at all: active and not replaced by a newer memory.
+CURRENT = "m.status = 'active' AND m.superseded_by IS NULL"
+# Types a machine may not put in front of every session on its own (SPEC: authorship).
+REVIEWED_TYPES = ("rule", "preference")
+# Written by a machine, and no person has verified or pinned it yet.
+UNVERIFIED = ("m.author = 'machine' AND m.type IN ("
+              + ", ".join(repr(t) for t in REVIEWED_TYPES)
+              + ") AND m.verified_at IS NULL AND m.pinned = 0")
+
+
+class Dialect(NamedTuple):
+    """How one backend's SQL spells what the clauses need."""
+
+    param: str  # a bound parameter: "?" or "%s"
+    true: str
+    false: str
+    tagged: str  # `{alias}`'s tags hold one tag, the parameter
+    # `column` is one of `values`: the clause, with its parameters appended to `params`
+    within: Callable[[str, Sequence[Any], list[Any]], str]
+
+
+def where(d: Dialect, f: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
+    """The WHERE clause over `memories` (alias `alias`) for `f`, and its parameters."""
+    clause, params = among(d, statuses=f.statuses, types=f.types, tiers=f.tiers,
+                           projects=f.projects, since=f.since, until=f.until, tags=f.tags,
+                           alias=alias)
+    if f.current:
+        clause += f" AND {alias}.superseded_by IS NULL"
+    if f.unverified:
+        clause += f" AND {UNVERIFIED.replace('m.', alias + '.')}"
+    return clause, params
+
+
+def among(d: Dialect, *, statuses: Sequence[str] = (), types: Sequence[str] = (),
+          tiers: Sequence[str] = (), projects: Sequence[str | None] | None = None,
+          since: str | None = None, until: str | None = None, tags: Sequence[str] = (),
+          alias: str = "m") -> tuple[str, list[Any]]:
+    """The clause of a `MemoryFilter`'s fields, given one by one."""
+    parts: list[str] = [d.true]
+    params: list[Any] = []
+    for column, values in (("status", statuses), ("type", types), ("tier", tiers)):
+        if values:
+            parts.append(d.within(f"{alias}.{column}", values, params))
+    if projects is not None:
+        parts.append(_projects(d, projects, alias, params))
+    if since:
+        parts.append(f"{alias}.created_at >= {d.param}")
+        params.append(since)
+    if until:
+        parts.append(f"{alias}.created_at <= {d.param}")
+        params.append(until)
+    for tag in tags:
+        parts.append(d.tagged.format(alias=alias))
+        params.append(tag.lower())
+    return " AND ".join(parts), params
+
+
+def _projects(d: Dialect, projects: Sequence[str | None], alias: str,
+              params: list[Any]) -> str:
+    named = [p for p in projects if p is not None]
+    clause = []
+    if named:
+        clause.append(d.within(f"{alias}.project", named, params))
+    if any(p is None for p in projects):
+        clause.append(f"{alias}.project IS NULL")
+    return "(" + (" OR ".join(clause) or d.false) + ")"
+
+
+def memory_where(d: Dialect, f: SearchFilters, alias: str = "m") -> tuple[str, list[Any]]:
+    """The WHERE clause over `memories` (alias `alias`) of active memories `f` allows."""
+    where_, params = among(d, statuses=["active"], types=f.types, tiers=f.tiers,
+                           projects=f.projects, since=f.since, until=f.until, tags=f.tags,
+                           alias=alias)
+    if not f.include_superseded:
+        where_ += f" AND {alias}.superseded_by IS NULL"
+    return where_, params
+
+
+def chunk_where(d: Dialect, f: EchoFilters, first: str | None = None) -> tuple[str, list[Any]]:
+    """The WHERE clause over `echo_chunks` c joined with `echo_sessions` e; `first`, a
+    clause every row must also meet (whose sessions a user may see)."""
+    parts: list[str] = [first or d.true]
+    params: list[Any] = []
+    if f.sessions:
+        parts.append(d.within("e.session_key", f.sessions, params))
+    if f.projects is not None:
+        parts.append(_projects(d, f.projects, "c", params))
+    if f.since:
+        parts.append(f"c.started_at >= {d.param}")
+        params.append(f.since)
+    if f.until:
+        parts.append(f"c.started_at <= {d.param}")
+        params.append(f.until)
+    if f.roles:
+        role = f"(',' || c.roles || ',') LIKE {d.param}"
+        parts.append("(" + " OR ".join(role for _ in f.roles) + ")")
+        params.extend(f"%,{r},%" for r in f.roles)
+    return " AND ".join(parts), params
