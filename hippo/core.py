@@ -8,7 +8,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hippo import brain, config
+from hippo import brain, config, warm
 from hippo.memtypes import MemType, registry
 from hippo.records import NewMemory
 from hippo.vectors import check_model, embed_texts, ensure_store
@@ -78,6 +78,8 @@ class Hippo:
         if self.busy_timeout_ms is not None:
             wait = min(wait, self.busy_timeout_ms)
         db = connect(path, busy_timeout_ms=wait, mode="read" if self.read else "write")
+        if warm.ACTIVE is not None:  # a warm process: its vectors in memory (hippo.warm)
+            warm.ACTIVE.adopt(db)
         if self.location.linked:  # a worktree is usually gone when its sessions are ingested
             from hippo.project import remember
 
@@ -109,7 +111,8 @@ class Hippo:
             if self.settings.origins.get("embedder") == "default":
                 recorded = self.db.meta.get(f"{store}.embedder")
                 name = recorded or name
-            emb = embed.get(name, self.settings)
+            emb = (warm.ACTIVE.embedder(name, self.settings) if warm.ACTIVE is not None
+                   else embed.get(name, self.settings))
             for other in cache.values():  # share one loaded model between stores
                 if other.name == emb.name and other.model_id == emb.model_id:
                     emb = other

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +27,7 @@ DATA = SHARED / "data"
 
 
 @pytest.fixture(autouse=True)
-def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """HIPPO_HOME in tmp; no HIPPO_* setting leaks in from the developer's shell."""
     for key in list(os.environ):
         if key.startswith("HIPPO_TEST_"):  # the test run's own settings (tests/pgtest.py)
@@ -38,7 +40,17 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HIPPO_HOME", str(home))
     monkeypatch.setenv("HIPPO_PROJECT", "testproj")
     monkeypatch.setenv("HIPPO_NO_PROGRESS", "1")
-    return home
+    # No call in a test uses or starts a warm server (`hippo serve`) unless the test says
+    # so (tests/serve/), and none reaches the developer's own runtime directory.
+    monkeypatch.setenv("HIPPO_SERVE", "off")
+    # (A short path of its own: a socket's path is at most 107 bytes.)
+    run = tempfile.mkdtemp(prefix="hr-", dir="/tmp")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", run)
+    yield home
+    shutil.rmtree(run, ignore_errors=True)
+    from hippo import warm
+
+    warm.deactivate()  # a warm engine a test started (hippo mcp in-process) ends with it
 
 
 # The store the suite runs against: "sqlite" (a file per test) or "postgres" (a schema per

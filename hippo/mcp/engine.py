@@ -1,6 +1,7 @@
-"""The warm engine behind `hippo mcp`: one open database and one loaded embedder for the
-life of the server, and every tool as a plain method that returns a JSON-ready dict or
-raises a `HippoError` (the MCP layer, `hippo.mcp.server`, turns that into a tool error).
+"""The MCP tools over the warm engine (`hippo.warm`, which `hippo serve` runs too): one
+open database and one loaded embedder for the life of the server, and every tool as a
+plain method that returns a JSON-ready dict or raises a `HippoError` (the MCP layer,
+`hippo.mcp.server`, turns that into a tool error).
 
 Nothing here imports the MCP SDK, so the tools are tested in-process as well as through it.
 Calls are serialised by one lock (the SDK runs each sync tool on a worker thread; one
@@ -33,6 +34,11 @@ class Engine:
     background, and the count of writes this client session has made."""
 
     def __init__(self, h: Hippo, params: McpParams | None = None) -> None:
+        from hippo import warm
+
+        # The warm engine `hippo serve` runs too (hippo.warm); this process's, if not yet.
+        self._activated = warm.ACTIVE is None
+        warm.activate()
         self.h = h
         self.params = params or McpParams.from_table(h.settings.table("mcp"))
         self.writes = 0
@@ -50,17 +56,10 @@ class Engine:
         self._warm = Pending(self._load, "hippo-mcp-warm")
 
     def _load(self) -> None:
-        with self._lock:
-            emb = self.h.embedder("brain")
-            self.h.embedder("echo")  # shares the loaded model when it is the same one
-        import hippo.retrieve.echo_search
-        import hippo.retrieve.pipeline  # noqa: F401 - imported now, not by the first search
+        from hippo import warm
 
-        # The local model's session loads on first touch (a cached property): with full
-        # graph optimisation, the right choice for a long-lived process; one pass makes
-        # onnxruntime allocate its buffers now. Other embedders have nothing to load.
-        if getattr(emb, "_session", None) is not None:
-            emb.embed_batch(["warm up"])
+        with self._lock:
+            warm.preload(self.h)  # the model, the search modules, the Brain's vectors
 
     def ready(self) -> None:
         """Wait for the warm-up (a failure there is met again, and reported, by the call)."""
@@ -91,6 +90,10 @@ class Engine:
                 self._runs.close()  # records the run's end and outcome
                 self._run = None
             self.h.close()
+        if self._activated:
+            from hippo import warm
+
+            warm.deactivate()
 
     def call(self, fn: Callable[[], T], *, embeds: bool = False, write: bool = False) -> T:
         """Run one tool body under the lock; retry it while the database is busy. A `write`
