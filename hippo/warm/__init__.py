@@ -34,11 +34,12 @@ STATELESS = ("local", "hash")
 class Warm:
     """The loaded embedders and the in-memory vector indexes of one warm process."""
 
-    def __init__(self, *, vectors: bool = True) -> None:
+    def __init__(self, *, vectors: bool = True, max_bytes: int = 1 << 30) -> None:
         self._embedders: dict[str, Embedder] = {}
         self._indexes: dict[str, Any] = {}  # database path → hippo.warm.vectors.WarmIndex
         self._lock = threading.Lock()
         self.vectors = vectors  # scan Brain vectors in memory (SQLite stores)
+        self.max_bytes = max_bytes  # what one store's vectors may take; a bigger one is not held
 
     def embedder(self, name: str, settings: Settings | None) -> Embedder:
         """The embedder `name`, built once when it is one of the STATELESS ones."""
@@ -62,7 +63,7 @@ class Warm:
         with self._lock:
             index = self._indexes.get(key)
             if index is None:
-                index = self._indexes[key] = WarmIndex(db.path)
+                index = self._indexes[key] = WarmIndex(db.path, self.max_bytes)
         index.wrap(db)
         return index
 
@@ -78,11 +79,11 @@ class Warm:
 ACTIVE: Warm | None = None
 
 
-def activate(*, vectors: bool = True) -> Warm:
+def activate(*, vectors: bool = True, max_bytes: int = 1 << 30) -> Warm:
     """Make this process warm (a server's start); the Warm every Hippo then uses."""
     global ACTIVE
     if ACTIVE is None:
-        ACTIVE = Warm(vectors=vectors)
+        ACTIVE = Warm(vectors=vectors, max_bytes=max_bytes)
     return ACTIVE
 
 

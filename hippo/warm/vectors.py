@@ -13,8 +13,9 @@ if TYPE_CHECKING:
 class WarmIndex:
     """One store file's Brain vectors in memory."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, max_bytes: int) -> None:
         self.path = path
+        self.max_bytes = max_bytes
 
     def wrap(self, db: Store) -> None:
         """Make `db.vectors.knn` answer from memory (brought up to date first)."""
