@@ -5,7 +5,7 @@
 
 _hippo_subcommands() {  # $1: command path -> its subcommands
     case "$1" in
-        "") echo "add config consolidate context cron doctor done echo edit export extract forget guidance hook import ingest list mcp pin project reindex retire search show stats supersede undo unpin verify" ;;
+        "") echo "add config consolidate context cron doctor done echo edit export extract forget guidance hook import ingest list mcp pin project reindex retire search serve show stats supersede undo unpin verify" ;;
         "project") echo "list merge rename" ;;
     esac
 }
@@ -39,6 +39,7 @@ _hippo_options() {  # $1: command path -> its options
         "reindex") echo "--embedder --store --batch --force --dry-run --db --json --help -h" ;;
         "retire") echo "--now --dry-run --db --json --help -h" ;;
         "search") echo "--limit -n --type -t --tier --tag --since --until --all-projects --include-superseded --explain --rerank --no-rerank --format -f --budget -b --min-score --project -p --db --embedder --json --wide -w --help -h" ;;
+        "serve") echo "--stop --status --detach --idle-minutes --db --json --help -h" ;;
         "show") echo "--history --no-history --db --json --help -h" ;;
         "stats") echo "--layers --no-layers --project -p --db --json --help -h" ;;
         "supersede") echo "--by --clear --db --json --help -h" ;;
@@ -76,6 +77,7 @@ _hippo_takes_value() {  # $1: command path, $2: option -> true when it takes a v
         "reindex --embedder"|"reindex --store"|"reindex --batch"|"reindex --db") return 0 ;;
         "retire --now"|"retire --db") return 0 ;;
         "search --limit"|"search -n"|"search --type"|"search -t"|"search --tier"|"search --tag"|"search --since"|"search --until"|"search --format"|"search -f"|"search --budget"|"search -b"|"search --min-score"|"search --project"|"search -p"|"search --db"|"search --embedder") return 0 ;;
+        "serve --idle-minutes"|"serve --db") return 0 ;;
         "show --db") return 0 ;;
         "stats --project"|"stats -p"|"stats --db") return 0 ;;
         "supersede --by"|"supersede --db") return 0 ;;

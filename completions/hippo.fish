@@ -27,6 +27,7 @@ complete -c hippo -n '__fish_use_subcommand' -a project -d 'List projects, renam
 complete -c hippo -n '__fish_use_subcommand' -a reindex -d 'Re-embed a store; old vectors serve searches until the new…'
 complete -c hippo -n '__fish_use_subcommand' -a retire -d 'Retire done memories and episodic ones past their window, u…'
 complete -c hippo -n '__fish_use_subcommand' -a search -d 'Search memories: keywords and meaning together, best first.'
+complete -c hippo -n '__fish_use_subcommand' -a serve -d 'Run the warm server: searches, echo, context and hooks answ…'
 complete -c hippo -n '__fish_use_subcommand' -a show -d 'Show memories: every field, where each came from, and what…'
 complete -c hippo -n '__fish_use_subcommand' -a stats -d 'Show what is in the database and how healthy it is.'
 complete -c hippo -n '__fish_use_subcommand' -a supersede -d 'Mark OLD as replaced by NEW: it leaves default search (see…'
@@ -280,6 +281,15 @@ complete -c hippo -n '__fish_seen_subcommand_from search' -l embedder -r -f -a '
 complete -c hippo -n '__fish_seen_subcommand_from search' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from search' -l wide -s w -d 'Every column in the table, full ids and times (JSON lines a…'
 complete -c hippo -n '__fish_seen_subcommand_from search' -l help -s h -d 'Show the help and exit.'
+
+# hippo serve
+complete -c hippo -n '__fish_seen_subcommand_from serve' -l stop -d 'Stop the running server.'
+complete -c hippo -n '__fish_seen_subcommand_from serve' -l status -d 'Say whether a server runs, and what it holds (exit 1: none…'
+complete -c hippo -n '__fish_seen_subcommand_from serve' -l detach -d 'Start it in the background and return once it answers.'
+complete -c hippo -n '__fish_seen_subcommand_from serve' -l idle-minutes -r -f -d 'Exit after this long without a call (default 30, or serve i…'
+complete -c hippo -n '__fish_seen_subcommand_from serve' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from serve' -l json -d 'JSON lines on stdout even at a terminal.'
+complete -c hippo -n '__fish_seen_subcommand_from serve' -l help -s h -d 'Show the help and exit.'
 
 # hippo show
 complete -c hippo -n '__fish_seen_subcommand_from show' -l history -l no-history -d 'Include the audit history.'

@@ -80,6 +80,8 @@ TABLES: Schema = {
     "ingest": {"paths": VALUE},  # hippo.cli.ingest
     "mcp": dict.fromkeys(("max_writes", "allow_verify", "busy_retry_seconds"),
                          VALUE),  # hippo.mcp.params.McpParams
+    "serve": dict.fromkeys(("auto_start", "idle_minutes", "vector_memory_mb"),
+                           VALUE),  # hippo.serve.spawn.ServeParams
 }
 
 

@@ -41,6 +41,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "config": ("hippo.cli.config_cmd", "config"),
     "hook": ("hippo.cli.hook", "hook"),
     "mcp": ("hippo.cli.mcp", "mcp"),
+    "serve": ("hippo.cli.serve", "serve"),
     "cron": ("hippo.cli.cron", "cron"),
 }
 
@@ -75,6 +76,7 @@ SUMMARIES: dict[str, str] = {
     "config": "Show effective settings and paths with their origin (flag, env, file, default).",
     "hook": "Answer an agent hook: read its JSON on stdin, print the context it adds.",
     "mcp": "Serve MCP over stdio: search, remember, echo, context, get and more as agent tools.",
+    "serve": "Run the warm server: searches, echo, context and hooks answered in milliseconds.",
     "cron": "Print crontab lines: hourly ingest+extract, daily backstop, nightly consolidate+retire.",
 }
 

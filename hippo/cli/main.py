@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 from hippo.errors import ExitCode, HippoError, scrub
 
@@ -22,43 +23,26 @@ def console() -> None:
     main(quick_exit=True)
 
 
-def main(*, quick_exit: bool = False) -> None:
+def main(argv: list[str] | None = None, *, quick_exit: bool = False,
+         serve: bool = True) -> None:
     """Run the command, turning hippo errors into one stderr line and an exit code.
 
     With `quick_exit`, a fast-path search that succeeded ends the process with `os._exit`
     once the output is flushed and the atexit handlers have run: tearing down the
     interpreter's modules would add 10-15 ms to every agent's search for nothing (the
     database is closed by then). In-process callers (tests, warm workers) keep the default.
+
+    With `serve`, a read command goes to the database's warm server when one runs
+    (`hippo.serve.client`) and runs here otherwise, starting a server for the next call;
+    the server runs its calls with `serve=False`.
     """
-    argv = sys.argv[1:]
+    argv = sys.argv[1:] if argv is None else argv
     debug = "--debug" in argv or os.environ.get("HIPPO_DEBUG") == "1"
+    served = _served(argv, quick_exit) if serve else None
+    if served is not None and served.absent:
+        _START.append(argv)  # after the call, before the process ends (`_leave` too)
     try:
-        from hippo.cli import fastpath
-
-        call = fastpath.parse(argv)
-        hook = None
-        if call is None and "hook" in argv:  # a session-end hook: also without Typer
-            from hippo.cli import hook_learn
-
-            hook = hook_learn.parse(argv)
-        if call is not None or hook is not None:
-            if call is not None:
-                if quick_exit:
-                    # A search is a bounded piece of work in a process that ends with it:
-                    # reference counting frees what it allocates, and the cyclic collector
-                    # would only walk the freshly imported modules' objects, again and
-                    # again (1-3 ms of a cached query's ~95 ms of CPU; docs/performance.md).
-                    import gc
-
-                    gc.disable()
-                fastpath.run(call)
-            else:
-                hook_learn.run(*hook)  # type: ignore[misc]
-            sys.stdout.flush()
-            if quick_exit:
-                _leave()
-        else:
-            _typer_app(argv)
+        _run(argv, quick_exit)
     except HippoError as exc:
         if debug:
             _traceback()
@@ -80,6 +64,78 @@ def main(*, quick_exit: bool = False) -> None:
         sys.stderr.write(scrub(f"hippo: unexpected {name}: {exc} (rerun with --debug for a "
                                "traceback)\n"))
         sys.exit(int(ExitCode.ERROR))
+    finally:
+        _start_pending()
+
+
+def _run(argv: list[str], quick_exit: bool) -> None:
+    from hippo.cli import fastpath
+
+    call = fastpath.parse(argv)
+    hook = None
+    if call is None and "hook" in argv:  # a session-end hook: also without Typer
+        from hippo.cli import hook_learn
+
+        hook = hook_learn.parse(argv)
+    if call is None and hook is None:
+        _typer_app(argv)
+        return
+    if call is not None:
+        if quick_exit:
+            # A search is a bounded piece of work in a process that ends with it:
+            # reference counting frees what it allocates, and the cyclic collector
+            # would only walk the freshly imported modules' objects, again and
+            # again (1-3 ms of a cached query's ~95 ms of CPU; docs/performance.md).
+            import gc
+
+            gc.disable()
+        fastpath.run(call)
+    else:
+        hook_learn.run(*hook)  # type: ignore[misc]
+    sys.stdout.flush()
+    if quick_exit:
+        _leave()
+
+
+def _served(argv: list[str], quick_exit: bool) -> Any:
+    """Try the warm server. When it ran the call, leave with its exit code; else the
+    Outcome (with the stdin it read put back for the command here), or None."""
+    from hippo.serve import client
+
+    if not client.forwardable(argv):
+        return None
+    try:
+        outcome = client.run(argv)
+    except BrokenPipeError:
+        return None  # our stdout is closed: the command here meets it and exits quietly
+    except Exception:  # noqa: BLE001 - the server never makes a call fail: run it here
+        return None
+    if outcome.code is not None:
+        if quick_exit:
+            _leave(outcome.code)
+        sys.exit(outcome.code)
+    if outcome.stdin is not None:
+        import io
+
+        encoding, errors = sys.stdin.encoding, sys.stdin.errors
+        sys.stdin = io.TextIOWrapper(io.BytesIO(outcome.stdin), encoding=encoding,
+                                     errors=errors)
+    return outcome
+
+
+_START: list[list[str]] = []  # calls that found no server: start one when they end
+
+
+def _start_pending() -> None:
+    """No server ran for this database: start one for the next call, unless turned off."""
+    while _START:
+        argv = _START.pop()
+        try:
+            from hippo.serve.spawn import auto_start
+
+            auto_start(argv)
+        except Exception:  # noqa: BLE001, S112 - best effort: the call itself was answered
+            continue
 
 
 def _typer_app(argv: list[str]) -> None:
@@ -118,13 +174,15 @@ def _typer_app(argv: list[str]) -> None:
         sys.exit(code)
 
 
-def _leave() -> None:
+def _leave(code: int = int(ExitCode.OK)) -> None:
     import atexit
 
+    sys.stdout.flush()
+    _start_pending()
     atexit._run_exitfuncs()
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(int(ExitCode.OK))
+    os._exit(code)
 
 
 def _traceback() -> None:

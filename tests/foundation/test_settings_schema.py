@@ -20,6 +20,7 @@ def test_the_schema_lists_every_field_the_owning_modules_read() -> None:
     from hippo.mcp.params import McpParams
     from hippo.memtypes import MemType
     from hippo.retrieve.params import SearchParams
+    from hippo.serve.spawn import ServeParams
     from hippo.spend import Limits
 
     t = config.TABLES
@@ -27,6 +28,7 @@ def test_the_schema_lists_every_field_the_owning_modules_read() -> None:
     assert set(t["maintain"]) == _fields(MaintainParams)
     assert set(t["extract"]) == _fields(ExtractSettings)
     assert set(t["mcp"]) == _fields(McpParams)
+    assert set(t["serve"]) == _fields(ServeParams)
     assert set(t["guard"]["*"]) == _fields(Limits)
     assert set(t["types"]["*"]) == _fields(MemType) - {"name"}
     assert not set(t) & {o.name for o in config.OPTIONS}

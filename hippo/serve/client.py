@@ -1,0 +1,161 @@
+"""The client side of the warm server: send a read command to `hippo serve`, or say why not.
+
+`hippo.cli.main` asks `forwardable(argv)` first; for a search, an echo query, `context` or
+a prompt / session-start hook, with neither stdout nor stderr a terminal, `run(argv)`
+sends the call (argv, cwd, the whole environment, stdin when the command reads it) and
+writes back the server's stdout, stderr and exit code byte for byte. On anything else (no
+server, a stale socket, another version, a server busy past the deadline or gone
+mid-request, a socket that is not the user's own) `run` returns an `Outcome` without a code
+and the caller runs the command itself, as it would have without a server: the output is
+the same either way. The server never makes a call fail.
+
+This module is the whole cost of a served call on the client: it imports `os`, `sys`,
+`socket`, `json` and `hashlib`, never Typer, numpy or onnxruntime (tested).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import time
+
+from hippo.serve import address, wire
+
+VERSION = "0.1.0"  # hippo.__version__ (tests/serve checks they agree); no import of hippo
+CONNECT_S = 0.05  # a listening Unix socket answers connect at once; a full backlog waits
+START_S = 0.3  # the server must have started the call by then (one call runs at a time)
+FINISH_S = 30.0  # and finish it by then
+ROOT_WITH_VALUE = ("--db", "--project", "-p", "--embedder")
+COMMANDS = ("search", "echo", "context", "hook")
+HOOK_EVENTS = ("prompt", "session-start", "userpromptsubmit", "user-prompt-submit",
+               "sessionstart")
+MAX_STDIN = 64 << 20  # more than this is read and run here
+
+
+class Outcome:
+    """What came of trying the server: `code` (the command ran there) or `reason`, and the
+    stdin already read for the command, which the caller must then give it."""
+
+    def __init__(self, code: int | None = None, reason: str = "",
+                 stdin: bytes | None = None) -> None:
+        self.code, self.reason, self.stdin = code, reason, stdin
+
+    @property
+    def absent(self) -> bool:
+        """No server runs for this database (so the caller may start one)."""
+        return self.reason == "absent"
+
+
+def command(argv: list[str]) -> tuple[str, int] | None:
+    """The command word of `argv` and its index, after the root options."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in ROOT_WITH_VALUE:
+            i += 2
+        elif arg == "--debug" or arg.startswith(("--db=", "--project=", "--embedder=")):
+            i += 1
+        elif arg.startswith("-"):
+            return None
+        else:
+            return arg, i
+    return None
+
+
+def forwardable(argv: list[str]) -> bool:
+    """Whether the server may run this call: a read command whose output goes to a pipe or
+    file (a terminal's width and colours stay the caller's), with serving not turned off."""
+    if os.environ.get("HIPPO_SERVE", "").lower() in ("off", "0", "no", "false"):
+        return False
+    found = command(argv)
+    if found is None or found[0] not in COMMANDS:
+        return False
+    name, at = found
+    rest = argv[at + 1:]
+    if name == "echo" and any(a.startswith("--forget-session") for a in rest):
+        return False  # a purge: a write, run where it was typed
+    if name == "hook":
+        words = [a for a in rest if not a.startswith("-")]
+        if len(words) < 2 or words[1].lower() not in HOOK_EVENTS:
+            return False  # session-end / stop start a job; an event from stdin is unknown
+    try:
+        return not (os.isatty(1) or os.isatty(2))
+    except OSError:
+        return False
+
+
+def run(argv: list[str]) -> Outcome:
+    """Run `argv` on this database's server, or say why it did not."""
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        return Outcome(reason="cwd")
+    files = address.paths(address.key(address.spec(address.db_flag(argv), os.environ, cwd)))
+    if not address.owned_socket(files["sock"]):
+        return Outcome(reason="absent" if not os.path.lexists(files["sock"]) else "owner")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(CONNECT_S)
+        try:
+            sock.connect(files["sock"])
+        except OSError:
+            return Outcome(reason="absent")  # a stale socket file: its server is gone
+        if wire.peer_uid(sock) not in (None, os.getuid()):
+            return Outcome(reason="owner")
+        stdin = _stdin(argv)
+        return _call(sock, argv, cwd, stdin)
+    finally:
+        sock.close()
+
+
+def _call(sock: socket.socket, argv: list[str], cwd: str, stdin: bytes | None) -> Outcome:
+    if stdin is not None and len(stdin) > MAX_STDIN:
+        return Outcome(reason="stdin", stdin=stdin)
+    request = {"protocol": wire.PROTOCOL, "hippo": VERSION, "op": "run", "argv": argv,
+               "cwd": cwd, "env": dict(os.environ), "start_by": time.time() + START_S,
+               "streams": {name: [stream.encoding, stream.errors] for name, stream in
+                           (("stdin", sys.stdin), ("stdout", sys.stdout),
+                            ("stderr", sys.stderr)) if stream is not None},
+               "stdin": stdin is not None}
+    try:
+        wire.send_json(sock, request)
+        if stdin is not None:
+            wire.send(sock, stdin)
+        started = wire.recv_json(sock, time.monotonic() + START_S + CONNECT_S)
+        if not started.get("started"):
+            return Outcome(reason=str(started.get("refused") or "refused"), stdin=stdin)
+        end = time.monotonic() + FINISH_S
+        result = wire.recv_json(sock, end)
+        if "code" not in result:
+            return Outcome(reason=str(result.get("refused") or "refused"), stdin=stdin)
+        out, err = wire.recv(sock, end), wire.recv(sock, end)
+    except (wire.Closed, OSError):
+        return Outcome(reason="lost", stdin=stdin)  # the server died or stalled: run here
+    _write(sys.stdout, out)
+    _write(sys.stderr, err)
+    return Outcome(code=int(result["code"]))
+
+
+def _stdin(argv: list[str]) -> bytes | None:
+    """The bytes the command would read from stdin: a hook's JSON, a `-` argument's text."""
+    found = command(argv)
+    if found is not None and found[0] == "hook":
+        import json
+
+        from hippo.cli.hook_learn import _read_stdin
+
+        return _read_stdin(json.loads)
+    if "-" in argv[(found[1] + 1) if found else 0:]:
+        return sys.stdin.buffer.read()
+    return None
+
+
+def _write(stream: object, data: bytes) -> None:
+    if data:
+        stream.flush()  # type: ignore[attr-defined]
+        stream.buffer.write(data)  # type: ignore[attr-defined]
+        stream.flush()  # type: ignore[attr-defined]
+
+
+__all__ = ["COMMANDS", "Outcome", "forwardable", "run"]

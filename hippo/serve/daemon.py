@@ -1,0 +1,60 @@
+"""What `hippo serve` runs: a server for one database, warmed, until it stops."""
+
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from hippo.serve.spawn import ServeParams, files_for
+from hippo.store.location import display
+
+
+def run(flag: str | None, *, idle_minutes: float | None = None) -> str:
+    """Serve the database `flag` (or the default one) until a reason to stop; the reason.
+    AlreadyRunning when another server has it; Unsafe when the runtime directory is not
+    the user's own."""
+    from hippo import config, warm
+    from hippo.serve.server import Server, identity
+
+    settings = config.load({"db": flag})
+    params = ServeParams.from_table(settings.table("serve"))
+    idle = (idle_minutes if idle_minutes is not None else params.idle_minutes) * 60
+    server = Server(identity=identity(settings.database), shown=display(str(settings.database)),
+                    files=files_for(flag), idle_s=idle)
+    server.start()
+    try:
+        sys.stderr.write(f"hippo: serving {server.shown} on {server.files['sock']} "
+                         f"(pid {os.getpid()}); exits after {idle / 60:g} min idle\n")
+        sys.stderr.flush()
+        warm.activate(max_bytes=int(params.vector_memory_mb * (1 << 20)))
+        _preload(server, settings)
+        os.chdir("/")  # hold no working directory (a worktree) busy
+        return server.serve()
+    finally:
+        server.close()
+
+
+def _preload(server: Any, settings: Any) -> None:
+    """Load the model and the vectors in the background; calls wait for it (or run
+    themselves, past their start deadline)."""
+    import threading
+
+    def load() -> None:
+        from hippo import warm
+        from hippo.core import Hippo
+
+        with server._run_lock:
+            h = Hippo(settings, read=True)
+            try:
+                warm.preload(h)
+            except Exception as exc:  # noqa: BLE001 - no store yet, say; the calls will say
+                sys.stderr.write(f"hippo serve: nothing preloaded: {exc}\n")
+            finally:
+                h.close()
+
+    threading.Thread(target=load, name="hippo-serve-preload", daemon=True).start()
+
+
+__all__ = ["ServeParams", "run"]

@@ -1,0 +1,95 @@
+"""Run one client's call inside the server, exactly as the client's own process would.
+
+The call runs `hippo.cli.main.main` with the client's argv, in the client's working
+directory and environment, with stdin, stdout and stderr replaced by buffers in the
+client's encodings (never a terminal: only calls whose output is piped come here). Those
+are the process's, so calls run one at a time (`Server` holds the lock); what the call
+printed and its exit code go back to the client byte for byte.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+
+class Refused(Exception):
+    """The call cannot run here (the client runs it itself): `reason` is one word."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+
+
+class _Buffer(io.TextIOWrapper):
+    """A text stream over bytes in memory, as a pipe's would be (not a terminal)."""
+
+    def __init__(self, data: bytes, encoding: str, errors: str) -> None:
+        super().__init__(io.BytesIO(data), encoding=encoding, errors=errors,
+                         line_buffering=False)
+
+    def value(self) -> bytes:
+        self.flush()
+        raw: io.BytesIO = self.buffer  # type: ignore[assignment]
+        return raw.getvalue()
+
+
+def _stream(streams: dict[str, Any], name: str, data: bytes = b"") -> _Buffer:
+    encoding, errors = (streams.get(name) or ["utf-8", "strict"])[:2]
+    try:
+        return _Buffer(data, str(encoding), str(errors))
+    except LookupError:  # an encoding this Python does not know: the client's own run
+        raise Refused("encoding", str(encoding)) from None
+
+
+@contextlib.contextmanager
+def client_process(env: dict[str, str], cwd: str) -> Iterator[None]:
+    """This process, for the duration, in the client's environment and directory."""
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    try:
+        os.chdir(cwd)
+    except OSError as exc:  # gone (a removed worktree) or not ours to enter
+        raise Refused("cwd", exc.strerror or type(exc).__name__) from None
+    try:
+        os.environ.clear()
+        os.environ.update(env)
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved_env)
+        try:
+            os.chdir(saved_cwd)
+        except OSError:
+            os.chdir("/")
+
+
+def run(request: dict[str, Any], stdin: bytes) -> tuple[int, bytes, bytes]:
+    """Run the client's call here: its exit code, stdout and stderr."""
+    from hippo.cli.main import main
+
+    streams = request.get("streams") or {}
+    out, err = _stream(streams, "stdout"), _stream(streams, "stderr")
+    inp = _stream(streams, "stdin", stdin)
+    saved = sys.stdin, sys.stdout, sys.stderr
+    code: Any = 0
+    with client_process(request["env"], request["cwd"]):
+        sys.stdin, sys.stdout, sys.stderr = inp, out, err
+        try:
+            main(list(request["argv"]), serve=False)
+        except SystemExit as exc:
+            code = exc.code
+        finally:
+            sys.stdin, sys.stdout, sys.stderr = saved
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):  # sys.exit("text"): Python prints it and exits 1
+        err.write(f"{code}\n")
+        code = 1
+    return code, out.value(), err.value()
+
+
+__all__ = ["Refused", "client_process", "run"]
