@@ -19,6 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
+# Every hippo process here runs without a warm server (bench/bench_warm.py measures one).
+os.environ["HIPPO_SERVE"] = "off"
+
 EMBED_ONE = (
     "from hippo.embed import get; import time; t=time.perf_counter(); "
     "get('local').embed_batch(['how do we deploy the staging cluster?'])"

@@ -26,6 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
+# Every hippo process here runs without a warm server (bench/bench_warm.py measures one).
+os.environ["HIPPO_SERVE"] = "off"
+
 SERVICES = ["billing", "auth", "search", "ingest", "payments", "gateway", "scheduler",
             "notifier", "reports", "exporter", "catalog", "checkout", "inventory", "mailer",
             "profile", "analytics", "uploader", "thumbnailer", "webhooks", "ledger",

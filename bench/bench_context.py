@@ -19,6 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
+# Every hippo process here runs without a warm server (bench/bench_warm.py measures one).
+os.environ["HIPPO_SERVE"] = "off"
+
 TOPICS = ("tests", "migrations", "logging", "secrets", "style", "deploys", "reviews", "docs")
 
 

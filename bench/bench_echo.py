@@ -34,6 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_ingest import db_bytes
 
+# Every hippo process here runs without a warm server (bench/bench_warm.py measures one).
+os.environ["HIPPO_SERVE"] = "off"
+
 REPO = Path(__file__).resolve().parent.parent
 TRANSCRIPTS = REPO.parent / "shared" / "data" / "transcripts"
 QUERIES = [

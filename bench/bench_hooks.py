@@ -28,6 +28,9 @@ import tempfile
 import time
 from pathlib import Path
 
+# Every hippo process here runs without a warm server (bench/bench_warm.py measures one).
+os.environ["HIPPO_SERVE"] = "off"
+
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "transcripts"
 CLAUDE = DATA / "claude-code-sessions" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
 CODEX = DATA / "codex" / ("codemie-code__rollout-2026-05-11T11-26-55-"

@@ -42,6 +42,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_search import build_small, questions
 
+# Every hippo process here runs without a warm server (bench/bench_warm.py measures one).
+os.environ["HIPPO_SERVE"] = "off"
+
 PROJECT = "proj1"
 
 

@@ -19,6 +19,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+# Every hippo process here runs without a warm server (bench/bench_warm.py measures one).
+os.environ["HIPPO_SERVE"] = "off"
+
 DEFAULT_ARGS = ["search", "--json", "deploy staging cluster"]
 
 

@@ -35,6 +35,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+# Every hippo process here runs without a warm server (bench/bench_warm.py measures one).
+os.environ["HIPPO_SERVE"] = "off"
+
 SUBJECTS = [
     "the billing service", "the auth gateway", "the Postgres replica", "the search indexer",
     "the mobile app", "the payments webhook", "the nightly ETL job", "the Redis cache",

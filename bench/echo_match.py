@@ -16,6 +16,7 @@ best MaxSim score of each search's pool (recorded around
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -27,8 +28,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench_echo import QUERIES, TRANSCRIPTS
 from locomo import OFF_TOPIC
 
+# Every hippo process here runs without a warm server (bench/bench_warm.py measures one).
+os.environ["HIPPO_SERVE"] = "off"
+
 # Brain's off-topic questions, less the two whose words these transcripts do hold
 # ("segfault", "rollback"), and four that are about no code at all.
+
 OFF_TOPIC_ECHO = (*(x for x in OFF_TOPIC if "segfault" not in x and "rollback" not in x),
                   "best pizza in naples", "who won the football world cup",
                   "recipe for banana bread", "what is the weather tomorrow")

@@ -30,6 +30,9 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+# Every hippo process here runs without a warm server (bench/bench_warm.py measures one).
+os.environ["HIPPO_SERVE"] = "off"
+
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data" / "transcripts" / "claude-code-sessions"
 LIMIT = 5

@@ -47,10 +47,27 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     run = tempfile.mkdtemp(prefix="hr-", dir="/tmp")
     monkeypatch.setenv("XDG_RUNTIME_DIR", run)
     yield home
+    _kill_servers(run)  # a server a test's call started (tests/serve checks none is left)
     shutil.rmtree(run, ignore_errors=True)
     from hippo import warm
 
     warm.deactivate()  # a warm engine a test started (hippo mcp in-process) ends with it
+
+
+def _kill_servers(run: str) -> list[int]:
+    """Kill every `hippo serve` whose info file is in the runtime directory `run`."""
+    import glob
+    import signal
+
+    killed = []
+    for info in glob.glob(os.path.join(run, "hippo", "*.json")):
+        try:
+            pid = int(orjson.loads(Path(info).read_bytes())["pid"])
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+        except (OSError, ValueError, KeyError):
+            continue
+    return killed
 
 
 # The store the suite runs against: "sqlite" (a file per test) or "postgres" (a schema per

@@ -50,7 +50,7 @@ EXTRA = [
 def _build_rules(db: Path | str, home: Path) -> None:
     """The rules store, written in a real process."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("HIPPO_")}
-    env.update(HIPPO_HOME=str(home), HIPPO_NO_PROGRESS="1")
+    env.update(HIPPO_HOME=str(home), HIPPO_NO_PROGRESS="1", HIPPO_SERVE="off")
     lines = rule_lines() + "".join(orjson.dumps(e).decode() + "\n" for e in EXTRA)
     subprocess.run([sys.executable, "-m", "hippo", "--db", str(db), "--embedder", "hash", "add",
                     "-"], input=lines, env=env, capture_output=True, text=True, check=True)

@@ -119,7 +119,7 @@ def _written(tmp: Path, db: Path | str) -> dict[str, object]:
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("HIPPO_")}
     env.update(HIPPO_HOME=str(tmp / "home"), HIPPO_PROJECT="proj", HIPPO_NO_PROGRESS="1",
-               HIPPO_EMBEDDER="local")
+               HIPPO_EMBEDDER="local", HIPPO_SERVE="off")
     (tmp / "home").mkdir()
 
     def hippo(*args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:

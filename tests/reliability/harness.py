@@ -42,7 +42,7 @@ def env_for(home: Path, embedder: str = "hash", **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("HIPPO_") and k not in ("OPENAI_API_KEY", "VOYAGE_API_KEY")}
     env.update(HIPPO_HOME=str(home), HIPPO_PROJECT="loadproj", HIPPO_NO_PROGRESS="1",
-               HIPPO_EMBEDDER=embedder, PYTHONDONTWRITEBYTECODE="1")
+               HIPPO_EMBEDDER=embedder, PYTHONDONTWRITEBYTECODE="1", HIPPO_SERVE="off")
     env.update(extra)
     return env
 

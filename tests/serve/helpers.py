@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import glob
-import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -80,16 +77,11 @@ def _died(proc: subprocess.Popen[bytes]) -> str:
     return f"the server did not answer (exit {proc.returncode}): {err}"
 
 
-def kill_all(runtime: str | None = None) -> list[int]:
-    """Kill every server whose info file is in the runtime directory; their pids."""
-    base = spawn.address.directory()
-    killed = []
-    for info in glob.glob(os.path.join(base, "*.json")):
-        with contextlib.suppress(OSError, ValueError):
-            pid = int(json.loads(Path(info).read_text())["pid"])
-            os.kill(pid, signal.SIGKILL)
-            killed.append(pid)
-    return killed
+def kill_all() -> list[int]:
+    """Kill every server whose info file is in this test's runtime directory; their pids."""
+    from tests.conftest import _kill_servers
+
+    return _kill_servers(os.environ["XDG_RUNTIME_DIR"])
 
 
 def gone(pid: int, timeout: float = 15) -> bool:
