@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from bench_search import build_small, questions  # noqa: E402
+from bench_search import build_small, questions
 
 TRANSCRIPT = (REPO.parent / "shared" / "data" / "transcripts" / "claude-code-sessions"
               / "258c7280-ae70-4798-800f-63464d01a85d.jsonl")

@@ -14,23 +14,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hippo.cli.hookstdin import HookInputError, read_stdin
+
 AGENTS = ("claude-code", "codex")
 # What each agent sends. Codex's Stop fires after every turn; only newer Codex versions
 # send SessionEnd (docs/agents.md, "Codex CLI hooks").
 AGENT_EVENTS = {"claude-code": ("session-start", "prompt", "session-end"),
                 "codex": ("session-start", "prompt", "stop", "session-end")}
 LEARN = ("session-end", "stop")  # answered by a background job, not by context
-STDIN_WAIT_S = 5.0  # longest wait for the stdin's JSON (see _read_stdin)
-
-
-class HookInputError(Exception):
-    """The hook's arguments or stdin are not what the agent sends."""
 
 
 def read_payload() -> dict[str, Any]:
     import json  # not orjson: importing it (datetime, uuid, dataclasses) costs a hook ~10 ms
 
-    raw = _read_stdin(json.loads)
+    raw = read_stdin(json.loads)
     if not raw.strip():
         return {}
     try:
@@ -40,40 +37,6 @@ def read_payload() -> dict[str, Any]:
     if not isinstance(data, dict):
         raise HookInputError("stdin is not a JSON object")
     return data
-
-
-def _read_stdin(parse: Any) -> bytes:
-    """The hook's stdin: up to EOF, or as soon as it holds a whole JSON document.
-
-    An agent writes its JSON at once, but need not close the pipe (a SessionEnd hook that
-    waited for EOF has been seen cancelled at every exit), so a hook that waited for EOF
-    would hang until the agent gives up on it. Nothing complete within STDIN_WAIT_S is an
-    error. A person typing at a terminal ends with Ctrl-D, as usual."""
-    try:
-        fd = sys.stdin.fileno()
-    except (AttributeError, OSError, ValueError):  # not a real file (tests, embedding)
-        return sys.stdin.buffer.read()
-    if os.isatty(fd):
-        return sys.stdin.buffer.read()
-    import select
-    import time
-
-    buf = bytearray()
-    end = time.monotonic() + STDIN_WAIT_S
-    while (left := end - time.monotonic()) > 0:
-        if not select.select([fd], [], [], left)[0]:
-            break
-        chunk = os.read(fd, 1 << 16)
-        if not chunk:
-            return bytes(buf)
-        buf += chunk
-        if buf.rstrip().endswith(b"}"):
-            try:
-                parse(bytes(buf))
-            except (ValueError, RecursionError):
-                continue  # not whole yet
-            return bytes(buf)
-    raise HookInputError(f"stdin sent no whole JSON object within {STDIN_WAIT_S:g} s")
 
 
 def learn(flags: dict[str, Any], agent: str, name: str, payload: dict[str, Any]) -> str:

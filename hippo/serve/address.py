@@ -15,7 +15,7 @@ resolves the real database for each request and refuses one that is not its own,
 key that two databases could share costs a fall-back, never a wrong answer.
 
 A socket path is at most 107 bytes: a runtime directory too deep for one falls back to
-`/tmp/hippo-<uid>`. Nothing here imports more than `os` and `hashlib`.
+`/tmp/hippo-<uid>`. Nothing here imports more than `os`, `stat` and `_blake2`.
 """
 
 from __future__ import annotations
@@ -59,9 +59,11 @@ def spec(flag: str | None, env: dict[str, str] | os._Environ[str], cwd: str) -> 
 
 
 def key(db_spec: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(db_spec.encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    try:  # the C module itself: hashlib would load OpenSSL first (3 ms of every call)
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover - a Python built without it
+        from hashlib import blake2b
+    return blake2b(db_spec.encode("utf-8", "surrogateescape"), digest_size=12).hexdigest()
 
 
 def directory(env: dict[str, str] | os._Environ[str] | None = None) -> str:

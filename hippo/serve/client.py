@@ -10,17 +10,17 @@ and the caller runs the command itself, as it would have without a server: the o
 the same either way. The server never makes a call fail.
 
 This module is the whole cost of a served call on the client: it imports `os`, `sys`,
-`socket`, `json` and `hashlib`, never Typer, numpy or onnxruntime (tested).
+`_socket`, `json` and `_blake2`, never Typer, numpy or onnxruntime (tested).
 """
 
 from __future__ import annotations
 
 import os
-import socket
 import sys
 import time
 
 from hippo.serve import address, wire
+from hippo.serve.wire import socket
 
 VERSION = "0.1.0"  # hippo.__version__ (tests/serve checks they agree); no import of hippo
 CONNECT_S = 0.05  # a listening Unix socket answers connect at once; a full backlog waits
@@ -143,9 +143,9 @@ def _stdin(argv: list[str]) -> bytes | None:
     if found is not None and found[0] == "hook":
         import json
 
-        from hippo.cli.hook_learn import _read_stdin
+        from hippo.cli.hookstdin import read_stdin
 
-        return _read_stdin(json.loads)
+        return read_stdin(json.loads)
     if "-" in argv[(found[1] + 1) if found else 0:]:
         return sys.stdin.buffer.read()
     return None

@@ -1,0 +1,51 @@
+"""A hook's stdin, read the way agents write it; imported by the hooks and by the warm
+server's client (`hippo.serve.client`), so it imports nothing but `os` and `sys`."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+
+STDIN_WAIT_S = 5.0  # longest wait for the stdin's JSON (see read_stdin)
+
+
+class HookInputError(Exception):
+    """The hook's arguments or stdin are not what the agent sends."""
+
+
+def read_stdin(parse: Callable[[bytes], object]) -> bytes:
+    """The hook's stdin: up to EOF, or as soon as it holds a whole JSON document.
+
+    An agent writes its JSON at once, but need not close the pipe (a SessionEnd hook that
+    waited for EOF has been seen cancelled at every exit), so a hook that waited for EOF
+    would hang until the agent gives up on it. Nothing complete within STDIN_WAIT_S is an
+    error. A person typing at a terminal ends with Ctrl-D, as usual."""
+    try:
+        fd = sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (tests, embedding)
+        return sys.stdin.buffer.read()
+    if os.isatty(fd):
+        return sys.stdin.buffer.read()
+    import select
+    import time
+
+    buf = bytearray()
+    end = time.monotonic() + STDIN_WAIT_S
+    while (left := end - time.monotonic()) > 0:
+        if not select.select([fd], [], [], left)[0]:
+            break
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return bytes(buf)
+        buf += chunk
+        if buf.rstrip().endswith(b"}"):
+            try:
+                parse(bytes(buf))
+            except (ValueError, RecursionError):
+                continue  # not whole yet
+            return bytes(buf)
+    raise HookInputError(f"stdin sent no whole JSON object within {STDIN_WAIT_S:g} s")
+
+
+__all__ = ["STDIN_WAIT_S", "HookInputError", "read_stdin"]
