@@ -5,8 +5,10 @@ Usage: python bench/bench_warm.py [--runs 15] [--memories 10000] [--workdir DIR]
 A store of --memories generated engineering notes (the local embedder, as bench_search.py
 builds it) plus one real Claude Code transcript in Echo. Each case runs as a new
 `python -m hippo ...` process, as an agent or a hook runs it, once with HIPPO_SERVE=off
-(the in-process path) and once with a server running, the two adjacent in every round
-(which goes first alternates), and `python -c pass` in the same rounds as the floor:
+(the in-process path, no server looked for), once with serving on but no server to find
+("none up": what looking costs a call), and once with a server running, the three adjacent
+in every round (which goes first rotates), and `python -c pass` in the same rounds as the
+floor:
 
 - `search --json`, a new query (its embedding is not cached) and a repeated one;
 - `hook claude-code prompt`, a new prompt on stdin;
@@ -72,11 +74,12 @@ def served_calls(db: Path, env: dict[str, str]) -> int:
 def cases(db: Path, stamp: str, i: int, tag: str) -> dict[str, tuple[list[str], bytes]]:
     hippo = [sys.executable, "-m", "hippo", "--db", str(db)]
     q = questions(200, tag=stamp)[i % 200]
+    again = questions(1, seed=11)[0]  # the warm-up's: its embedding is cached
     prompt = json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": "bench",
                          "prompt": f"{questions(200, seed=7)[i % 200]} ({stamp} {i} {tag})"})
     return {
         "search --json, new query": ([*hippo, "search", "--json", "--", f"{q} {i} {tag}"], b""),
-        "search --json, repeated query": ([*hippo, "search", "--json", "--", q], b""),
+        "search --json, repeated query": ([*hippo, "search", "--json", "--", again], b""),
         "hook claude-code prompt": ([*hippo, "hook", "claude-code", "prompt", "--min-score",
                                      "0"], prompt.encode()),
         "echo, new query": ([*hippo, "echo", "--", f"{ECHO_QUERIES[i % 6]} {stamp} {i} {tag}"],
@@ -98,6 +101,10 @@ def main() -> None:
     base.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed hippo has its bytecode
     off = {**base, "HIPPO_SERVE": "off"}
     on = {k: v for k, v in base.items() if k != "HIPPO_SERVE"}
+    # Serving on but no server for the call to find (another runtime directory): what a
+    # call pays for looking, with auto_start off in the bench's own config file.
+    absent = {**on, "XDG_RUNTIME_DIR": tempfile.mkdtemp(prefix="hw-none-", dir="/tmp")}
+    (workdir / "config.toml").write_text("[serve]\nauto_start = false\n")
     db = build(workdir, args.memories, off)
     server = subprocess.Popen([sys.executable, "-m", "hippo", "--db", str(db), "serve"],
                               env=on, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -117,11 +124,12 @@ def main() -> None:
         for i in range(args.runs):
             floor.append(timed([sys.executable, "-c", "pass"], off)[0])
             for name, (cmd, stdin) in cases(db, stamp, i, "x").items():
-                twin = cases(db, stamp, i, "y")[name]  # a new query stays new for both
-                pair = [("off", cmd, off, stdin), ("on", twin[0], on, twin[1])]
-                if name.endswith("repeated query"):
-                    pair[1] = ("on", cmd, on, stdin)
-                for mode, c, env, data in (pair if i % 2 == 0 else pair[::-1]):
+                # A new query stays new for each mode: its own text per mode.
+                twin = cases(db, stamp, i, "y")[name]
+                third = cases(db, stamp, i, "z")[name]
+                trio = [("off", cmd, off, stdin), ("on", twin[0], on, twin[1]),
+                        ("absent", third[0], absent, third[1])]
+                for mode, c, env, data in trio[i % 3:] + trio[:i % 3]:
                     before = served_calls(db, off) if mode == "on" else 0
                     took, _ = timed(c, env, data)
                     if mode == "on" and served_calls(db, off) != before + 1:
@@ -138,16 +146,16 @@ def report(times: dict[str, dict[str, list[float]]], floor: list[float], args: a
            workdir: Path) -> None:
     med = statistics.median
     f = med(floor)
-    print(f"\n{'case (median ms of ' + str(args.runs) + ')':<34} {'no server':>10} "
+    print(f"\n{'case (median ms of ' + str(args.runs) + ')':<34} {'off':>8} {'none up':>8} "
           f"{'server':>8} {'server - floor':>15}")
-    print(f"{'python -c pass (floor)':<34} {f:>10.1f}")
+    print(f"{'python -c pass (floor)':<34} {f:>8.1f}")
     out: dict[str, object] = {"runs": args.runs, "memories": args.memories,
                               "floor_ms": round(f, 1), "cases": {}}
     for name, modes in times.items():
-        a, b = med(modes["off"]), med(modes["on"])
-        print(f"{name:<34} {a:>10.1f} {b:>8.1f} {b - f:>15.1f}")
-        out["cases"][name] = {"off_ms": round(a, 1), "on_ms": round(b, 1),  # type: ignore[index]
-                              "on_minus_floor_ms": round(b - f, 1)}
+        a, b, c = med(modes["off"]), med(modes["on"]), med(modes["absent"])
+        print(f"{name:<34} {a:>8.1f} {c:>8.1f} {b:>8.1f} {b - f:>15.1f}")
+        out["cases"][name] = {"off_ms": round(a, 1), "none_up_ms": round(c, 1),  # type: ignore[index]
+                              "on_ms": round(b, 1), "on_minus_floor_ms": round(b - f, 1)}
     for name in ("search --json, new query", "hook claude-code prompt"):
         over = med(times[name]["on"]) - f
         print(f"acceptance: {name}: floor + {over:.1f} ms "
