@@ -213,8 +213,10 @@ class Server:
                 self._refuse(conn, exc.reason)
                 return
             except BaseException as exc:  # noqa: BLE001 - our own failure: the client runs it
-                sys.stderr.write(f"hippo serve: a call failed here: {type(exc).__name__}: "
-                                 f"{exc}\n")
+                from hippo.errors import scrub
+
+                sys.stderr.write(scrub(f"hippo serve: a call failed here: "
+                                       f"{type(exc).__name__}: {exc}\n"))
                 self._refuse(conn, "error")
                 return
             self.calls += 1
