@@ -153,3 +153,26 @@ def test_serving_off_by_environment(db_path: Path | str) -> None:
         before = calls(db_path)
         hippo(db_path, "search", "deploy token", "--json", env=off())
         assert calls(db_path) == before
+
+
+def test_a_forgotten_session_is_gone_from_served_answers(db_path: Path | str,
+                                                         tmp_path: Path) -> None:
+    import orjson
+
+    seed(db_path, TEXTS[:1])
+    src = tmp_path / "chat.jsonl"
+    src.write_bytes(orjson.dumps({"role": "user", "content": "the staging proxy wants the "
+                                  "corporate CA bundle"}) + b"\n")
+    ingest = hippo(db_path, "--embedder", "hash", "ingest", str(src), "--idle-minutes", "0",
+                   "--format", "generic-jsonl", env=off())
+    assert ingest.returncode == 0, ingest.stderr
+    with serving(db_path):
+        found = hippo(db_path, "echo", "corporate CA bundle proxy", "--json")
+        assert b"CA bundle" in found.stdout
+        session = orjson.loads(found.stdout.splitlines()[0])["session"]
+        forget = hippo(db_path, "echo", "--forget-session", session, env=off())
+        assert forget.returncode == 0, forget.stderr
+        before = calls(db_path)
+        after = hippo(db_path, "echo", "corporate CA bundle proxy", "--json")
+        assert calls(db_path) == before + 1
+        assert b"CA bundle" not in after.stdout
