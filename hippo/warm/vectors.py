@@ -1,27 +1,352 @@
 """The Brain's vectors of one SQLite store held in memory by a warm process, and the exact
-KNN over them (SKELETON: the store's own search until this is built)."""
+KNN over them (numpy), with the same hits as the store's own search.
+
+`WarmIndex.wrap` gives a store just opened a `vectors` whose `knn` first brings the arrays
+up to date with the store's vector log (`SqliteMemories.vector_sync`: a few microseconds
+when nothing changed; the changed ids' vectors when another process wrote some; everything
+again when the file, its schema or its model changed), then scans them in memory.
+
+The scan is exact: a float32 matrix product ranks every vector the filters' vec0 columns
+allow (project, type, tier, whole-second time range: the same superset vec0 sees); the
+best are checked against `memories` as the store checks them (`SqliteVectors._keep`), more
+until `k` survive; every candidate within the product's error bound of the k-th is then
+measured by sqlite-vec itself (`vector_distances`), and the top `k` by (distance, id) is
+the answer. What the index cannot serve goes to the store: a time range few memories fall
+in (the store's point lookups win), a connection inside a transaction, a file without the
+vector log, a store over `max_bytes`, a zero vector (sqlite-vec's distance is NaN).
+"""
 
 from __future__ import annotations
 
+import os
+import threading
+import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from hippo.store.vectors import VecHit
+from hippo.timeutil import epoch
+
 if TYPE_CHECKING:
     from hippo.store import Store
+    from hippo.store.filters import SearchFilters
+
+EPS32 = 2.0 ** -24
+# What one vector costs besides its floats: id, norm, created (8 bytes each), three
+# label codes (4 each), its entry in the id → row map (about 100).
+ROW_BYTES = 8 * 3 + 4 * 3 + 100
+KEEP_BATCH = 4096  # ids per post-check; past this many candidates, one query of all allowed
+
+
+def _error_bound(dim: int) -> float:
+    """Bound on |float32 product's distance - sqlite-vec's| (both sum `dim` float32
+    products: each sum is off by at most dim·eps relative, the result's rounding adds eps)."""
+    return 4.0 * (dim + 4) * EPS32
+
+
+class Arrays:
+    """The vectors of one store, rows 0..n-1 live; a dropped row is overwritten at once."""
+
+    def __init__(self, dim: int, capacity: int) -> None:
+        self.dim, self.n, self.zero = dim, 0, 0
+        self.ids = np.zeros(capacity, np.int64)
+        self.vecs = np.zeros((capacity, dim), np.float32)
+        self.norms = np.zeros(capacity, np.float64)
+        self.labels = np.zeros((capacity, 3), np.int32)  # project, type, tier codes
+        self.created = np.zeros(capacity, np.int64)
+        self.row: dict[int, int] = {}
+
+    @staticmethod
+    def bytes_for(dim: int, capacity: int) -> int:
+        return capacity * (4 * dim + ROW_BYTES)
+
+    @property
+    def capacity(self) -> int:
+        return len(self.ids)
+
+    def nbytes(self) -> int:
+        return self.bytes_for(self.dim, self.capacity)
+
+    def grown(self, capacity: int) -> Arrays:
+        new = Arrays(self.dim, capacity)
+        n = self.n
+        new.n, new.zero, new.row = n, self.zero, self.row
+        for name in ("ids", "vecs", "norms", "labels", "created"):
+            getattr(new, name)[:n] = getattr(self, name)[:n]
+        self.vecs[:] = 0
+        return new
+
+    def put(self, key: int, vec: np.ndarray, labels: tuple[int, int, int], created: int) -> None:
+        """Set `key`'s row (a new one at the end; the caller made room)."""
+        r = self.row.get(key)
+        if r is None:
+            r = self.row[key] = self.n
+            self.n += 1
+        elif self.norms[r] == 0:
+            self.zero -= 1
+        self.ids[r], self.vecs[r], self.labels[r], self.created[r] = key, vec, labels, created
+        norm = float(np.sqrt(np.dot(vec.astype(np.float64), vec.astype(np.float64))))
+        self.norms[r] = norm if np.isfinite(norm) else 0.0
+        self.zero += int(self.norms[r] == 0)
+
+    def drop(self, key: int) -> None:
+        """Remove `key`: the last row moves into its place, and the last row is zeroed."""
+        r = self.row.pop(key, None)
+        if r is None:
+            return
+        self.zero -= int(self.norms[r] == 0)
+        last = self.n - 1
+        if r != last:
+            for a in (self.ids, self.vecs, self.norms, self.labels, self.created):
+                a[r] = a[last]
+            self.row[int(self.ids[r])] = r
+        self.ids[last], self.vecs[last], self.norms[last] = 0, 0, 0
+        self.labels[last], self.created[last] = 0, 0
+        self.n = last
+
+
+class WarmVectors:
+    """A store's `vectors` whose Brain `knn` answers from the warm index; everything else
+    is the store's own (`original`)."""
+
+    def __init__(self, index: WarmIndex, original: Any, memories: Any) -> None:
+        self._index, self._original, self._memories = index, original, memories
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._original, name)
+
+    def knn(self, query: bytes, k: int, filters: SearchFilters) -> list[VecHit]:
+        return self._index.knn(self._original, self._memories, query, k, filters)
 
 
 class WarmIndex:
     """One store file's Brain vectors in memory."""
 
     def __init__(self, path: Path, max_bytes: int) -> None:
-        self.path = path
+        self.path = Path(path)
         self.max_bytes = max_bytes
+        self._lock = threading.RLock()
+        self._arrays: Arrays | None = None
+        self._codes: dict[str, int] = {}
+        self._file: tuple[int, int] | None = None
+        self._ident: tuple[Any, ...] | None = None
+        self._seq = 0
+        self._why = "not loaded yet"
+        self._stats = {"full_loads": 0, "incremental_syncs": 0, "changes_applied": 0,
+                       "served": 0, "delegated": 0}
+        self._last_sync: float | None = None
 
+    # -- the store's side --------------------------------------------------------------
     def wrap(self, db: Store) -> None:
         """Make `db.vectors.knn` answer from memory (brought up to date first)."""
+        original = db.vectors
+        if isinstance(original, WarmVectors) or not hasattr(db.memories, "vector_sync"):
+            return
+        # `vectors` is a cached property of the SQLite store: this instance's value
+        vars(db)["vectors"] = WarmVectors(self, original, db.memories)
 
     def sync(self, db: Store) -> None:
         """Bring the vectors in memory up to date with `db` (a full load the first time)."""
+        if hasattr(db.memories, "vector_sync"):
+            with self._lock:
+                self._sync(db.memories)
+
+    def _sync(self, memories: Any) -> bool:
+        """True when the arrays hold the store's current vectors (lock held)."""
+        file = _file_id(self.path)
+        known = self._ident if file == self._file and file is not None else None
+        found = memories.vector_sync(known, self._seq, self._load)
+        if found.status == "busy":
+            return False
+        if found.status == "nolog":
+            self._forget("no vector log (a file without schema step 0008)")
+            return False
+        if found.status == "changes" and found.changes and self._arrays is None:
+            found = memories.vector_sync(None, 0, self._load)  # may fit now: count again
+        self._file, self._ident, self._seq = file, found.ident, found.seq
+        self._last_sync = time.time()
+        if found.status == "changes" and found.changes and self._arrays is not None:
+            self._apply(found.changes)
+            self._stats["incremental_syncs"] += 1
+            self._stats["changes_applied"] += len(found.changes)
+        return self._arrays is not None
+
+    def _forget(self, why: str) -> None:
+        if self._arrays is not None:
+            self._arrays.vecs[:] = 0
+        self._arrays, self._ident, self._why = None, None, why
+
+    def _load(self, ident: tuple[Any, ...], count: int, rows: Iterable[tuple[Any, ...]]) -> None:
+        """A full load (inside the store's read transaction)."""
+        self._forget("")
+        self._stats["full_loads"] += 1
+        dim = int(ident[3] or 0)
+        if not dim:
+            self._why = "no Brain vectors"
+            return
+        capacity = count + min(count // 8, 4096) + 16
+        if Arrays.bytes_for(dim, capacity) > self.max_bytes:
+            capacity = count
+        if Arrays.bytes_for(dim, capacity) > self.max_bytes:
+            self._why = f"{count} vectors would take over max_bytes ({self.max_bytes})"
+            return
+        self._arrays = Arrays(dim, capacity)
+        self._why = ""
+        self._apply(rows)
+
+    def _apply(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        for key, blob, project, type_, tier, created in rows:
+            a = self._arrays
+            if a is None:
+                return
+            if blob is None:
+                a.drop(int(key))
+                continue
+            vec = np.frombuffer(blob, dtype="<f4")
+            if vec.size != a.dim:
+                self._forget(f"a vector of {vec.size} floats, not the model's {a.dim}")
+                return
+            if a.n == a.capacity and int(key) not in a.row:
+                grown = self._grow(a)
+                if grown is None:
+                    return
+                a = grown
+            a.put(int(key), vec, (self._code(project), self._code(type_), self._code(tier)),
+                  int(created))
+
+    def _grow(self, a: Arrays) -> Arrays | None:
+        capacity = max(a.capacity * 3 // 2, a.capacity + 16)
+        while Arrays.bytes_for(a.dim, capacity) > self.max_bytes and capacity > a.capacity + 1:
+            capacity = (capacity + a.capacity + 1) // 2
+        if Arrays.bytes_for(a.dim, capacity) > self.max_bytes:
+            self._forget(f"{a.n + 1} vectors would take over max_bytes ({self.max_bytes})")
+            return None
+        self._arrays = a.grown(capacity)
+        return self._arrays
+
+    def _code(self, label: Any) -> int:
+        return self._codes.setdefault(str(label or ""), len(self._codes))
+
+    # -- search ------------------------------------------------------------------------
+    def knn(self, original: Any, memories: Any, query: bytes, k: int,
+            filters: SearchFilters) -> list[VecHit]:
+        """`SqliteVectors.knn`'s answer (the exact top `k` the filters allow, nearest
+        first, ties by id), from memory when the index can serve it."""
+        if k <= 0:
+            return []
+        hits = None
+        if not ((filters.since or filters.until) and original._narrow(filters)):
+            with self._lock:
+                if self._sync(memories):
+                    hits = self._search(original, memories, query, k, filters)
+                self._stats["served" if hits is not None else "delegated"] += 1
+        return hits if hits is not None else original.knn(query, k, filters)
+
+    def _search(self, original: Any, memories: Any, query: bytes, k: int,
+                filters: SearchFilters) -> list[VecHit] | None:
+        a = self._arrays
+        assert a is not None
+        q = np.frombuffer(query, dtype="<f4")
+        qnorm = float(np.sqrt(np.dot(q.astype(np.float64), q.astype(np.float64))))
+        if q.size != a.dim or a.zero or not qnorm or not np.isfinite(qnorm):
+            return None
+        if a.n == 0:
+            return []
+        rows = self._prefilter(a, filters)
+        if rows is None:
+            approx = 1.0 - (a.vecs[:a.n] @ q).astype(np.float64) / (a.norms[:a.n] * qnorm)
+            rows = np.arange(a.n)
+        else:
+            approx = 1.0 - (a.vecs[rows] @ q).astype(np.float64) / (a.norms[rows] * qnorm)
+        if not len(rows):
+            return []
+        ids = a.ids[rows]
+        chosen = _choose(approx, k, _error_bound(a.dim),
+                         lambda c: _allowed(original, memories, filters, ids, c))
+        found = memories.vector_distances(
+            query, [(int(ids[p]), a.vecs[rows[p]].tobytes()) for p in chosen])
+        best = sorted(found.items(), key=lambda kv: (kv[1], kv[0]))[:k]
+        return [VecHit(key, dist) for key, dist in best]
+
+    def _prefilter(self, a: Arrays, filters: SearchFilters) -> np.ndarray | None:
+        """The rows vec0's own columns allow (as `_vec0_constraints`); None: every row."""
+        n = a.n
+        mask: np.ndarray | None = None
+
+        def both(m: np.ndarray) -> None:
+            nonlocal mask
+            mask = m if mask is None else mask & m
+
+        for col, values in ((0, None if filters.projects is None
+                             else [p or "" for p in filters.projects] or [""]),
+                            (1, filters.types or None), (2, filters.tiers or None)):
+            if values is not None:
+                codes = [self._codes[v] for v in values if v in self._codes]
+                both(np.isin(a.labels[:n, col], codes))
+        if filters.since:
+            both(a.created[:n] >= epoch(filters.since))
+        if filters.until:
+            both(a.created[:n] <= epoch(filters.until))
+        return None if mask is None else np.flatnonzero(mask)
 
     def report(self) -> dict[str, Any]:
-        return {"vectors": 0, "bytes": 0}
+        with self._lock:
+            a = self._arrays
+            return {"vectors": a.n if a else 0, "bytes": a.nbytes() if a else 0,
+                    "held": a is not None, "dim": a.dim if a else None,
+                    "why_not": None if a else self._why, "max_bytes": self.max_bytes,
+                    "log_seq": self._seq, "last_sync": self._last_sync, **self._stats}
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _allowed(original: Any, memories: Any, filters: SearchFilters, ids: np.ndarray,
+             positions: np.ndarray) -> np.ndarray:
+    """Which of `positions` (into `ids`) the filters allow, checked against `memories`:
+    by id (the store's own post-check) when few, else against every allowed id."""
+    if len(positions) > KEEP_BATCH:
+        allowed = np.fromiter(memories.allowed_ids(filters), np.int64)
+        return np.isin(ids[positions], allowed)
+    keep = original._keep([int(i) for i in ids[positions]], filters)
+    return np.fromiter((int(i) in keep for i in ids[positions]), bool, len(positions))
+
+
+def _smallest(values: np.ndarray, count: int) -> np.ndarray:
+    """Positions of the `count` smallest `values`, smallest first."""
+    if count >= len(values):
+        return np.argsort(values, kind="stable")
+    part = np.argpartition(values, count - 1)[:count]
+    return part[np.argsort(values[part], kind="stable")]
+
+
+def _choose(approx: np.ndarray, k: int, bound: float,
+            allowed: Any) -> Sequence[int]:
+    """Positions of every allowed candidate that may be in the exact top `k`: the `k`
+    best allowed by `approx`, and every allowed one within 2·bound of the k-th of them."""
+    total = len(approx)
+    fetch = min(2 * k, total)
+    while True:
+        top = _smallest(approx, fetch)
+        ok = top[allowed(top)]
+        if len(ok) >= k or fetch >= total:
+            break
+        fetch = min(fetch * 4, total)
+    if len(ok) < k:
+        return [int(p) for p in ok]
+    edge = approx[ok[k - 1]] + 2 * bound
+    near = np.flatnonzero(approx <= edge)
+    seen = set(top.tolist())
+    more = np.array([p for p in near.tolist() if p not in seen], dtype=np.int64)
+    picked = [int(p) for p in ok if approx[p] <= edge]
+    if len(more):
+        picked += [int(p) for p in more[allowed(more)]]
+    return picked
