@@ -255,12 +255,14 @@ class WarmIndex:
             return None
         if a.n == 0:
             return []
+        # The whole matrix in one product (memory-bound: gathering the rows a filter
+        # allows first would copy them, slower than reading them all).
+        approx = 1.0 - (a.vecs[:a.n] @ q).astype(np.float64) / (a.norms[:a.n] * qnorm)
         rows = self._prefilter(a, filters)
         if rows is None:
-            approx = 1.0 - (a.vecs[:a.n] @ q).astype(np.float64) / (a.norms[:a.n] * qnorm)
             rows = np.arange(a.n)
         else:
-            approx = 1.0 - (a.vecs[rows] @ q).astype(np.float64) / (a.norms[rows] * qnorm)
+            approx = approx[rows]
         if not len(rows):
             return []
         ids = a.ids[rows]
