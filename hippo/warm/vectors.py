@@ -238,11 +238,11 @@ class WarmIndex:
         if k <= 0:
             return []
         hits = None
-        if not ((filters.since or filters.until) and original._narrow(filters)):
-            with self._lock:
-                if self._sync(memories):
-                    hits = self._search(original, memories, query, k, filters)
-                self._stats["served" if hits is not None else "delegated"] += 1
+        narrow = bool(filters.since or filters.until) and original._narrow(filters)
+        with self._lock:
+            if not narrow and self._sync(memories):
+                hits = self._search(original, memories, query, k, filters)
+            self._stats["served" if hits is not None else "delegated"] += 1
         return hits if hits is not None else original.knn(query, k, filters)
 
     def _search(self, original: Any, memories: Any, query: bytes, k: int,
