@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.bench_search import notes, questions, records  # noqa: E402
+from bench.bench_search import notes, questions, records
 
 OUT = Path(__file__).resolve().parent / "out"
 DIM = 384  # the hashing embedder's (and the local model's) dimensions
@@ -146,7 +146,7 @@ def main() -> None:
         "index": index.report(),
     }
     print(f"{'':<28} {'sqlite-vec':>11} {'warm':>9}")
-    print(f"{'exact KNN (k=%d) ms' % args.k:<28} {result['knn_sqlite_vec_ms']:>11} "
+    print(f"{f'exact KNN (k={args.k}) ms':<28} {result['knn_sqlite_vec_ms']:>11} "
           f"{result['knn_warm_ms']:>9}")
     print(f"{'whole search ms':<28} {result['search_plain_ms']:>11} "
           f"{result['search_warm_ms']:>9}")

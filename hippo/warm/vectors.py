@@ -57,7 +57,7 @@ class Arrays:
         self.norms = np.zeros(capacity, np.float64)
         self.labels = np.zeros((capacity, 3), np.int32)  # project, type, tier codes
         self.created = np.zeros(capacity, np.int64)
-        self.row: dict[int, int] = {}
+        self.where: dict[int, int] = {}
 
     @staticmethod
     def bytes_for(dim: int, capacity: int) -> int:
@@ -73,7 +73,7 @@ class Arrays:
     def grown(self, capacity: int) -> Arrays:
         new = Arrays(self.dim, capacity)
         n = self.n
-        new.n, new.zero, new.row = n, self.zero, self.row
+        new.n, new.zero, new.where = n, self.zero, self.where
         for name in ("ids", "vecs", "norms", "labels", "created"):
             getattr(new, name)[:n] = getattr(self, name)[:n]
         self.vecs[:] = 0
@@ -81,9 +81,9 @@ class Arrays:
 
     def put(self, key: int, vec: np.ndarray, labels: tuple[int, int, int], created: int) -> None:
         """Set `key`'s row (a new one at the end; the caller made room)."""
-        r = self.row.get(key)
+        r = self.where.get(key)
         if r is None:
-            r = self.row[key] = self.n
+            r = self.where[key] = self.n
             self.n += 1
         elif self.norms[r] == 0:
             self.zero -= 1
@@ -94,7 +94,7 @@ class Arrays:
 
     def drop(self, key: int) -> None:
         """Remove `key`: the last row moves into its place, and the last row is zeroed."""
-        r = self.row.pop(key, None)
+        r = self.where.pop(key, None)
         if r is None:
             return
         self.zero -= int(self.norms[r] == 0)
@@ -102,7 +102,7 @@ class Arrays:
         if r != last:
             for a in (self.ids, self.vecs, self.norms, self.labels, self.created):
                 a[r] = a[last]
-            self.row[int(self.ids[r])] = r
+            self.where[int(self.ids[r])] = r
         self.ids[last], self.vecs[last], self.norms[last] = 0, 0, 0
         self.labels[last], self.created[last] = 0, 0
         self.n = last
@@ -164,14 +164,14 @@ class WarmIndex:
         if found.status == "nolog":
             self._forget("no vector log (a file without schema step 0008)")
             return False
-        if found.status == "changes" and found.changes and self._arrays is None:
+        if found.status == "changes" and found.changed and self._arrays is None:
             found = memories.vector_sync(None, 0, self._load)  # may fit now: count again
         self._file, self._ident, self._seq = file, found.ident, found.seq
         self._last_sync = time.time()
-        if found.status == "changes" and found.changes and self._arrays is not None:
-            self._apply(found.changes)
+        if found.status == "changes" and found.changed and self._arrays is not None:
+            self._apply(found.changed)
             self._stats["incremental_syncs"] += 1
-            self._stats["changes_applied"] += len(found.changes)
+            self._stats["changes_applied"] += len(found.changed)
         return self._arrays is not None
 
     def _forget(self, why: str) -> None:
@@ -209,7 +209,7 @@ class WarmIndex:
             if vec.size != a.dim:
                 self._forget(f"a vector of {vec.size} floats, not the model's {a.dim}")
                 return
-            if a.n == a.capacity and int(key) not in a.row:
+            if a.n == a.capacity and int(key) not in a.where:
                 grown = self._grow(a)
                 if grown is None:
                     return

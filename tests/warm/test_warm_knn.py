@@ -13,7 +13,7 @@ from hippo import warm
 from hippo.store import connect
 from hippo.store.filters import SearchFilters
 from hippo.warm.vectors import WarmIndex, WarmVectors
-from tests.warm.stores import PROJECTS, TAGS, TYPES, build, stamp, unit
+from tests.warm.stores import TAGS, TYPES, build, stamp, unit
 
 pytestmark = pytest.mark.sqlite_only(reason="the warm index holds a SQLite file's vectors")
 

@@ -31,7 +31,7 @@ def held(index: WarmIndex) -> set[int]:
     a = index._arrays
     assert a is not None
     ids = set(a.ids[:a.n].tolist())
-    assert ids == set(a.row) and not a.vecs[a.n:].any() and not a.ids[a.n:].any()
+    assert ids == set(a.where) and not a.vecs[a.n:].any() and not a.ids[a.n:].any()
     return ids
 
 
@@ -190,7 +190,7 @@ def test_an_unmigrated_file_is_searched_by_the_store(db_path: Path) -> None:
 def test_inside_a_transaction_the_store_answers(db_path: Path) -> None:
     """Its own uncommitted writes are the store's to see; the shared index takes none."""
     build(db_path, 300, seed=8)
-    db, original, index = warm_db(db_path)
+    db, _, index = warm_db(db_path)
     q = unit(np.random.default_rng(8))[0]
     db.vectors.knn(q.tobytes(), 3, ANY)
     with pytest.raises(RuntimeError), db.transaction():

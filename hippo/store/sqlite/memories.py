@@ -137,14 +137,14 @@ LINKED_TO = ("SELECT DISTINCT memory_id FROM memory_sources WHERE chunk_id IN "
 
 class VectorSync(NamedTuple):
     """What `SqliteMemories.vector_sync` found: `status` "busy" (this connection is inside
-    a transaction: nothing read), "nolog" (an unmigrated file), "changes" (`changes`: each
+    a transaction: nothing read), "nolog" (an unmigrated file), "changes" (`changed`: each
     changed id's (id, blob or None, project, type, tier, created)) or "loaded" (every
     vector was handed to `load`)."""
 
     status: str
     ident: tuple[Any, ...] = ()
     seq: int = 0
-    changes: tuple[tuple[Any, ...], ...] = ()
+    changed: tuple[tuple[Any, ...], ...] = ()
 
 
 def _json_list(values: Iterable[Any]) -> str:
