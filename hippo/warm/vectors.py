@@ -35,9 +35,9 @@ if TYPE_CHECKING:
     from hippo.store.filters import SearchFilters
 
 EPS32 = 2.0 ** -24
-# What one vector costs besides its floats: id, norm, created (8 bytes each), three
-# label codes (4 each), its entry in the id → row map (about 100).
-ROW_BYTES = 8 * 3 + 4 * 3 + 100
+# What one vector costs besides its floats: id, norm, created (8 bytes each), two label
+# codes (4 each), its entries in the id → row and id → project maps (about 100 each).
+ROW_BYTES = 8 * 3 + 4 * 2 + 2 * 100
 KEEP_BATCH = 4096  # ids per post-check; past this many candidates, one query of all allowed
 
 
@@ -48,14 +48,15 @@ def _error_bound(dim: int) -> float:
 
 
 class Arrays:
-    """The vectors of one store, rows 0..n-1 live; a dropped row is overwritten at once."""
+    """The vectors of one project (global: ''), rows 0..n-1 live; a dropped row is
+    overwritten at once."""
 
     def __init__(self, dim: int, capacity: int) -> None:
         self.dim, self.n, self.zero = dim, 0, 0
         self.ids = np.zeros(capacity, np.int64)
         self.vecs = np.zeros((capacity, dim), np.float32)
         self.norms = np.zeros(capacity, np.float64)
-        self.labels = np.zeros((capacity, 3), np.int32)  # project, type, tier codes
+        self.labels = np.zeros((capacity, 2), np.int32)  # type, tier codes
         self.created = np.zeros(capacity, np.int64)
         self.where: dict[int, int] = {}
 
@@ -79,7 +80,7 @@ class Arrays:
         self.vecs[:] = 0
         return new
 
-    def put(self, key: int, vec: np.ndarray, labels: tuple[int, int, int], created: int) -> None:
+    def put(self, key: int, vec: np.ndarray, labels: tuple[int, int], created: int) -> None:
         """Set `key`'s row (a new one at the end; the caller made room)."""
         r = self.where.get(key)
         if r is None:
@@ -108,6 +109,60 @@ class Arrays:
         self.n = last
 
 
+class Held:
+    """A store's vectors, one `Arrays` per project: a search scans only the projects its
+    filters name (the current one and global, by default), within `max_bytes` in all."""
+
+    def __init__(self, dim: int, max_bytes: int) -> None:
+        self.dim, self.max_bytes = dim, max_bytes
+        self.blocks: dict[int, Arrays] = {}
+        self.home: dict[int, int] = {}  # id → its project's code
+
+    @property
+    def n(self) -> int:
+        return len(self.home)
+
+    @property
+    def zero(self) -> int:
+        return sum(b.zero for b in self.blocks.values())
+
+    def nbytes(self) -> int:
+        return sum(b.nbytes() for b in self.blocks.values())
+
+    def reserve(self, project: int, capacity: int) -> None:
+        self.blocks[project] = Arrays(self.dim, capacity)
+
+    def put(self, key: int, vec: np.ndarray, project: int, labels: tuple[int, int],
+            created: int) -> bool:
+        """False when it would take more than `max_bytes`."""
+        if self.home.get(key, project) != project:
+            self.drop(key)
+        block = self.blocks.get(project) or Arrays(self.dim, 0)
+        if block.n == block.capacity and key not in block.where:
+            others = self.nbytes() - (block.nbytes() if project in self.blocks else 0)
+            room = (self.max_bytes - others) // Arrays.bytes_for(self.dim, 1)
+            if room <= block.n:
+                return False
+            block = block.grown(min(room, max(block.capacity * 3 // 2, block.capacity + 16)))
+        self.blocks[project] = block
+        block.put(key, vec, labels, created)
+        self.home[key] = project
+        return True
+
+    def drop(self, key: int) -> None:
+        project = self.home.pop(key, None)
+        if project is not None:
+            self.blocks[project].drop(key)
+
+    def vector(self, key: int) -> np.ndarray:
+        block = self.blocks[self.home[key]]
+        return block.vecs[block.where[key]]
+
+    def clear(self) -> None:
+        for block in self.blocks.values():
+            block.vecs[:] = 0
+
+
 class WarmVectors:
     """A store's `vectors` whose Brain `knn` answers from the warm index; everything else
     is the store's own (`original`)."""
@@ -129,7 +184,7 @@ class WarmIndex:
         self.path = Path(path)
         self.max_bytes = max_bytes
         self._lock = threading.RLock()
-        self._arrays: Arrays | None = None
+        self._held: Held | None = None
         self._codes: dict[str, int] = {}
         self._file: tuple[int, int] | None = None
         self._ident: tuple[Any, ...] | None = None
@@ -164,68 +219,56 @@ class WarmIndex:
         if found.status == "nolog":
             self._forget("no vector log (a file without schema step 0008)")
             return False
-        if found.status == "changes" and found.changed and self._arrays is None:
+        if found.status == "changes" and found.changed and self._held is None:
             found = memories.vector_sync(None, 0, self._load)  # may fit now: count again
         self._file, self._ident, self._seq = file, found.ident, found.seq
         self._last_sync = time.time()
-        if found.status == "changes" and found.changed and self._arrays is not None:
+        if found.status == "changes" and found.changed and self._held is not None:
             self._apply(found.changed)
             self._stats["incremental_syncs"] += 1
             self._stats["changes_applied"] += len(found.changed)
-        return self._arrays is not None
+        return self._held is not None
 
     def _forget(self, why: str) -> None:
-        if self._arrays is not None:
-            self._arrays.vecs[:] = 0
-        self._arrays, self._ident, self._why = None, None, why
+        if self._held is not None:
+            self._held.clear()
+        self._held, self._ident, self._why = None, None, why
 
-    def _load(self, ident: tuple[Any, ...], count: int, rows: Iterable[tuple[Any, ...]]) -> None:
-        """A full load (inside the store's read transaction)."""
+    def _load(self, ident: tuple[Any, ...], counts: dict[str, int],
+              rows: Iterable[tuple[Any, ...]]) -> None:
+        """A full load (inside the store's read transaction); `counts`: vectors by project."""
         self._forget("")
         self._stats["full_loads"] += 1
-        dim = int(ident[3] or 0)
+        dim, count = int(ident[3] or 0), sum(counts.values())
         if not dim:
             self._why = "no Brain vectors"
             return
-        capacity = count + min(count // 8, 4096) + 16
-        if Arrays.bytes_for(dim, capacity) > self.max_bytes:
-            capacity = count
-        if Arrays.bytes_for(dim, capacity) > self.max_bytes:
+        if Arrays.bytes_for(dim, count) > self.max_bytes:
             self._why = f"{count} vectors would take over max_bytes ({self.max_bytes})"
             return
-        self._arrays = Arrays(dim, capacity)
-        self._why = ""
+        held = self._held = Held(dim, self.max_bytes)
+        slack = Arrays.bytes_for(dim, count + 16 * len(counts)) <= self.max_bytes // 1.125
+        for project, n in counts.items():
+            held.reserve(self._code(project), n + (n // 8 + 16 if slack else 0))
         self._apply(rows)
 
     def _apply(self, rows: Iterable[tuple[Any, ...]]) -> None:
         for key, blob, project, type_, tier, created in rows:
-            a = self._arrays
-            if a is None:
+            held = self._held
+            if held is None:
                 return
             if blob is None:
-                a.drop(int(key))
+                held.drop(int(key))
                 continue
             vec = np.frombuffer(blob, dtype="<f4")
-            if vec.size != a.dim:
-                self._forget(f"a vector of {vec.size} floats, not the model's {a.dim}")
+            if vec.size != held.dim:
+                self._forget(f"a vector of {vec.size} floats, not the model's {held.dim}")
                 return
-            if a.n == a.capacity and int(key) not in a.where:
-                grown = self._grow(a)
-                if grown is None:
-                    return
-                a = grown
-            a.put(int(key), vec, (self._code(project), self._code(type_), self._code(tier)),
-                  int(created))
-
-    def _grow(self, a: Arrays) -> Arrays | None:
-        capacity = max(a.capacity * 3 // 2, a.capacity + 16)
-        while Arrays.bytes_for(a.dim, capacity) > self.max_bytes and capacity > a.capacity + 1:
-            capacity = (capacity + a.capacity + 1) // 2
-        if Arrays.bytes_for(a.dim, capacity) > self.max_bytes:
-            self._forget(f"{a.n + 1} vectors would take over max_bytes ({self.max_bytes})")
-            return None
-        self._arrays = a.grown(capacity)
-        return self._arrays
+            if not held.put(int(key), vec, self._code(project),
+                            (self._code(type_), self._code(tier)), int(created)):
+                self._forget(f"{held.n + 1} vectors would take over max_bytes "
+                             f"({self.max_bytes})")
+                return
 
     def _code(self, label: Any) -> int:
         return self._codes.setdefault(str(label or ""), len(self._codes))
@@ -247,34 +290,41 @@ class WarmIndex:
 
     def _search(self, original: Any, memories: Any, query: bytes, k: int,
                 filters: SearchFilters) -> list[VecHit] | None:
-        a = self._arrays
-        assert a is not None
+        held = self._held
+        assert held is not None
         q = np.frombuffer(query, dtype="<f4")
         qnorm = float(np.sqrt(np.dot(q.astype(np.float64), q.astype(np.float64))))
-        if q.size != a.dim or a.zero or not qnorm or not np.isfinite(qnorm):
+        if q.size != held.dim or held.zero or not qnorm or not np.isfinite(qnorm):
             return None
-        if a.n == 0:
+        if filters.projects is None:
+            blocks = list(held.blocks.values())
+        else:  # vec0 holds global as '', and an empty list allows only that
+            names = dict.fromkeys(p or "" for p in filters.projects) or {"": None}
+            blocks = [held.blocks[c] for c in (self._codes.get(p) for p in names)
+                      if c is not None and c in held.blocks]
+        parts, keys = [], []
+        for b in blocks:
+            if not b.n:
+                continue
+            # Each block whole in one product (memory-bound: gathering the rows the
+            # other filters allow first would copy them, slower than reading them all).
+            approx = 1.0 - (b.vecs[:b.n] @ q).astype(np.float64) / (b.norms[:b.n] * qnorm)
+            rows = self._prefilter(b, filters)
+            parts.append(approx if rows is None else approx[rows])
+            keys.append(b.ids[:b.n] if rows is None else b.ids[rows])
+        if not parts or not sum(len(p) for p in parts):
             return []
-        # The whole matrix in one product (memory-bound: gathering the rows a filter
-        # allows first would copy them, slower than reading them all).
-        approx = 1.0 - (a.vecs[:a.n] @ q).astype(np.float64) / (a.norms[:a.n] * qnorm)
-        rows = self._prefilter(a, filters)
-        if rows is None:
-            rows = np.arange(a.n)
-        else:
-            approx = approx[rows]
-        if not len(rows):
-            return []
-        ids = a.ids[rows]
-        chosen = _choose(approx, k, _error_bound(a.dim),
+        approx, ids = np.concatenate(parts), np.concatenate(keys)
+        chosen = _choose(approx, k, _error_bound(held.dim),
                          lambda c: _allowed(original, memories, filters, ids, c))
         found = memories.vector_distances(
-            query, [(int(ids[p]), a.vecs[rows[p]].tobytes()) for p in chosen])
+            query, [(int(ids[p]), held.vector(int(ids[p])).tobytes()) for p in chosen])
         best = sorted(found.items(), key=lambda kv: (kv[1], kv[0]))[:k]
         return [VecHit(key, dist) for key, dist in best]
 
     def _prefilter(self, a: Arrays, filters: SearchFilters) -> np.ndarray | None:
-        """The rows vec0's own columns allow (as `_vec0_constraints`); None: every row."""
+        """The rows of a block vec0's own columns allow (as `_vec0_constraints`, the
+        project aside: one block is one project); None: every row."""
         n = a.n
         mask: np.ndarray | None = None
 
@@ -282,10 +332,8 @@ class WarmIndex:
             nonlocal mask
             mask = m if mask is None else mask & m
 
-        for col, values in ((0, None if filters.projects is None
-                             else [p or "" for p in filters.projects] or [""]),
-                            (1, filters.types or None), (2, filters.tiers or None)):
-            if values is not None:
+        for col, values in ((0, filters.types), (1, filters.tiers)):
+            if values:
                 codes = [self._codes[v] for v in values if v in self._codes]
                 both(np.isin(a.labels[:n, col], codes))
         if filters.since:
@@ -296,9 +344,10 @@ class WarmIndex:
 
     def report(self) -> dict[str, Any]:
         with self._lock:
-            a = self._arrays
+            a = self._held
             return {"vectors": a.n if a else 0, "bytes": a.nbytes() if a else 0,
                     "held": a is not None, "dim": a.dim if a else None,
+                    "projects": len(a.blocks) if a else 0,
                     "why_not": None if a else self._why, "max_bytes": self.max_bytes,
                     "log_seq": self._seq, "last_sync": self._last_sync, **self._stats}
 

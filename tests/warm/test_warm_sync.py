@@ -15,8 +15,8 @@ from hippo import embed
 from hippo.embed.hashed import HashEmbedder
 from hippo.store import connect
 from hippo.store.filters import SearchFilters
-from hippo.warm.vectors import WarmIndex
-from tests.warm.stores import add, build, unit
+from hippo.warm.vectors import Arrays, WarmIndex
+from tests.warm.stores import DIM, add, build, unit
 
 pytestmark = pytest.mark.sqlite_only(reason="the warm index holds a SQLite file's vectors")
 ANY = SearchFilters(include_superseded=True)
@@ -28,11 +28,21 @@ def hits(found: list) -> list[tuple[int, float]]:
 
 def held(index: WarmIndex) -> set[int]:
     """The ids in the index's arrays (and none anywhere else in them)."""
-    a = index._arrays
-    assert a is not None
-    ids = set(a.ids[:a.n].tolist())
-    assert ids == set(a.where) and not a.vecs[a.n:].any() and not a.ids[a.n:].any()
+    assert index._held is not None
+    ids: set[int] = set()
+    for a in index._held.blocks.values():
+        block = set(a.ids[:a.n].tolist())
+        assert block == set(a.where) and not a.vecs[a.n:].any() and not a.ids[a.n:].any()
+        assert not ids & block
+        ids |= block
+    assert ids == set(index._held.home)
     return ids
+
+
+def holds(index: WarmIndex, blob: bytes) -> bool:
+    """Whether any array of the index holds these bytes."""
+    assert index._held is not None
+    return any(blob in a.vecs.tobytes() for a in index._held.blocks.values())
 
 
 def warm_db(path: Path, max_bytes: int = 1 << 30) -> tuple:
@@ -84,8 +94,7 @@ def test_forget_hard_in_another_process_leaves_memory(cli, hippo_proc, db_path: 
     found = db.vectors.knn(q, 3, ANY)
     assert top.id not in {x.id for x in found} and hits(found) == hits(original.knn(q, 3, ANY))
     assert top.id not in held(index)
-    a = index._arrays
-    assert a is not None and blob not in a.vecs.tobytes()  # not a copy left anywhere
+    assert not holds(index, blob)  # not a copy left anywhere
     r = hippo_proc(["--embedder", "hash", "add", "the deploy script moved to ci/deploy.sh"])
     assert r.returncode == 0, r.stderr
     assert len(db.vectors.knn(q, 5, ANY)) == 3 == len(held(index))
@@ -153,7 +162,7 @@ def test_a_store_over_max_bytes_is_not_held(db_path: Path) -> None:
     assert not report["held"] and report["vectors"] == report["bytes"] == 0
     assert "max_bytes" in report["why_not"] and report["delegated"] == 1
     # grown past the bound by writes: let go
-    db, original, index = warm_db(db_path, max_bytes=500 * (4 * 384 + 200))
+    db, original, index = warm_db(db_path, max_bytes=Arrays.bytes_for(DIM, 520))
     assert db.vectors.knn(q, 3, ANY) and index.report()["held"]
     other = connect(db_path)
     vecs = unit(np.random.default_rng(5), 400)
@@ -162,7 +171,7 @@ def test_a_store_over_max_bytes_is_not_held(db_path: Path) -> None:
         for i, v in enumerate(vecs):
             add(other, 10_000 + i, rng, v)
     assert hits(db.vectors.knn(q, 10, ANY)) == hits(original.knn(q, 10, ANY))
-    assert not index.report()["held"] and index._arrays is None
+    assert not index.report()["held"] and index._held is None
 
 
 def test_an_unmigrated_file_is_searched_by_the_store(db_path: Path) -> None:
@@ -213,3 +222,24 @@ def test_every_vector_write_is_logged(db_path: Path) -> None:
     top = max(before.values())
     assert after[3] == top + 1 and after[4] == top + 2
     assert [c[1] for c in db.execute("PRAGMA table_info(vector_log)")] == ["memory_id", "seq"]
+
+
+def test_a_vector_moved_to_another_project_is_searched_there(db_path: Path) -> None:
+    build(db_path, 400, seed=10)
+    db, original, index = warm_db(db_path)
+    q = unit(np.random.default_rng(11))[0]
+    db.vectors.knn(q.tobytes(), 1, ANY)
+    other = connect(db_path)
+    row = other.memories.get(7)
+    assert row is not None
+    with other.transaction():
+        other.execute("UPDATE memories SET project = 'D', status = 'active', "
+                      "superseded_by = NULL WHERE id = 7")
+        other.memories.put_vector(7, q, project="D", type=row["type"], tier=row["tier"],
+                                  created=0)
+    for projects in (("D",), ("D", None), ("A", "B", "C"), None):
+        f = SearchFilters(projects=projects)
+        found = db.vectors.knn(q.tobytes(), 5, f)
+        assert hits(found) == hits(original.knn(q.tobytes(), 5, f)), projects
+        assert (found[0].id == 7) == (projects is None or "D" in projects)
+    assert 7 in held(index) and index.report()["projects"] == 5

@@ -113,7 +113,7 @@ LOG_STATE = (
 LOG_SINCE = "SELECT memory_id FROM vector_log WHERE seq > ? ORDER BY seq"
 VEC_ROW = "SELECT embedding, project, type, tier, created FROM memories_vec WHERE memory_id = ?"
 VEC_ALL = "SELECT memory_id, embedding, project, type, tier, created FROM memories_vec"
-VEC_COUNT = "SELECT count(*) FROM memories_vec"
+VEC_COUNTS = "SELECT project, count(*) FROM memories_vec GROUP BY project"
 ALLOWED = "SELECT m.id FROM memories m WHERE {where}"
 # sqlite-vec's own cosine distance of each candidate (the same float32 arithmetic as its
 # KNN scan), so an answer from memory orders exactly as the store's would.
@@ -341,11 +341,12 @@ class SqliteMemories:
 
     # -- the vector log: a warm process's in-memory index syncs from it ----------------
     def vector_sync(self, known: tuple[Any, ...] | None, seq: int,
-                    load: Callable[[tuple[Any, ...], int, Iterable[tuple[Any, ...]]], None]
+                    load: Callable[[tuple[Any, ...], dict[str, int], Iterable[tuple[Any, ...]]],
+                                   None]
                     ) -> VectorSync:
         """In one read transaction (a consistent view): when the store is still `known`
         (`VectorSync.ident`), the vectors changed since log entry `seq`; otherwise every
-        vector, handed to `load(ident, count, rows)` while the transaction is open."""
+        vector, handed to `load(ident, count by project, rows)` while the transaction is open."""
         if self.db.conn.in_transaction:  # what it sees may never be committed
             return VectorSync("busy")
         self.db.execute("BEGIN")
@@ -363,8 +364,8 @@ class SqliteMemories:
                     rows = [(i, *(self.db.execute(VEC_ROW, (i,)).fetchone() or (None,) * 5))
                             for i in changed]
                     return VectorSync("changes", ident, last, tuple(rows))
-            count = int(self.db.scalar(VEC_COUNT)) if has_table else 0
-            load(ident, count, self.db.execute(VEC_ALL) if count else ())
+            counts = dict(self.db.execute(VEC_COUNTS)) if has_table else {}
+            load(ident, counts, self.db.execute(VEC_ALL) if counts else ())
             return VectorSync("loaded", ident, last)
         finally:
             self.db.execute("COMMIT")
