@@ -39,6 +39,9 @@ EPS32 = 2.0 ** -24
 # codes (4 each), its entries in the id → row and id → project maps (about 100 each).
 ROW_BYTES = 8 * 3 + 4 * 2 + 2 * 100
 KEEP_BATCH = 4096  # ids per post-check; past this many candidates, one query of all allowed
+# Candidates within the error bound of the k-th are measured by sqlite-vec; when more are
+# (a hashing model's many equal distances), the store's own scan is the cheaper answer.
+MEASURE_MOST = 8192
 
 
 def _error_bound(dim: int) -> float:
@@ -292,9 +295,11 @@ class WarmIndex:
                 filters: SearchFilters) -> list[VecHit] | None:
         held = self._held
         assert held is not None
+        if len(query) != 4 * held.dim:
+            return None
         q = np.frombuffer(query, dtype="<f4")
         qnorm = float(np.sqrt(np.dot(q.astype(np.float64), q.astype(np.float64))))
-        if q.size != held.dim or held.zero or not qnorm or not np.isfinite(qnorm):
+        if held.zero or not qnorm or not np.isfinite(qnorm):
             return None
         if filters.projects is None:
             blocks = list(held.blocks.values())
@@ -317,6 +322,8 @@ class WarmIndex:
         approx, ids = np.concatenate(parts), np.concatenate(keys)
         chosen = _choose(approx, k, _error_bound(held.dim),
                          lambda c: _allowed(original, memories, filters, ids, c))
+        if chosen is None:
+            return None
         found = memories.vector_distances(
             query, [(int(ids[p]), held.vector(int(ids[p])).tobytes()) for p in chosen])
         best = sorted(found.items(), key=lambda kv: (kv[1], kv[0]))[:k]
@@ -380,9 +387,10 @@ def _smallest(values: np.ndarray, count: int) -> np.ndarray:
 
 
 def _choose(approx: np.ndarray, k: int, bound: float,
-            allowed: Any) -> Sequence[int]:
+            allowed: Any) -> Sequence[int] | None:
     """Positions of every allowed candidate that may be in the exact top `k`: the `k`
-    best allowed by `approx`, and every allowed one within 2·bound of the k-th of them."""
+    best allowed by `approx`, and every allowed one within 2·bound of the k-th of them;
+    None when more than MEASURE_MOST would be."""
     total = len(approx)
     fetch = min(2 * k, total)
     while True:
@@ -395,6 +403,8 @@ def _choose(approx: np.ndarray, k: int, bound: float,
         return [int(p) for p in ok]
     edge = approx[ok[k - 1]] + 2 * bound
     near = np.flatnonzero(approx <= edge)
+    if len(near) > MEASURE_MOST:
+        return None
     seen = set(top.tolist())
     more = np.array([p for p in near.tolist() if p not in seen], dtype=np.int64)
     picked = [int(p) for p in ok if approx[p] <= edge]

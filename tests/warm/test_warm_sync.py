@@ -112,7 +112,7 @@ def test_a_replaced_file_is_loaded_again(db_path: Path, tmp_path: Path) -> None:
     for suffix in ("-wal", "-shm"):
         if Path(f"{other}{suffix}").exists():
             os.replace(f"{other}{suffix}", f"{db_path}{suffix}")
-    db, original, _ = connect(db_path), None, None
+    db = connect(db_path)
     original = db.vectors
     index.wrap(db)
     assert hits(db.vectors.knn(q, 20, ANY)) == hits(original.knn(q, 20, ANY))
@@ -243,3 +243,66 @@ def test_a_vector_moved_to_another_project_is_searched_there(db_path: Path) -> N
         assert hits(found) == hits(original.knn(q.tobytes(), 5, f)), projects
         assert (found[0].id == 7) == (projects is None or "D" in projects)
     assert 7 in held(index) and index.report()["projects"] == 5
+
+
+def test_an_older_copy_written_over_the_file_in_place(db_path: Path, tmp_path: Path) -> None:
+    """Same inode, same first step, same schema and model: the log going back tells."""
+    import shutil
+
+    build(db_path, 300, seed=12)
+    backup = tmp_path / "backup.db"
+    shutil.copyfile(db_path, backup)  # every connection closed: no WAL to go with it
+    db, _, index = warm_db(db_path)
+    q = unit(np.random.default_rng(112))[0]
+    other = connect(db_path)
+    with other.transaction():
+        add(other, 900, random.Random(2), q, project=None)
+    assert db.vectors.knn(q.tobytes(), 1, ANY)[0].id == 900
+    db.close()
+    other.close()
+    inode = os.stat(db_path).st_ino
+    shutil.copyfile(backup, db_path)
+    assert os.stat(db_path).st_ino == inode and not Path(f"{db_path}-wal").exists()
+    db = connect(db_path)
+    original = db.vectors
+    index.wrap(db)
+    assert hits(db.vectors.knn(q.tobytes(), 10, ANY)) == hits(original.knn(q.tobytes(), 10, ANY))
+    assert 900 not in held(index) and index.report()["full_loads"] == 2
+
+
+def test_threads_search_while_another_connection_writes(db_path: Path) -> None:
+    import threading
+
+    build(db_path, 600, seed=13)
+    index = WarmIndex(db_path, 1 << 30)
+    errors: list[BaseException] = []
+
+    def searcher(seed: int) -> None:
+        try:
+            db = connect(db_path)
+            index.wrap(db)
+            rng = np.random.default_rng(seed)
+            for _ in range(40):
+                assert len(db.vectors.knn(unit(rng)[0].tobytes(), 5, ANY)) == 5
+            db.close()
+        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=searcher, args=(s,)) for s in range(3)]
+    for t in threads:
+        t.start()
+    writer, rng = connect(db_path), random.Random(3)
+    vecs = unit(np.random.default_rng(14), 60)
+    for i, v in enumerate(vecs):
+        with writer.transaction():
+            add(writer, 2000 + i, rng, v)
+            writer.memories.drop_vector(1 + i)
+    for t in threads:
+        t.join()
+    assert not errors
+    db = connect(db_path)
+    original = db.vectors
+    index.wrap(db)
+    q = unit(np.random.default_rng(15))[0].tobytes()
+    assert hits(db.vectors.knn(q, 20, ANY)) == hits(original.knn(q, 20, ANY))
+    assert held(index) == {r[0] for r in db.execute("SELECT memory_id FROM memories_vec")}

@@ -356,7 +356,7 @@ class SqliteMemories:
             except apsw.SQLError:  # no vector_log: a file without schema step 0008
                 return VectorSync("nolog")
             ident, has_table, last = row[:4], row[4], int(row[5])
-            if ident == known and has_table:
+            if ident == known and has_table and last >= seq:  # (less: a file copied back)
                 if last == seq:
                     return VectorSync("changes", ident, last)
                 changed = [r[0] for r in self.db.execute(LOG_SINCE, (seq,))]
