@@ -2,18 +2,16 @@
 KNN over them (numpy), with the same hits as the store's own search.
 
 `WarmIndex.wrap` gives a store just opened a `vectors` whose `knn` first brings the arrays
-up to date with the store's vector log (`SqliteMemories.vector_sync`: a few microseconds
-when nothing changed; the changed ids' vectors when another process wrote some; everything
-again when the file, its schema or its model changed), then scans them in memory.
-
-The scan is exact: a float32 matrix product ranks every vector the filters' vec0 columns
-allow (project, type, tier, whole-second time range: the same superset vec0 sees); the
-best are checked against `memories` as the store checks them (`SqliteVectors._keep`), more
-until `k` survive; every candidate within the product's error bound of the k-th is then
-measured by sqlite-vec itself (`vector_distances`), and the top `k` by (distance, id) is
-the answer. What the index cannot serve goes to the store: a time range few memories fall
-in (the store's point lookups win), a connection inside a transaction, a file without the
-vector log, a store over `max_bytes`, a zero vector (sqlite-vec's distance is NaN).
+up to date with the store's vector log (`SqliteMemories.vector_sync`: microseconds when
+nothing changed, the changed ids' vectors when another process wrote some, everything
+again when the file, its schema or its model changed), then scans them in memory: a
+float32 product over the blocks (one per project) the filters name ranks the rows vec0's
+columns would let through; the best are checked against `memories` as the store checks
+them, more until `k` survive; every candidate within the product's error bound of the k-th
+is measured by sqlite-vec itself, and the top `k` by (distance, id) is the answer. The
+store answers what the index cannot serve: a time range few memories fall in (its point
+lookups win), a connection inside a transaction, a file without the vector log, a store
+over `max_bytes`, a zero vector (sqlite-vec's distance is NaN).
 """
 
 from __future__ import annotations
@@ -107,8 +105,8 @@ class Arrays:
             for a in (self.ids, self.vecs, self.norms, self.labels, self.created):
                 a[r] = a[last]
             self.where[int(self.ids[r])] = r
-        self.ids[last], self.vecs[last], self.norms[last] = 0, 0, 0
-        self.labels[last], self.created[last] = 0, 0
+        for a in (self.ids, self.vecs, self.norms, self.labels, self.created):
+            a[last] = 0
         self.n = last
 
 
@@ -126,14 +124,11 @@ class Held:
         return len(self.home)
 
     @property
-    def zero(self) -> int:
+    def zero(self) -> int:  # vectors of no length (sqlite-vec's distance to them is NaN)
         return sum(b.zero for b in self.blocks.values())
 
     def nbytes(self) -> int:
         return sum(b.nbytes() for b in self.blocks.values())
-
-    def reserve(self, project: int, capacity: int) -> None:
-        self.blocks[project] = Arrays(self.dim, capacity)
 
     def put(self, key: int, vec: np.ndarray, project: int, labels: tuple[int, int],
             created: int) -> bool:
@@ -184,17 +179,14 @@ class WarmIndex:
     """One store file's Brain vectors in memory."""
 
     def __init__(self, path: Path, max_bytes: int) -> None:
-        self.path = Path(path)
-        self.max_bytes = max_bytes
-        self._lock = threading.RLock()
+        self.path, self.max_bytes, self._lock = Path(path), max_bytes, threading.RLock()
         self._held: Held | None = None
         self._codes: dict[str, int] = {}
         self._file: tuple[int, int] | None = None
         self._ident: tuple[Any, ...] | None = None
-        self._seq = 0
-        self._why = "not loaded yet"
-        self._stats = {"full_loads": 0, "incremental_syncs": 0, "changes_applied": 0,
-                       "served": 0, "delegated": 0}
+        self._seq, self._why = 0, "not loaded yet"
+        self._stats = dict.fromkeys(("full_loads", "incremental_syncs", "changes_applied",
+                                     "served", "delegated"), 0)
         self._last_sync: float | None = None
 
     # -- the store's side --------------------------------------------------------------
@@ -252,7 +244,7 @@ class WarmIndex:
         held = self._held = Held(dim, self.max_bytes)
         slack = Arrays.bytes_for(dim, count + 16 * len(counts)) <= self.max_bytes // 1.125
         for project, n in counts.items():
-            held.reserve(self._code(project), n + (n // 8 + 16 if slack else 0))
+            held.blocks[self._code(project)] = Arrays(dim, n + (n // 8 + 16 if slack else 0))
         self._apply(rows)
 
     def _apply(self, rows: Iterable[tuple[Any, ...]]) -> None:
@@ -295,18 +287,14 @@ class WarmIndex:
                 filters: SearchFilters) -> list[VecHit] | None:
         held = self._held
         assert held is not None
-        if len(query) != 4 * held.dim:
+        q = np.frombuffer(query, dtype="<f4") if len(query) == 4 * held.dim else None
+        qnorm = float(np.linalg.norm(q.astype(np.float64))) if q is not None else 0.0
+        if q is None or held.zero or not qnorm or not np.isfinite(qnorm):
             return None
-        q = np.frombuffer(query, dtype="<f4")
-        qnorm = float(np.sqrt(np.dot(q.astype(np.float64), q.astype(np.float64))))
-        if held.zero or not qnorm or not np.isfinite(qnorm):
-            return None
-        if filters.projects is None:
-            blocks = list(held.blocks.values())
-        else:  # vec0 holds global as '', and an empty list allows only that
-            names = dict.fromkeys(p or "" for p in filters.projects) or {"": None}
-            blocks = [held.blocks[c] for c in (self._codes.get(p) for p in names)
-                      if c is not None and c in held.blocks]
+        blocks = list(held.blocks.values())
+        if filters.projects is not None:  # vec0 holds global as '', as an empty list allows
+            codes = {self._codes.get(p or "") for p in filters.projects or [""]}
+            blocks = [b for c, b in held.blocks.items() if c in codes]
         parts, keys = [], []
         for b in blocks:
             if not b.n:
@@ -360,11 +348,8 @@ class WarmIndex:
 
 
 def _file_id(path: Path) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino)
+    st = os.stat(path) if os.path.exists(path) else None
+    return (st.st_dev, st.st_ino) if st else None
 
 
 def _allowed(original: Any, memories: Any, filters: SearchFilters, ids: np.ndarray,
