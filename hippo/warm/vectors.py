@@ -33,9 +33,9 @@ if TYPE_CHECKING:
     from hippo.store.filters import SearchFilters
 
 EPS32 = 2.0 ** -24
-# What one vector costs besides its floats: id, norm, created (8 bytes each), two label
-# codes (4 each), its entries in the id → row and id → project maps (about 100 each).
-ROW_BYTES = 8 * 3 + 4 * 2 + 2 * 100
+# What one vector costs besides its floats: id, created (8 bytes each), 1/length and two
+# label codes (4 each), its entries in the id → row and id → project maps (about 100 each).
+ROW_BYTES = 8 * 2 + 4 * 3 + 2 * 100
 KEEP_BATCH = 4096  # ids per post-check; past this many candidates, one query of all allowed
 # Candidates within the error bound of the k-th are measured by sqlite-vec; when more are
 # (a hashing model's many equal distances), the store's own scan is the cheaper answer.
@@ -43,8 +43,9 @@ MEASURE_MOST = 8192
 
 
 def _error_bound(dim: int) -> float:
-    """Bound on |float32 product's distance - sqlite-vec's| (both sum `dim` float32
-    products: each sum is off by at most dim·eps relative, the result's rounding adds eps)."""
+    """Bound on |the product's distance - sqlite-vec's|: sqlite-vec's sums of `dim` float32
+    products are each off by at most dim·eps relative, so its distance by 2·dim·eps + 2·eps;
+    the product's by dim·eps and a few eps (1/length, two products, the subtraction)."""
     return 4.0 * (dim + 4) * EPS32
 
 
@@ -56,7 +57,7 @@ class Arrays:
         self.dim, self.n, self.zero = dim, 0, 0
         self.ids = np.zeros(capacity, np.int64)
         self.vecs = np.zeros((capacity, dim), np.float32)
-        self.norms = np.zeros(capacity, np.float64)
+        self.inv = np.zeros(capacity, np.float32)  # 1 / length; 0: a vector of no length
         self.labels = np.zeros((capacity, 2), np.int32)  # type, tier codes
         self.created = np.zeros(capacity, np.int64)
         self.where: dict[int, int] = {}
@@ -76,7 +77,7 @@ class Arrays:
         new = Arrays(self.dim, capacity)
         n = self.n
         new.n, new.zero, new.where = n, self.zero, self.where
-        for name in ("ids", "vecs", "norms", "labels", "created"):
+        for name in ("ids", "vecs", "inv", "labels", "created"):
             getattr(new, name)[:n] = getattr(self, name)[:n]
         self.vecs[:] = 0
         return new
@@ -87,25 +88,25 @@ class Arrays:
         if r is None:
             r = self.where[key] = self.n
             self.n += 1
-        elif self.norms[r] == 0:
+        elif self.inv[r] == 0:
             self.zero -= 1
         self.ids[r], self.vecs[r], self.labels[r], self.created[r] = key, vec, labels, created
-        norm = float(np.sqrt(np.dot(vec.astype(np.float64), vec.astype(np.float64))))
-        self.norms[r] = norm if np.isfinite(norm) else 0.0
-        self.zero += int(self.norms[r] == 0)
+        norm = float(np.linalg.norm(vec.astype(np.float64)))
+        self.inv[r] = 1.0 / norm if norm and np.isfinite(norm) else 0.0
+        self.zero += int(self.inv[r] == 0)
 
     def drop(self, key: int) -> None:
         """Remove `key`: the last row moves into its place, and the last row is zeroed."""
         r = self.where.pop(key, None)
         if r is None:
             return
-        self.zero -= int(self.norms[r] == 0)
+        self.zero -= int(self.inv[r] == 0)
         last = self.n - 1
         if r != last:
-            for a in (self.ids, self.vecs, self.norms, self.labels, self.created):
+            for a in (self.ids, self.vecs, self.inv, self.labels, self.created):
                 a[r] = a[last]
             self.where[int(self.ids[r])] = r
-        for a in (self.ids, self.vecs, self.norms, self.labels, self.created):
+        for a in (self.ids, self.vecs, self.inv, self.labels, self.created):
             a[last] = 0
         self.n = last
 
@@ -301,7 +302,7 @@ class WarmIndex:
                 continue
             # Each block whole in one product (memory-bound: gathering the rows the
             # other filters allow first would copy them, slower than reading them all).
-            approx = 1.0 - (b.vecs[:b.n] @ q).astype(np.float64) / (b.norms[:b.n] * qnorm)
+            approx = 1 - (b.vecs[:b.n] @ q) * (b.inv[:b.n] * np.float32(1 / qnorm))
             rows = self._prefilter(b, filters)
             parts.append(approx if rows is None else approx[rows])
             keys.append(b.ids[:b.n] if rows is None else b.ids[rows])
