@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import apsw
 
 from hippo.records import FIELDS
 
@@ -11,6 +13,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from hippo.store.base import Row
+    from hippo.store.filters import SearchFilters
     from hippo.store.memories import MemoryFilter
     from hippo.store.sqlite.database import Sql
 
@@ -92,6 +95,31 @@ HAS_VEC = "SELECT 1 FROM sqlite_master WHERE name = 'memories_vec'"
 # vec0 KNN with metadata filters (global memories are stored with project '').
 KNN = ("SELECT memory_id, distance FROM memories_vec WHERE embedding MATCH ? AND k = ? "
        "AND type = ? AND project = ?")
+# -- the vector log (schema step 0008): what a warm process's index syncs from -----------
+# Every vector write records its memory's id under the next sequence number, in the same
+# transaction (`seq` is indexed: the max is one lookup).
+LOG_BUMP = ("INSERT INTO vector_log(memory_id, seq) SELECT ?, coalesce(max(seq), 0) + 1 "
+            "FROM vector_log WHERE true ON CONFLICT(memory_id) DO UPDATE SET seq = excluded.seq")
+# What a warm index holds is current when none of these changed: the file (its first
+# step's stamp), its schema (a reindex swaps the table), the Brain's model, the log.
+LOG_STATE = (
+    "SELECT (SELECT applied_at FROM _migrations WHERE name = '0001_core'), "
+    "(SELECT schema_version FROM pragma_schema_version), "
+    "(SELECT value FROM meta WHERE key = 'brain.embed_model'), "
+    "(SELECT value FROM meta WHERE key = 'brain.embed_dim'), "
+    "(SELECT count(*) FROM sqlite_master WHERE name = 'memories_vec'), "
+    "(SELECT coalesce(max(seq), 0) FROM vector_log)"
+)
+LOG_SINCE = "SELECT memory_id FROM vector_log WHERE seq > ? ORDER BY seq"
+VEC_ROW = "SELECT embedding, project, type, tier, created FROM memories_vec WHERE memory_id = ?"
+VEC_ALL = "SELECT memory_id, embedding, project, type, tier, created FROM memories_vec"
+VEC_COUNTS = "SELECT project, count(*) FROM memories_vec GROUP BY project"
+ALLOWED = "SELECT m.id FROM memories m WHERE {where}"
+# sqlite-vec's own cosine distance of each candidate (the same float32 arithmetic as its
+# KNN scan), so an answer from memory orders exactly as the store's would.
+DISTANCES = "SELECT column1, vec_distance_cosine(column2, ?) FROM (VALUES {rows})"
+CHANGES_MOST = 20_000  # more changed ids than this: reload everything instead
+DISTANCE_BATCH = 4_000
 CURRENT_ACTIVE = (f"SELECT {COLUMNS} FROM memories WHERE id = ? AND status = 'active' "
                   "AND superseded_by IS NULL")
 # -- provenance links ------------------------------------------------------------------
@@ -105,6 +133,18 @@ LINK = "INSERT OR IGNORE INTO memory_sources(memory_id, chunk_id, added_at) VALU
 UNLINK = "DELETE FROM memory_sources WHERE memory_id = ? AND chunk_id = ?"
 LINKED_TO = ("SELECT DISTINCT memory_id FROM memory_sources WHERE chunk_id IN "
              "(SELECT value FROM json_each(?)) ORDER BY memory_id")
+
+
+class VectorSync(NamedTuple):
+    """What `SqliteMemories.vector_sync` found: `status` "busy" (this connection is inside
+    a transaction: nothing read), "nolog" (an unmigrated file), "changes" (`changed`: each
+    changed id's (id, blob or None, project, type, tier, created)) or "loaded" (every
+    vector was handed to `load`)."""
+
+    status: str
+    ident: tuple[Any, ...] = ()
+    seq: int = 0
+    changed: tuple[tuple[Any, ...], ...] = ()
 
 
 def _json_list(values: Iterable[Any]) -> str:
@@ -233,9 +273,18 @@ class SqliteMemories:
                    tier: str, created: int) -> None:
         self.db.execute(VEC_DELETE, (memory_id,))
         self.db.execute(VEC_INSERT, (memory_id, _blob(vector), project, type, tier, created))
+        self._log_vector(memory_id)
 
     def drop_vector(self, memory_id: int) -> None:
         self.db.execute(VEC_DELETE, (memory_id,))
+        self._log_vector(memory_id)
+
+    def _log_vector(self, memory_id: int) -> None:
+        try:
+            self.db.execute(LOG_BUMP, (memory_id,))
+        except apsw.SQLError as exc:  # a file opened without its schema steps (tests)
+            if "no such table: vector_log" not in str(exc):
+                raise
 
     def vector(self, memory_id: int) -> np.ndarray | None:
         blob = self.db.scalar(VEC_GET, (memory_id,))
@@ -289,3 +338,54 @@ class SqliteMemories:
 
     def segment(self, session_id: int, first: int, last: int) -> list[Row]:
         return self.db.rows(SEGMENT, (session_id, first, last))
+
+    # -- the vector log: a warm process's in-memory index syncs from it ----------------
+    def vector_sync(self, known: tuple[Any, ...] | None, seq: int,
+                    load: Callable[[tuple[Any, ...], dict[str, int], Iterable[tuple[Any, ...]]],
+                                   None]
+                    ) -> VectorSync:
+        """In one read transaction (a consistent view): when the store is still `known`
+        (`VectorSync.ident`), the vectors changed since log entry `seq`; otherwise every
+        vector, handed to `load(ident, count by project, rows)` while the transaction is open."""
+        if self.db.conn.in_transaction:  # what it sees may never be committed
+            return VectorSync("busy")
+        self.db.execute("BEGIN")
+        try:
+            try:
+                row: tuple[Any, ...] = self.db.execute(LOG_STATE).fetchall()[0]
+            except apsw.SQLError:  # no vector_log: a file without schema step 0008
+                return VectorSync("nolog")
+            ident, has_table, last = row[:4], row[4], int(row[5])
+            if ident == known and has_table and last >= seq:  # (less: a file copied back)
+                if last == seq:
+                    return VectorSync("changes", ident, last)
+                changed = [r[0] for r in self.db.execute(LOG_SINCE, (seq,))]
+                if len(changed) <= CHANGES_MOST:
+                    rows = [(i, *(self.db.execute(VEC_ROW, (i,)).fetchone() or (None,) * 5))
+                            for i in changed]
+                    return VectorSync("changes", ident, last, tuple(rows))
+            counts = dict(self.db.execute(VEC_COUNTS)) if has_table else {}
+            load(ident, counts, self.db.execute(VEC_ALL) if counts else ())
+            return VectorSync("loaded", ident, last)
+        finally:
+            self.db.execute("COMMIT")
+
+    def allowed_ids(self, filters: SearchFilters) -> list[int]:
+        """Every memory a Brain search with `filters` may return (active, in scope)."""
+        from hippo.store.sqlite.filters import memory_where
+
+        where_, params = memory_where(filters)
+        return [r[0] for r in self.db.execute(ALLOWED.format(where=where_), params)]
+
+    def vector_distances(self, query: bytes, vectors: Sequence[tuple[int, bytes]]
+                         ) -> dict[int, float]:
+        """sqlite-vec's cosine distance from `query` to each (id, float32 blob)."""
+        out: dict[int, float] = {}
+        for at in range(0, len(vectors), DISTANCE_BATCH):
+            part = vectors[at:at + DISTANCE_BATCH]
+            sql = DISTANCES.format(rows=",".join("(?, ?)" for _ in part))
+            params: list[Any] = [query]
+            for key, blob in part:
+                params += (key, blob)
+            out.update((int(a), float(b)) for a, b in self.db.execute(sql, params))
+        return out

@@ -20,6 +20,7 @@ from hippo.store.sqlite.schema import (
     M0004_VERIFIED_AT,
     M0005_PROJECT_DIRS,
     M0006_PRIVATE_CACHES,
+    M0008_VECTOR_LOG,
 )
 
 if TYPE_CHECKING:
@@ -131,6 +132,7 @@ MIGRATIONS: tuple[tuple[str, Step], ...] = (
     ("0005_project_dirs", M0005_PROJECT_DIRS),
     ("0006_private_caches", M0006_PRIVATE_CACHES),
     ("0007_ids_never_reused", m0007_ids_never_reused),
+    ("0008_vector_log", M0008_VECTOR_LOG),
 )
 
 

@@ -254,3 +254,18 @@ DELETE FROM embed_cache WHERE model LIKE '%#tokens-t1'
   AND content_hash NOT IN (SELECT content_hash FROM memories)
   AND content_hash NOT IN (SELECT content_hash FROM echo_chunks);
 """
+
+# A warm process (`hippo.warm.vectors`) holds each store's Brain vectors in memory and must
+# see every change another process makes to them before its next search. Every write of a
+# memory's vector (put, drop, hence erase) records the memory's id here under a sequence
+# number above every other one, in the same transaction: the ids changed since what a
+# process holds are those with a larger `seq`. Ids only, never text; a row stays when its
+# vector goes (that is the change to see). A table swap (reindex) changes the schema
+# instead, which a warm index checks too.
+M0008_VECTOR_LOG = """
+CREATE TABLE vector_log (
+  memory_id INTEGER PRIMARY KEY,
+  seq       INTEGER NOT NULL
+);
+CREATE INDEX vector_log_seq ON vector_log(seq);
+"""
