@@ -306,3 +306,21 @@ def test_threads_search_while_another_connection_writes(db_path: Path) -> None:
     q = unit(np.random.default_rng(15))[0].tobytes()
     assert hits(db.vectors.knn(q, 20, ANY)) == hits(original.knn(q, 20, ANY))
     assert held(index) == {r[0] for r in db.execute("SELECT memory_id FROM memories_vec")}
+
+
+@pytest.mark.sqlite_only(reason="removes a SQLite schema step")
+def test_a_read_command_does_without_the_vector_log(cli, db_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Step 0008 is only the warm index's: a search on a file no writer has migrated since
+    is answered, not refused as an older schema."""
+    assert cli("add", "the staging deploy needs the vault token", "--type", "fact").exit_code == 0
+    old = connect(db_path)
+    with old.transaction():
+        old.execute("DROP TABLE vector_log")
+        old.execute("DELETE FROM _migrations WHERE name = '0008_vector_log'")
+    old.close()
+    found = cli("search", "vault token", "--json")
+    assert found.exit_code == 0, found.stderr
+    assert [r["text"] for r in found.records] == ["the staging deploy needs the vault token"]
+    check = connect(db_path, mode="read", migrate=False)
+    assert not check.has_table("vector_log")  # the read changed nothing
+    check.close()

@@ -136,6 +136,12 @@ MIGRATIONS: tuple[tuple[str, Step], ...] = (
 )
 
 
+# Steps a read command does without: they add what only an optional reader uses (the
+# vector log a warm server's index syncs from; without it the store's own KNN answers), so
+# a search on a file no writer has migrated yet is not refused for their sake.
+READERS_NEED_NOT = frozenset({"0008_vector_log"})
+
+
 def _apply(db: Database, step: Step, *, check_keys: bool) -> None:
     before = len(db.rows("PRAGMA foreign_key_check")) if check_keys else 0
     if isinstance(step, str):

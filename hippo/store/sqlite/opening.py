@@ -54,14 +54,14 @@ def _configure(conn: apsw.Connection, path: Path, mode: Mode, busy_timeout_ms: i
 
 def _schema(db: Database, migrate: bool) -> None:
     """To write, apply the missing schema steps; to read, refuse a file that lacks some."""
+    from hippo.store.sqlite.migrations import READERS_NEED_NOT, pending
     from hippo.store.sqlite.migrations import migrate as run_migrations
-    from hippo.store.sqlite.migrations import pending
 
     if db.mode == "write":
         if migrate:
             run_migrations(db)
     elif migrate:
-        waiting = pending(db)
+        waiting = [step for step in pending(db) if step not in READERS_NEED_NOT]
         if waiting:
             raise ConfigError(
                 f"database {db.path} was written by an older hippo and needs {len(waiting)} "
