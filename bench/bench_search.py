@@ -184,45 +184,14 @@ def cold(workdir: Path, n: int, n_queries: int) -> dict[str, object]:
 
 # -- 2. in-process at 100k ------------------------------------------------------------
 def build_big(path: Path, n: int) -> None:
-    import numpy as np
+    """`n` generated memories with random unit vectors, written through the store (so its
+    vector log is filled as by `hippo add`): bench/bench_warm_vectors.py's builder, with
+    the local embedder's table."""
+    from bench_warm_vectors import build
 
-    from hippo.brain import INSERT, VEC_INSERT
     from hippo.embed.local import LocalEmbedder
-    from hippo.memtypes import BUILTIN
-    from hippo.records import dedup_key
-    from hippo.store import connect
-    from hippo.timeutil import epoch, normalise
-    from hippo.vectors import content_hash, ensure_store
 
-    db = connect(path)
-    emb = LocalEmbedder()
-    ensure_store(db, "brain", emb)
-    rng = np.random.default_rng(4)
-    t = time.perf_counter()
-    batch = 5000
-    texts = notes(n)
-    with db.transaction():
-        for start in range(0, n, batch):
-            recs = list(records(texts[start : start + batch], seed=start))
-            vecs = rng.standard_normal((len(recs), emb.dimensions)).astype("<f4")
-            vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-            for i, (r, v) in enumerate(zip(recs, vecs), start=start + 1):
-                created = normalise(str(r["created_at"]))
-                mtype = str(r["type"])
-                db.execute(INSERT, {
-                    "id": i, "text": r["text"], "type": mtype, "tier": BUILTIN[mtype].tier,
-                    "project": r["project"], "tags": "[]", "importance": r["importance"],
-                    "author": "machine", "status": "active", "pinned": 0, "canonical": 0,
-                    "confidence": 0.5, "created_at": created, "updated_at": created,
-                    "confirmed_at": None, "consolidated_into": None, "superseded_by": None,
-                    "source": None, "dedup_key": dedup_key(mtype, r["project"], r["text"]),
-                    "content_hash": content_hash(str(r["text"])),
-                })
-                db.execute(VEC_INSERT, (i, v.tobytes(), r["project"] or "", mtype,
-                                        BUILTIN[mtype].tier, epoch(created)))
-            print(f"  inserted {min(start + batch, n)}/{n}", file=sys.stderr, end="\r")
-    db.close()
-    print(f"  built {n} synthetic memories in {time.perf_counter() - t:.0f} s", file=sys.stderr)
+    build(path, n, LocalEmbedder())
 
 
 def timed(fn: object, args: list[str], cpu: list[float] | None = None) -> list[float]:

@@ -31,7 +31,8 @@ OUT = Path(__file__).resolve().parent / "out"
 DIM = 384  # the hashing embedder's (and the local model's) dimensions
 
 
-def build(path: Path, n: int) -> None:
+def build(path: Path, n: int, embedder: object = None) -> None:
+    """The store (`embedder`'s table: the hashing one's by default, 384 dimensions)."""
     import numpy as np
 
     from hippo.embed.hashed import HashEmbedder
@@ -45,7 +46,7 @@ def build(path: Path, n: int) -> None:
     for p in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
         p.unlink(missing_ok=True)
     db = connect(tmp)
-    ensure_store(db, "brain", HashEmbedder())
+    ensure_store(db, "brain", embedder or HashEmbedder())  # type: ignore[arg-type]
     rng = np.random.default_rng(4)
     t = time.perf_counter()
     texts = notes(n)

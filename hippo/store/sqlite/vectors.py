@@ -43,7 +43,7 @@ COUNT = ("INSERT INTO counters(name, value) VALUES (?, ?) "
          "ON CONFLICT(name) DO UPDATE SET value = value + excluded.value")
 
 VEC0_MAX_K = 4096  # sqlite-vec's limit on k in one KNN query
-# vec0 results are ordered by distance; ties are left in vec0's order.
+# vec0 results are ordered by distance, ties in vec0's own order: `_knn` orders them by id.
 KNN = "SELECT memory_id, distance FROM memories_vec WHERE embedding MATCH ? AND k = ?{extra}"
 EXACT = (
     "SELECT m.id AS id, vec_distance_cosine(v.embedding, ?) AS distance "
@@ -90,6 +90,10 @@ def vec_table_ddl(store: str, dimensions: int, table: str | None = None, extra: 
     name, key, meta_cols = VEC_TABLES[store]
     return VEC_TABLE.format(table=table or name, key=key, dimensions=dimensions,
                             meta_cols=meta_cols, extra=extra)
+
+
+def _nearest(hit: VecHit) -> tuple[float, int]:
+    return hit.distance, hit.id
 
 
 def _ids_sql(ids: Sequence[int]) -> str:
@@ -183,10 +187,13 @@ class SqliteVectors:
             if not rows:
                 return []
             allowed = self._keep([r["memory_id"] for r in rows], filters)
-            hits = [VecHit(r["memory_id"], r["distance"]) for r in rows
-                    if r["memory_id"] in allowed]
-            # Every row vec0 could give was seen, or enough survived the check: exact.
-            if len(rows) < fetch or len(hits) >= k:
+            hits = sorted((VecHit(r["memory_id"], r["distance"]) for r in rows
+                           if r["memory_id"] in allowed), key=_nearest)
+            # Every row vec0 could give was seen, or enough survived the check and no row
+            # vec0 left out can tie the k-th (vec0 orders ties its own way; ties go by id
+            # here, as in the exact scan and the warm index): exact.
+            if len(rows) < fetch or (len(hits) >= k
+                                     and hits[k - 1].distance < rows[-1]["distance"]):
                 return hits[:k]
             if fetch >= VEC0_MAX_K:
                 return None
