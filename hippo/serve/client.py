@@ -26,6 +26,10 @@ VERSION = "0.1.0"  # hippo.__version__ (tests/serve checks they agree); no impor
 CONNECT_S = 0.05  # a listening Unix socket answers connect at once; a full backlog waits
 START_S = 0.3  # the server must have started the call by then (one call runs at a time)
 FINISH_S = 30.0  # and finish it by then
+# A hook's call, served in about 60 ms: past this the server is stalled, and the hook runs
+# itself well within the agent's own timeout (Claude Code's default for a hook is 60 s,
+# the documented setup gives 10-15 s).
+HOOK_FINISH_S = 5.0
 ROOT_WITH_VALUE = ("--db", "--project", "-p", "--embedder")
 COMMANDS = ("search", "echo", "context", "hook")
 HOOK_EVENTS = ("prompt", "session-start", "userpromptsubmit", "user-prompt-submit",
@@ -125,7 +129,8 @@ def _call(sock: socket.socket, argv: list[str], cwd: str, stdin: bytes | None) -
         started = wire.recv_json(sock, time.monotonic() + START_S + CONNECT_S)
         if not started.get("started"):
             return Outcome(reason=str(started.get("refused") or "refused"), stdin=stdin)
-        end = time.monotonic() + FINISH_S
+        found = command(argv)
+        end = time.monotonic() + (HOOK_FINISH_S if found and found[0] == "hook" else FINISH_S)
         result = wire.recv_json(sock, end)
         if "code" not in result:
             return Outcome(reason=str(result.get("refused") or "refused"), stdin=stdin)

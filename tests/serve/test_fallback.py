@@ -103,6 +103,8 @@ class _Embeddings:
         self.arrived = threading.Event()
         self.release = threading.Event()
         self.release.set()
+        self.requests = 0
+        self.release_at = 0  # let every reply go once this many requests came (0: never)
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -112,6 +114,9 @@ class _Embeddings:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+                outer.requests += 1
+                if outer.release_at and outer.requests >= outer.release_at:
+                    outer.release.set()
                 outer.arrived.set()
                 outer.release.wait(30)
                 data = [{"object": "embedding", "index": i, "embedding": _vector(t)}
@@ -179,6 +184,30 @@ def test_the_server_killed_mid_call(db_path: Path | str, no_auto_start: None,
     alone = hippo(db_path, *query, env=off())
     assert (call.returncode, out, err) == (alone.returncode, alone.stdout, alone.stderr)
     assert b"staging token" in out
+
+
+def test_a_hook_whose_served_call_stalls_runs_itself(db_path: Path | str, no_auto_start: None,
+                                                    embeddings: _Embeddings,
+                                                    tmp_path: Path) -> None:
+    """A served hook that has not finished in HOOK_FINISH_S runs itself, well inside the
+    agent's own timeout, with the output it has without a server."""
+    seed(db_path, TEXTS, embedder="openai")
+    cwd = tmp_path / "testproj"
+    cwd.mkdir()
+    payload = json.dumps({"hook_event_name": "UserPromptSubmit", "cwd": str(cwd),
+                          "prompt": "which token does the staging deploy need?"}).encode()
+    with serving(db_path):
+        embeddings.requests = 0
+        embeddings.release.clear()  # the server's call stalls on the prompt's embedding...
+        embeddings.release_at = 2  # ...until the client's own run asks for it too
+        started = time.monotonic()
+        stalled = hippo(db_path, "hook", "claude-code", "prompt", input=payload)
+        waited = time.monotonic() - started
+    embeddings.release_at = 0
+    assert client.HOOK_FINISH_S <= waited < client.HOOK_FINISH_S + 20
+    alone = hippo(db_path, "hook", "claude-code", "prompt", input=payload, env=off())
+    same(stalled, alone)
+    assert b"staging token" in stalled.stdout
 
 
 @ROOT
