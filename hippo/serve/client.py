@@ -19,8 +19,11 @@ import os
 import sys
 import time
 
-from hippo.serve import address, wire
-from hippo.serve.wire import socket
+from hippo.serve import address
+
+TYPE_CHECKING = False  # not typing's (hippo.serve.wire says why)
+if TYPE_CHECKING:
+    from hippo.serve.wire import socket
 
 VERSION = "0.1.0"  # hippo.__version__ (tests/serve checks they agree); no import of hippo
 CONNECT_S = 0.05  # a listening Unix socket answers connect at once; a full backlog waits
@@ -98,6 +101,10 @@ def run(argv: list[str]) -> Outcome:
     files = address.paths(address.key(address.spec(address.db_flag(argv), os.environ, cwd)))
     if not address.owned_socket(files["sock"]):
         return Outcome(reason="absent" if not os.path.lexists(files["sock"]) else "owner")
+    # Only now the protocol's imports: a call that finds no server pays for an lstat.
+    from hippo.serve import wire
+    from hippo.serve.wire import socket
+
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.settimeout(CONNECT_S)
@@ -114,6 +121,8 @@ def run(argv: list[str]) -> Outcome:
 
 
 def _call(sock: socket.socket, argv: list[str], cwd: str, stdin: bytes | None) -> Outcome:
+    from hippo.serve import wire
+
     if stdin is not None and len(stdin) > MAX_STDIN:
         return Outcome(reason="stdin", stdin=stdin)
     request = {"protocol": wire.PROTOCOL, "hippo": VERSION, "op": "run", "argv": argv,
