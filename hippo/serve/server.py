@@ -10,8 +10,8 @@ the peer's uid is checked on every connection), only calls for the server's own 
 (each call's settings are resolved and compared), only clients of the same protocol and
 hippo version. One server per database: it holds `db-<hash>.lock` for its life. It exits
 after `idle` seconds without a call, on SIGTERM/SIGINT, on `hippo serve --stop`, when its
-socket file is removed or replaced, and when a client of another hippo version calls
-(a newer hippo was installed: the next call starts a current server).
+socket file is removed or replaced, and when a client of a newer protocol or hippo calls
+(an upgrade: the next call starts a current server; an older client is only refused).
 """
 
 from __future__ import annotations
@@ -172,8 +172,9 @@ class Server:
 
         if request.get("protocol") != wire.PROTOCOL or request.get("hippo") != __version__:
             self._refuse(conn, "version")
-            self._stop(f"a client of hippo {request.get('hippo')!r} (protocol "
-                       f"{request.get('protocol')!r}) called; this is {__version__}")
+            if _newer(request, __version__):  # an upgrade: make way for a current server
+                self._stop(f"a client of hippo {request.get('hippo')!r} (protocol "
+                           f"{request.get('protocol')!r}) called; this is {__version__}")
             return
         op = request.get("op")
         if op == "status":
@@ -247,6 +248,23 @@ class Server:
                 "uptime_s": round(time.time() - self.started, 1), "calls": self.calls,
                 "refused": dict(self.refused), "idle_exit_s": self.idle_s,
                 "idle_s": round(time.monotonic() - self.last, 1), **held}
+
+
+def _newer(request: dict[str, Any], version: str) -> bool:
+    """Whether the client is of a newer protocol or hippo than this server. An older one is
+    only refused: two installs of different versions must not stop each other's server
+    in turn, and the newer one's server is the one to keep."""
+    def parts(text: Any) -> tuple[int, ...] | None:
+        try:
+            return tuple(int(p) for p in str(text).split("."))
+        except ValueError:
+            return None
+
+    theirs, ours = parts(request.get("hippo")), parts(version)
+    protocol = request.get("protocol")
+    if isinstance(protocol, int) and protocol != wire.PROTOCOL:
+        return protocol > wire.PROTOCOL
+    return theirs is not None and ours is not None and theirs > ours
 
 
 def identity(database: Any) -> str:

@@ -62,19 +62,37 @@ def test_a_stale_socket_file(db_path: Path | str, no_auto_start: None,
 
 
 @pytest.mark.parametrize("what", ["hippo", "protocol"])
-def test_another_version_falls_back_and_the_server_leaves(
+def test_a_newer_client_falls_back_and_the_server_leaves(
         db_path: Path | str, no_auto_start: None, monkeypatch: pytest.MonkeyPatch,
         what: str) -> None:
     seed(db_path, TEXTS)
     with serving(db_path) as proc:
         if what == "hippo":
-            monkeypatch.setattr(client, "VERSION", "0.0.1")
+            monkeypatch.setattr(client, "VERSION", "99.0.0")
         else:
             monkeypatch.setattr(wire, "PROTOCOL", wire.PROTOCOL + 1)
         outcome = client.run(["--db", str(db_path), *QUERY])
         assert outcome.code is None and outcome.reason == "version"
         assert proc.wait(15) == 0  # a newer hippo was installed: make way for its server
         assert b"a client of hippo" in proc.stderr.read()  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("what", ["hippo", "protocol"])
+def test_an_older_client_falls_back_and_the_server_stays(
+        db_path: Path | str, no_auto_start: None, monkeypatch: pytest.MonkeyPatch,
+        what: str) -> None:
+    """Two installs of different versions must not stop each other's server in turn."""
+    seed(db_path, TEXTS)
+    with serving(db_path) as proc:
+        with monkeypatch.context() as patch:
+            if what == "hippo":
+                patch.setattr(client, "VERSION", "0.0.1")
+            else:
+                patch.setattr(wire, "PROTOCOL", wire.PROTOCOL - 1)
+            outcome = client.run(["--db", str(db_path), *QUERY])
+        assert outcome.code is None and outcome.reason == "version"
+        time.sleep(1.0)
+        assert proc.poll() is None and status(db_path)["refused"] == {"version": 1}
 
 
 def test_a_server_busy_past_the_deadline(db_path: Path | str, no_auto_start: None) -> None:
