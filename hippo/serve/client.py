@@ -99,28 +99,22 @@ def run(argv: list[str]) -> Outcome:
     except OSError:
         return Outcome(reason="cwd")
     files = address.paths(address.key(address.spec(address.db_flag(argv), os.environ, cwd)))
-    if not address.owned_socket(files["sock"]):
-        return Outcome(reason="absent" if not os.path.lexists(files["sock"]) else "owner")
-    # Only now the protocol's imports: a call that finds no server pays for an lstat.
-    from hippo.serve import wire
-    from hippo.serve.wire import socket
+    if not os.path.lexists(files["sock"]):
+        return Outcome(reason="absent")  # all a call that finds no server pays: an lstat
+    from hippo.serve import wire  # the protocol's imports, only now
 
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = wire.dial(files["sock"], CONNECT_S)
+    if isinstance(sock, str):
+        return Outcome(reason=sock)
     try:
-        sock.settimeout(CONNECT_S)
-        try:
-            sock.connect(files["sock"])
-        except OSError:
-            return Outcome(reason="absent")  # a stale socket file: its server is gone
-        if wire.peer_uid(sock) not in (None, os.getuid()):
-            return Outcome(reason="owner")
-        stdin = _stdin(argv)
-        return _call(sock, argv, cwd, stdin)
+        found = command(argv)
+        return _call(sock, argv, cwd, _stdin(argv, found), found)
     finally:
         sock.close()
 
 
-def _call(sock: socket.socket, argv: list[str], cwd: str, stdin: bytes | None) -> Outcome:
+def _call(sock: socket.socket, argv: list[str], cwd: str, stdin: bytes | None,
+          found: tuple[str, int] | None) -> Outcome:
     from hippo.serve import wire
 
     if stdin is not None and len(stdin) > MAX_STDIN:
@@ -138,7 +132,6 @@ def _call(sock: socket.socket, argv: list[str], cwd: str, stdin: bytes | None) -
         started = wire.recv_json(sock, time.monotonic() + START_S + CONNECT_S)
         if not started.get("started"):
             return Outcome(reason=str(started.get("refused") or "refused"), stdin=stdin)
-        found = command(argv)
         end = time.monotonic() + (HOOK_FINISH_S if found and found[0] == "hook" else FINISH_S)
         result = wire.recv_json(sock, end)
         if "code" not in result:
@@ -151,9 +144,8 @@ def _call(sock: socket.socket, argv: list[str], cwd: str, stdin: bytes | None) -
     return Outcome(code=int(result["code"]))
 
 
-def _stdin(argv: list[str]) -> bytes | None:
+def _stdin(argv: list[str], found: tuple[str, int] | None) -> bytes | None:
     """The bytes the command would read from stdin: a hook's JSON, a `-` argument's text."""
-    found = command(argv)
     if found is not None and found[0] == "hook":
         import json
 

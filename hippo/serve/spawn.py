@@ -4,7 +4,6 @@ call makes when it found no server, and what `hippo serve --stop/--status` send.
 from __future__ import annotations
 
 import os
-import socket
 import sys
 import time
 from dataclasses import dataclass
@@ -99,14 +98,10 @@ def ask(files: dict[str, str], op: str, timeout: float = 2.0) -> dict[str, Any] 
     """Send `op` (status, stop) to the server; its answer, or None when none answers."""
     from hippo import __version__
 
-    if not address.owned_socket(files["sock"]):
+    sock = wire.dial(files["sock"], timeout)
+    if isinstance(sock, str):
         return None
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        sock.settimeout(timeout)
-        sock.connect(files["sock"])
-        if wire.peer_uid(sock) not in (None, os.getuid()):
-            return None
         wire.send_json(sock, {"protocol": wire.PROTOCOL, "hippo": __version__, "op": op})
         return wire.recv_json(sock, time.monotonic() + timeout)
     except (OSError, wire.Closed):

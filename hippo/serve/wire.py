@@ -87,6 +87,29 @@ def _exactly(sock: socket.socket, size: int, deadline: float | None) -> bytes:
     return b"".join(chunks)
 
 
+def dial(path: str, timeout: float) -> socket.socket | str:
+    """A connection to the server at `path`, checked to be the user's own on both ends (the
+    socket file, then the peer's uid); else why not: "absent" (no socket, or a stale one
+    nobody listens on) or "owner"."""
+    import os
+
+    from hippo.serve.address import owned_socket
+
+    if not owned_socket(path):
+        return "absent" if not os.path.lexists(path) else "owner"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(timeout)
+        sock.connect(path)
+        if peer_uid(sock) not in (None, os.getuid()):
+            sock.close()
+            return "owner"
+    except OSError:
+        sock.close()
+        return "absent"  # a stale socket file: its server is gone
+    return sock
+
+
 def peer_uid(sock: socket.socket) -> int | None:
     """The uid of the process at the other end (Linux SO_PEERCRED), None where unknown."""
     option = getattr(socket, "SO_PEERCRED", None)
@@ -96,5 +119,5 @@ def peer_uid(sock: socket.socket) -> int | None:
     return int(struct.unpack("3i", creds)[1])
 
 
-__all__ = ["MAX_FRAME", "PROTOCOL", "Closed", "peer_uid", "recv", "recv_json", "send",
+__all__ = ["MAX_FRAME", "PROTOCOL", "Closed", "dial", "peer_uid", "recv", "recv_json", "send",
            "send_json"]
