@@ -39,7 +39,7 @@ _INJECTED = re.compile(
     r"^\s*(?:<(?:system-reminder|environment_context|user_instructions|INSTRUCTIONS|"
     r"command-name|command-message|command-args|local-command-[a-z]+|bash-[a-z]+|"
     r"user-prompt-submit-hook|permissions instructions|collaboration_mode|"
-    r"skills_instructions|turn_aborted|subagent_notification)\b"
+    r"skills_instructions|turn_aborted|subagent_notification|task-notification)\b"
     r"|# AGENTS\.md instructions|Caveat: The messages below|\[Request interrupted"
     r"|This session is being continued from a previous conversation"
     r"|Find the \"AI\" comments below)",

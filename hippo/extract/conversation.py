@@ -53,20 +53,28 @@ class Call:
 
 
 def calls(msgs: Sequence[Message]) -> list[Call]:
-    """Tool calls in order, each paired with the tool result that follows it (if any)."""
+    """Tool calls in order, each paired with the tool result that follows it (if any). A
+    reader drops an empty result, so pairing restarts at every step of a turn: prose, or a
+    call after a result."""
     out: list[Call] = []
     pending: list[int] = []  # indexes into out waiting for a result
+    after_result = False
     for msg in msgs:
         if msg.tool_call:
+            if after_result:  # a new step: a call of the last one that got no result has none
+                pending.clear()
+            after_result = False
             name, _, arg = msg.text.partition(": ")
             out.append(Call(name.strip(), arg.strip(), tuple(msg.chunk_ids), None, ()))
             pending.append(len(out) - 1)
         elif msg.role == "tool" and pending:
+            after_result = True
             i = pending.pop(0)
             c = out[i]
             out[i] = Call(c.name, c.arg, c.chunk_ids, msg.text, tuple(msg.chunk_ids))
-        elif msg.is_prose and msg.role == "user":
+        elif msg.is_prose:
             pending.clear()
+            after_result = False
     return out
 
 
@@ -222,3 +230,71 @@ def wrapups(msgs: Sequence[Message]) -> Iterator[tuple[Message, Statement]]:
             committing = False
         elif msg.is_prose and msg.role == "assistant":
             last = msg
+
+
+RETRY_WINDOW = 4
+BRIEF_CHARS = 120
+_ABS = re.compile(r"(?<![^\s='\"])(?:~|/)(?:[\w.@+-]+/)+([\w.@+-]+/[\w.@+-]+)")
+# A tracker's close with its reason (gh, glab, bd, jira, ...): `X close ID --reason "..."`.
+_CLOSE = re.compile(r"\b(?:close|done|resolve)\s+([\w#./-]+)\b.*?(?:--reason|--comment|-r|-c|-m)"
+                    r"[= ]\s*([\"'])(.{12,}?)\2", re.DOTALL)
+
+
+def _program(arg: str) -> str | None:
+    """The program and subcommand of a one-command line (`cd DIR &&` allowed before it)."""
+    cmd = command(arg)
+    if not cmd or " && " in cmd or "|" in arg or ";" in arg:
+        return None
+    return " ".join(cmd.split()[:2])
+
+
+def brief(arg: str) -> str:
+    """A command line as a person quotes it: first line, home paths cut to their last two
+    components, the trailing stderr redirect dropped."""
+    line = _ABS.sub(r"\1", arg.strip().splitlines()[0] if arg.strip() else "")
+    line = re.sub(r"\s*2>&1\s*$", "", line)
+    return line if len(line) <= BRIEF_CHARS else line[:BRIEF_CHARS].rsplit(" ", 1)[0] + " …"
+
+
+def _edits(call: Call, shell: set[str]) -> bool:
+    return (call.name not in shell and _is_file(call.arg) and call.result is not None
+            and len(call.result) < EDIT_RESULT_CHARS)
+
+
+def retries(seq: Sequence[Call]) -> Iterator[Statement]:
+    """A shell command that failed, then passed run another way (a flag, another directory)
+    with no file edited between: the way that works, and the error the other way gives."""
+    shell = {c.name for c in seq if is_commit(c)} or {
+        c.name for c in seq if command(c.arg) and not _PATHISH.search(c.arg.split(" ", 1)[0])}
+    seen: set[str] = set()
+    for i, bad in enumerate(seq):
+        if bad.name not in shell or bad.result is None or not _FAILED.search(bad.result[:200]):
+            continue
+        prog = _program(bad.arg)
+        if prog is None:
+            continue
+        for good in seq[i + 1:i + 1 + RETRY_WINDOW]:
+            if _edits(good, shell) or good.result is None:
+                break
+            if good.name not in shell or _program(good.arg) != prog:
+                continue
+            if _FAILED.search(good.result[:200]) or brief(good.arg) == brief(bad.arg):
+                break
+            error = _error_line(bad.result)
+            if error and prog not in seen:
+                seen.add(prog)
+                text = f"`{brief(bad.arg)}` failed with \"{error}\"; `{brief(good.arg)}` passed"
+                yield Statement("insight", text, 0.55, (), evidence=tuple(dict.fromkeys(
+                    (*bad.chunk_ids, *bad.result_chunks, *good.chunk_ids))))
+            break
+
+
+def closes(seq: Sequence[Call]) -> Iterator[Statement]:
+    """A task closed in a tracker with a reason: what was done, in the closer's words."""
+    for c in seq:
+        m = _CLOSE.search(c.arg)
+        if m is None or c.result is None or _FAILED.search(c.result[:200]):
+            continue
+        reason = " ".join(m.group(3).split())
+        yield Statement("fact", f"{m.group(1)} closed: {reason}"[:400], 0.5, (),
+                        evidence=c.chunk_ids)

@@ -17,9 +17,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from hippo.extract.base import PENDING_TAG, Candidate, Extractor, SessionChunks
-from hippo.extract.blocks import Message, messages, prose_lines, sentences
-from hippo.extract.conversation import calls, error_fixes, gate, wrapups
+from hippo.extract.blocks import _INLINE_TAGS, Message, messages
+from hippo.extract.conversation import calls, closes, error_fixes, gate, retries
+from hippo.extract.statements import THRESHOLD, Where, features, score, text_of, typed
 from hippo.extract.summary import statements
+from hippo.extract.units import Unit, units
 from hippo.records import normalise_text
 
 # Tags of what a compaction summary said (a pending task also carries PENDING_TAG).
@@ -260,15 +262,18 @@ class _Found:
         self.found: dict[tuple[str, str], Candidate] = {}
 
     def add(self, mtype: str, text: str, importance: float, evidence: Sequence[int],
-            tags: Sequence[str] = (), confidence: float = 0.4) -> None:
+            tags: Sequence[str] = (), confidence: float = 0.4) -> tuple[str, str] | None:
+        """Add a candidate; its key when it is new (None when it repeated one)."""
         key = (mtype, normalise_text(text))
         prev = self.found.get(key)
         if prev is None:
             self.found[key] = Candidate(mtype, text, round(importance, 2), list(evidence),
                                         list(tags), confidence)
+            return key
         else:
             prev.importance = max(prev.importance, round(importance, 2))
             prev.evidence += [c for c in evidence if c not in prev.evidence]
+            return None
 
 
 def _summaries(msgs: Sequence[Message], texts: dict[int, str], found: _Found) -> None:
@@ -285,29 +290,70 @@ def _summaries(msgs: Sequence[Message], texts: dict[int, str], found: _Found) ->
                       PENDING_TAGS if stmt.pending else SUMMARY_TAGS, 0.5)
 
 
-def _prose(msg: Message, found: _Found) -> None:
-    """Cue-bearing sentences of one message, its answers and its findings."""
+_FIX = re.compile(r"^(?:(?:the )?(?:fix|solution)\s*(?::|is\b|was\b)|to fix (?:it|this)\b)", _I)
+_ACCEPT = re.compile(r"^(?:good|great|perfect|nice|excellent|thanks|thank you|yes|yep|ok(?:ay)?"
+                     r"|lgtm|works|that (?:fixed|worked|works|did it|solved)|it works|fixed)\b", _I)
+
+
+def turns(msgs: Sequence[Message]) -> list[tuple[Message, Where]]:
+    """The prose messages of a session, each with where it stands in its turn: the agent's
+    prose followed by a tool call of the same turn is mid-turn; the agent's last prose of a
+    turn is accepted when the person's next words accept it."""
+    out: list[tuple[Message, Where]] = []
+    prose = [i for i, m in enumerate(msgs) if m.is_prose]
+    for n, i in enumerate(prose):
+        msg = msgs[i]
+        nxt = prose[n + 1] if n + 1 < len(prose) else len(msgs)
+        if msg.role == "user":
+            out.append((msg, Where("user")))
+            continue
+        midturn = any(m.tool_call for m in msgs[i + 1:nxt])
+        reply = msgs[nxt] if nxt < len(msgs) else None
+        accepted = (not midturn and reply is not None and reply.role == "user"
+                    and bool(_ACCEPT.match(reply.text.strip())))
+        out.append((msg, Where("assistant", midturn, accepted)))
+    return out
+
+
+def _fit(text: str) -> str:
+    if len(text) <= MAX_CHARS:
+        return text
+    cut = text[:MAX_CHARS]
+    stop = max(cut.rfind(". "), cut.rfind("; "))
+    return cut[:stop + 1] if stop > MAX_CHARS // 2 else cut.rsplit(" ", 1)[0] + " …"
+
+
+def _prose(msg: Message, where: Where, found: _Found) -> None:
+    """The durable statements of one message (`hippo.extract.statements`)."""
     if msg.role == "user" and msg.text.startswith('Answer to "'):
         # The person's answer to a question the agent asked: a decision, whole.
         for line in msg.text.splitlines():
             if _ANSWER.match(line):
                 found.add("decision", line, 0.75, msg.chunk_ids, (), 0.5)
         return
-    for line in prose_lines(msg.text):
-        said = sentences(line)
-        for i, sentence in enumerate(said):
-            if i and _CONSEQUENCE.match(sentence) and _finding(said[i - 1]):
-                # "X generates Y. So I don't need Z": the finding and what follows.
-                found.add("insight", f"{said[i - 1]} {sentence}", 0.55, msg.chunk_ids)
-                continue
-            hit = scan(sentence, msg.role)
-            if hit is None:
-                continue
-            cue, text = hit
-            importance = min(0.95, cue.importance + (
-                0.05 if _EMPHATIC.search(sentence) else 0.0))
-            found.add(cue.type, text, importance, msg.chunk_ids, cue.tags,
-                      0.5 if cue.importance >= 0.7 else 0.4)
+    kept: Unit | None = None
+    kept_key: tuple[str, str] | None = None
+    for unit in units(_INLINE_TAGS.sub("", msg.text)):
+        if kept is not None and _FIX.match(unit.text) and not unit.fix:
+            # "Fix: use X" after the cause: the problem and its fix are one statement.
+            unit = Unit(f"{kept.text} {unit.text}", unit.kind, unit.heading, unit.index,
+                        kept.joined + 1, True)
+            if kept_key is not None:
+                found.found.pop(kept_key, None)
+        hit = scan(unit.text, msg.role)
+        feats = features(unit, where, IMPERATIVE, hit is not None)
+        if feats is None or score(feats) < THRESHOLD:
+            continue
+        # A cue's own statement where it has one (a clause cut at the cue, a template).
+        text = _fit(hit[1] if hit is not None and unit.kind == "sentence" and unit.joined == 1
+                    else text_of(unit))
+        mtype = hit[0].type if hit is not None and not unit.fix else typed(unit, where, IMPERATIVE)
+        importance = min(0.9, max(hit[0].importance if hit else 0.0, score(feats) - 0.2))
+        if _EMPHATIC.search(unit.text) and where.role == "user":
+            importance = min(0.95, importance + 0.05)
+        kept_key = found.add(mtype, text, importance, msg.chunk_ids,
+                             hit[0].tags if hit else (), 0.5 if importance >= 0.7 else 0.4)
+        kept = unit
 
 
 class RulesExtractor(Extractor):
@@ -320,16 +366,13 @@ class RulesExtractor(Extractor):
         found = _Found()
         msgs = messages(session.chunks)
         _summaries(msgs, {c.id: c.text for c in session.chunks}, found)
-        for msg in msgs:
-            if msg.is_prose:
-                _prose(msg, found)
-        for msg, stmt in wrapups(msgs):
-            found.add(stmt.type, stmt.text, stmt.importance - 0.05, msg.chunk_ids)
+        for msg, where in turns(msgs):
+            _prose(msg, where, found)
         seq = calls(msgs)
         procedure = gate(seq)
         if procedure is not None:
             found.add(procedure.type, procedure.text, procedure.importance,
                       procedure.evidence, ("gate",), 0.5)
-        for stmt in error_fixes(seq):
+        for stmt in (*error_fixes(seq), *retries(seq), *closes(seq)):
             found.add(stmt.type, stmt.text, stmt.importance, stmt.evidence)
         return list(found.found.values())

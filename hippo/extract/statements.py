@@ -1,0 +1,219 @@
+"""Statements: which units of a conversation's prose are durable, and what type each is.
+
+The default extractor's unit of learning is the statement, whatever its wording: what the
+person says about the project (purpose, stack, constraints, conventions, preferences, plans),
+what the agent explains (what it found and why, what it changed and why, how something works,
+a command and what it is for, what remains). Kept out: narration of intent ("Let me ...",
+"Now I'll ..."), status chatter ("All green", "tests pass"), questions, pleasantries,
+conditionals, change-log lines that only list an edit (git holds those), and anything too
+short to read alone.
+
+Selection is a score over features of structure, never of a project's vocabulary: who said
+it (the person; the agent at the end of its turn; the agent in the middle of a turn, between
+tool calls, where most prose is narration), its form (declarative, imperative, fragment),
+whether it names something (code, an identifier, a path, a number, a proper name), whether
+it gives a reason, whether the person's next words accept it, and where it stands (a list
+item, under a heading). Weights and threshold were chosen against what Claude Code's
+compaction summaries kept of the conversations they summarise (`bench/selector.py`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from hippo.extract.units import Unit
+
+THRESHOLD = 0.6
+MIN_WORDS = 3
+SHORT_WORDS = 5  # a statement this short must name something or carry a cue
+_I = re.IGNORECASE
+
+#: Weights of the score (see the module docstring; `bench/selector.py` checks them).
+WEIGHTS = {
+    "user": 0.45, "final": 0.3, "midturn": 0.12,
+    "anchor": 0.25, "named": 0.1, "verb": 0.15, "cue": 0.15, "reason": 0.1,
+    "list": 0.1, "accepted": 0.1, "transient": -0.25, "report": -0.3, "fragment": -0.1,
+}
+
+_NARRATION = re.compile(
+    r"^(?:let me|let's (?:check|see|look|start|run|try|read|verify|first|also|now|do|go|get"
+    r"|write|add|fix|update|create|make|implement|apply|mark|close|commit|wait)|now,? (?:let"
+    r" me|let's|i'll|i will|i need|i can|i have|we|i'm)|i'll|i will|i'm going to|i am going to"
+    r"|i need to|i'm now|i'm (?:checking|looking|reading|running|starting|adding|updating"
+    r"|going|falling|using|trying|writing|fixing|creating)"
+    r"|next,? (?:i|let me)|first,? (?:let me|i'll|i need)|starting (?:with|by)|time to"
+    r"|(?:ok(?:ay)?|good|great|perfect|alright|right)[,.!—–-]* (?:let me|now|i'll|next))\b", _I)
+_NOW_DO = re.compile(r"^(?:(?:now|next|then|also|first|finally|just|continuing with [^,—–]+)"
+                     r"[,:—–]?\s+)+(?:i\s+)?(\w+)", _I)
+# What makes an instruction standing rather than this session's request.
+_STANDING = re.compile(r"\b(?:all|every\w*|always|never|each|any|only|whenever|instead|rather"
+                       r"|not|don't|do not|no|avoid|prefer\w*|default|from now on|going forward)\b",
+                       _I)
+_OWN_INTENT = re.compile(r"^(?:i'll|i will|let me|i'm going to|i have (?:the|all|full|read|now)"
+                         r"|i've (?:reviewed|read|checked|looked|seen|gone))\b"
+                         r"|^(?:the|my|our) (?:approach|plan|changes?|idea|next step) (?:will|would)\b",
+                         _I)
+# Code written as prose: brackets, semicolons and arrows outside code spans.
+_CODE_CHARS = re.compile(r"[{}]|;(?!\s)|=>|\)\s*:")
+# Intent anywhere in the agent's sentence ("Since X, I'll test that ...").
+_INTENT = re.compile(r"\b(?:i'll|i will|let me|i'm going to|i need to|let's)\b", _I)
+_CHATTER = re.compile(
+    r"^(?:good|great|perfect|excellent|nice|done|noted|got it|ready when you are|sure|yes"
+    r"|no|ok|okay|thanks|thank you|all green|all done|clean compile|still|almost|expected"
+    r"|right|correct|hmm+|oh|wait|understood|agreed|interesting|exactly|indeed|cool"
+    r"|and|also|but|so|then|btw|anyway|actually)\b(?:\s*[,.!:—–-]+\s*|\s+(?=\S)|$)", _I)
+_STATUS = re.compile(
+    r"\b\d+ (?:new )?(?:tests?|doctests?|specs?|failures?|passed|errors?|warnings?)\b"
+    r"|\b(?:tests?|suite|build|credo|lint|compile|compilation|checks?)\s+(?:is |are )?"
+    r"(?:pass(?:es|ed|ing)?|green|clean|ok|succeed(?:s|ed)?)\b|\bworking tree clean\b"
+    r"|^(?:pushed|committed|merged|compiled|closed|claimed|done)\b", _I)
+_PASSING = re.compile(r"\ball (?:\w+ )?(?:passing|pass|green)\b|\b0 failures\b", _I)
+_TRANSIENT = re.compile(
+    r"\b(?:(?:does(?:n't| not)|do(?:n't| not)) exist yet|not yet|still (?:compiling|running"
+    r"|waiting|building|loading|failing)|for now|at the moment|right now|first[- ]time"
+    r"|(?:is|are) (?:now )?(?:running|compiling|done)|stale|almost done|in a moment)\b", _I)
+_REPORT = re.compile(r"^(?:i(?:'ve| have)?|we(?:'ve| have)?)\s+(?:just\s+|also\s+|now\s+)?"
+                     r"(?:added|updated|changed|created|removed|fixed|wrote|written|implemented"
+                     r"|made|moved|renamed|replaced|refactored|extracted|ran|run|applied|edited"
+                     r"|deleted|installed|committed|pushed|closed|marked)\b", _I)
+_CHANGELOG = re.compile(r"^(?:added|updated|removed|renamed|created|changed|moved|extracted"
+                        r"|deleted|bumped|edited|modified|replaced|wrote)\b", _I)
+_REASON = re.compile(r"\b(?:because|since|so that|so|which|means|instead of|rather than"
+                     r"|caused by|due to|otherwise|in order to|to avoid|to prevent|—|–)\b"
+                     r"|\s[—–]\s|:\s", _I)
+_QUESTION = re.compile(r"\?\s*$|^(?:what|why|how|which|where|when|who|should we|can we|could"
+                       r"|would|do we|did|does|is there|are there|shall)\b[^.]*$"
+                       r"|^(?:can|could|would|will) you\b", _I)
+_CONDITIONAL = re.compile(r"^(?:if|unless|in case|whether|maybe|perhaps)\b", _I)
+_ANCHOR = re.compile(
+    r"`[^`]+`|\b\w+[/.]\w+|\b[a-z]+_[a-z0-9_]+\b|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z]+[A-Z]\w*"
+    r"|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\d|(?:^|\s)--?[a-z][\w-]+|@[\w/-]+")
+_NAMED = re.compile(r"(?<=[\w,;:(] )(?:[A-Z][\w.+#-]*[A-Za-z0-9]|[A-Z]{2,})\b")
+_VERB = re.compile(
+    r"\b(?:is|are|was|were|be|been|has|have|had|does|do|did|doesn't|don't|didn't|isn't|aren't"
+    r"|wasn't|can|can't|cannot|must|should|shouldn't|will|won't|would|need|needs|needed"
+    r"|uses?|used|using|runs?|returns?|calls?|takes?|makes?|gives?|keeps?|stores?|reads?"
+    r"|writes?|means|requires?|supports?|handles?|converts?|groups?|proxies|renders?|lives?"
+    r"|goes|go|shows?|sets?|gets?|works?|fails?|failed|breaks?|broke|lands?|owns?|holds?"
+    r"|points?|expects?|accepts?|generates?|creates?|produces?|fetches?|loads?|saves?|sends?"
+    r"|depends?|allows?|prevents?|avoids?|deduplicates?|reuses?|shares?|happen(?:s|ed)?"
+    r"|became|becomes|wants?|prefers?|like|likes|hate|[a-z]{3,}(?:ed|es))\b", _I)
+_PENDING = re.compile(r"(?-i:\bTODO\b)|\b(?:pending|to do|remaining|still (?:need|to)|next steps?"
+                      r"|left to do|follow[- ]up|not (?:yet )?(?:done|implemented|started))\b", _I)
+_CAUSE = re.compile(r"\b(?:bug|error|fail\w*|broke\w*|wrong|issue|problem|crash\w*|cause[sd]?"
+                    r"|because|doesn't support|does not support|can't|cannot|missing|trap"
+                    r"|instead of)\b", _I)
+_CONFIG = re.compile(r"(?-i:\b[A-Z][A-Z0-9]*_[A-Z0-9_]{2,}\b)|(?:^|\s)--[a-z][\w-]+|\bport\b"
+                     r"|`[\w.-]+\s*[:=]\s*[^`]+`", _I)
+_COMMAND = re.compile(r"\b(?:run|use|call|invoke|execute)s?\s+`[^`]+`|`[a-z][\w.-]*"
+                      r"(?: [\w./=-]+)+`", _I)
+_WORD = re.compile(r"\w+")
+_SO = re.compile(r"\bso (?:i|we|you) (?:don't|do not|no longer|won't|never)\b", _I)
+# Code spans, paths and parentheticals: what a statement names, not what it says.
+_NAMES = re.compile(r"`[^`]*`|\([^()]*\)|\S*[/\\]\S*|\d+")
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """Where a unit was said: by whom, and how the turn around it went."""
+
+    role: str  # user | assistant
+    midturn: bool = False  # the agent's prose between tool calls of one turn
+    accepted: bool = False  # the person's next words accept it ("That fixed it", "Good")
+
+
+_LEAD_ADVERBS = frozenset({"please", "just", "always", "never", "dont", "do", "not", "also",
+                           "only", "still", "then"})
+
+
+def imperative(text: str, verbs: frozenset[str]) -> bool:
+    """An instruction: it starts with a verb ("Use X", "Never commit to main")."""
+    words = _WORD.findall(text.lower().replace("'", ""))
+    while words and words[0] in _LEAD_ADVERBS:
+        words = words[1:]
+    return bool(words) and words[0] in verbs
+
+
+def strip_chatter(text: str) -> str:
+    """The statement after leading acknowledgements ("Yes — use X" -> "use X")."""
+    while True:
+        m = _CHATTER.match(text)
+        if not m or not m.group(0):
+            return text
+        text = text[m.end():]
+
+
+def features(u: Unit, where: Where, verbs: frozenset[str], cue: bool) -> dict[str, bool] | None:
+    """The unit's features, or None when it is not a statement at all."""
+    text = strip_chatter(u.text.replace("\u2019", "'")).strip()
+    words = _WORD.findall(text)
+    if text.endswith(":"):
+        return None  # an intro to what follows (a list or code), not a statement itself
+    if len(words) < MIN_WORDS or _QUESTION.search(text) or _CONDITIONAL.match(text):
+        return None
+    anchor = bool(_ANCHOR.search(text))
+    if len(words) < SHORT_WORDS and not (cue or anchor):
+        return None
+    if where.role == "assistant" and (_NARRATION.match(text) or (
+            (m := _NOW_DO.match(text)) and m.group(1).lower() in verbs)):
+        return None
+    if where.role == "assistant" and (_INTENT.search(text) or text.startswith("Continuing")):
+        return None
+    if _OWN_INTENT.match(text) or _NARRATION.match(text):
+        return None
+    if len(_CODE_CHARS.findall(_NAMES.sub(" ", text))) >= 3:
+        return None  # code, not prose
+    if _STATUS.search(text) and (len(words) < 12 or _PASSING.search(text)):
+        return None
+    if u.kind != "list" and _CHANGELOG.match(text) and len(words) < 7:
+        return None
+    if len(_WORD.findall(_NAMES.sub(" ", text))) < MIN_WORDS:
+        return None  # it names things but says nothing of them (a list of paths)
+    order = imperative(text, verbs)
+    if where.role == "user" and order and not cue and not _STANDING.search(text):
+        return None  # a request of this session ("Create hello.md"), not a standing one
+    verb = bool(_VERB.search(text)) or order
+    return {
+        "user": where.role == "user",
+        "final": where.role == "assistant" and not where.midturn,
+        "midturn": where.role == "assistant" and where.midturn,
+        "anchor": anchor,
+        "named": not anchor and bool(_NAMED.search(text)),
+        "verb": verb,
+        "cue": cue,
+        "reason": bool(_REASON.search(text)),
+        "list": u.kind != "sentence",
+        "accepted": where.accepted,
+        "transient": bool(_TRANSIENT.search(text)) and u.kind == "sentence",
+        "report": bool(_REPORT.match(text)) and not _REASON.search(text),
+        "fragment": not verb and not cue and u.kind == "sentence",
+    }
+
+
+def score(feats: dict[str, bool]) -> float:
+    return round(sum(WEIGHTS[k] for k, on in feats.items() if on), 3)
+
+
+def typed(u: Unit, where: Where, verbs: frozenset[str]) -> str:
+    """A statement's type by its structure (when no cue phrase gave one)."""
+    text = strip_chatter(u.text)
+    if u.pending or _PENDING.search(u.heading) or _PENDING.search(text[:40]):
+        return "task"
+    if u.joined > 1 and _SO.search(text):
+        return "insight"  # "X does Y. So I don't need Z": a finding and what follows
+    if u.fix or (_CAUSE.search(text) and _REASON.search(text) and where.role == "assistant"):
+        return "insight"
+    if _CONFIG.search(text):
+        return "config"
+    if _COMMAND.search(text):
+        return "tool"
+    if imperative(text, verbs):
+        return "preference" if where.role == "user" else "decision"
+    return "fact"
+
+
+def text_of(u: Unit) -> str:
+    text = strip_chatter(u.text).strip()
+    first = text.split(" ", 1)[0]
+    return text[0].upper() + text[1:] if first.isalpha() and first.islower() else text
