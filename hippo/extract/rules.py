@@ -182,7 +182,8 @@ move name open order pad pass patch pin place prefer prefix print push put quote
 rebase release remove rename reply reset respond retry return reuse revert review rewrite
 rotate run save send set ship show skip sort split squash start stick stop store suffix tag
 test throw touch treat trust try type update upgrade use validate verify wait wire wrap
-write"""
+write work implement continue finish tackle look investigate explore refactor improve
+analyze analyse examine describe summarize summarise proceed resume go"""
 IMPERATIVE = frozenset(_VERBS.split())
 
 
@@ -348,7 +349,7 @@ def _prose(msg: Message, where: Where, found: _Found) -> None:
         text = _fit(hit[1] if hit is not None and unit.kind == "sentence" and unit.joined == 1
                     else text_of(unit))
         mtype = hit[0].type if hit is not None and not unit.fix else typed(unit, where, IMPERATIVE)
-        importance = min(0.9, max(hit[0].importance if hit else 0.0, score(feats) - 0.2))
+        importance = hit[0].importance if hit else min(0.8, score(feats) - 0.2)
         if _EMPHATIC.search(unit.text) and where.role == "user":
             importance = min(0.95, importance + 0.05)
         kept_key = found.add(mtype, text, importance, msg.chunk_ids,

@@ -160,7 +160,7 @@ def features(u: Unit, where: Where, verbs: frozenset[str], cue: bool) -> dict[st
         return None
     if where.role == "assistant" and (_INTENT.search(text) or text.startswith("Continuing")):
         return None
-    if _OWN_INTENT.match(text) or _NARRATION.match(text):
+    if _OWN_INTENT.match(text):
         return None
     if len(_CODE_CHARS.findall(_NAMES.sub(" ", text))) >= 3:
         return None  # code, not prose

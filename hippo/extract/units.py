@@ -37,7 +37,7 @@ _ANAPHOR = re.compile(
     r"|setting|command|flag|option|value|result|reason|approach|pattern|same)"
     r"|(?:fix|solution|cause|reason|why)\s*:)\b", _I)
 # An intro to a list of what may or will be done, not of what is.
-_PROPOSAL = re.compile(r"\b(?:will|would|could|might|may|propose[ds]?|suggest(?:ed|ions?)?"
+_PROPOSAL = re.compile(r"\b(?:will|would|could|might|may|i can|propose[ds]?|suggest(?:ed|ions?)?"
                        r"|potential|involves?|here (?:are|is)|here's|options?|plan)\b", _I)
 # Narration of what the agent is about to do: nothing to join a sentence to.
 _NARRATION = re.compile(r"^(?:let me|let's|i'll|i will|now,? (?:let|i)|next,? i)\b", _I)
@@ -78,12 +78,14 @@ class _Block:
 
 
 _CODE_SPAN = re.compile(r"(`[^`\n]*`)")
+_LINK = re.compile(r"\[([^\]\n]+)\]\([^)\s]+\)")  # a markdown link reads as its text
 
 
 def clean(text: str) -> str:
     """Emphasis dropped outside code spans (`__init__` stays), spaces collapsed."""
     parts = _CODE_SPAN.split(text)
-    text = "".join(p if i % 2 else _EMPHASIS.sub(r"\2", p) for i, p in enumerate(parts))
+    text = "".join(p if i % 2 else _LINK.sub(r"\1", _EMPHASIS.sub(r"\2", p))
+                   for i, p in enumerate(parts))
     return re.sub(r"\s+", " ", text).strip(" -–—;,")
 
 
@@ -92,7 +94,6 @@ def _blocks(text: str) -> list[_Block]:
     out: list[_Block] = []
     fence: str | None = None
     stack: list[_Item] = []
-    para = False  # the last block is a paragraph still open
     for raw in text.splitlines():
         m = _FENCE.match(raw)
         if fence is not None:
@@ -104,32 +105,28 @@ def _blocks(text: str) -> list[_Block]:
         if m:
             fence = m.group(1)[0] * len(m.group(1))
             out.append(_Block("code"))
-            stack, para = [], False
+            stack = []
             continue
         if not raw.strip() or _SKIP.match(raw):
-            para = False
             continue
         h = _HEADING.match(raw)
         if h:
             out.append(_Block("heading", clean(h.group(1) or h.group(2) or "")))
-            stack, para = [], False
+            stack = []
             continue
         b = _BULLET.match(raw)
-        if b is None and _DEFINITION.match(raw.strip()) and not para:
+        if b is None and _DEFINITION.match(raw.strip()):
             b = re.match(r"^()(.*)$", raw.strip())
         indent = len(raw) - len(raw.lstrip())
         if b is not None:
             _place(out, stack, _Item(b.group(2).strip(), len(b.group(1))))
-            para = False
         elif stack and indent > 0:
             stack[-1].text += " " + raw.strip()
-        elif para:
-            out[-1].text += " " + raw.strip()
-        else:
+        else:  # a line of its own: people and models in a chat do not hard-wrap
             if raw.startswith(("    ", "\t")):
                 continue  # indented code
             out.append(_Block("para", raw.strip()))
-            stack, para = [], True
+            stack = []
     return out
 
 

@@ -172,16 +172,23 @@ def test_scan_prefers_the_strongest_cue() -> None:
 
 
 @pytest.mark.parametrize("sentence", [
-    "Build a small TODO app with Next.js.",  # a TODO app is not a todo
+    "Build a small TODO app with Next.js.",  # a TODO app is not a todo (a request, too)
     "These photos remind me of home.",  # not a request to be reminded
-    "It must be great to have a dog.",  # epistemic must
-    "Exploring new cities is always so much fun.",  # descriptive always
     "Never saw this coming.",  # "never" not followed by an instruction
     "Let's make sure the tests pass.",  # a one-off request
     "I'll be sure to keep you posted.",  # a promise
 ])
 def test_look_alikes_are_not_cues(sentence: str) -> None:
     assert found([("user", sentence)]) == []
+
+
+@pytest.mark.parametrize("sentence", [
+    "It must be great to have a dog.",  # epistemic must
+    "Exploring new cities is always so much fun.",  # descriptive always
+])
+def test_look_alikes_that_are_statements_keep_no_cue_type(sentence: str) -> None:
+    """A statement the person makes is kept, but a cue's look-alike gives it no cue's type."""
+    assert [(t, s) for t, s, _ in found([("user", sentence)])] == [("fact", sentence)]
 
 
 @pytest.mark.parametrize("sentence, mtype", [

@@ -337,7 +337,8 @@ def test_no_gate_from_one_commit_and_no_wrapup_without_one() -> None:
                                             "- Backoff doubles each time (`base=0.5`)"))]
     found = extracted(conv(*one))
     assert not any(t.startswith("Before committing") for t in found)
-    assert "Added `retry()` with 3 attempts" in found  # the turn committed: a wrap-up
+    # the turn's closing list: one statement, its items together
+    assert "Added `retry()` with 3 attempts; Backoff doubles each time (`base=0.5`)" in found
     proposal = [("user", "What would you change?"),
                 ("assistant", "I would:\n- Add `retry()` with 3 attempts\n- Log each one")]
     assert extracted(conv(*proposal)) == {}  # nothing was done: a proposal, not a wrap-up
@@ -372,7 +373,7 @@ def _words(text: str) -> list[str]:
 
 # Words the extractor's own templates add (a gate's and a fix's framing, a subject's colon).
 TEMPLATE = {"before", "committing", "run", "failed", "with", "it", "passed", "after",
-            "editing"}
+            "editing", "closed"}
 
 
 SESSIONS = Path(__file__).resolve().parents[3] / "shared" / "data" / "transcripts" / \
