@@ -35,6 +35,7 @@ class SessionChunks:
     format: str
     started_at: str | None
     chunks: list[EchoChunk]
+    parent: str | None = None  # the session that started this one (a subagent's)
 
     @property
     def chunk_ids(self) -> list[int]:

@@ -93,7 +93,7 @@ def load(h: Hippo, seg: Segment) -> SessionChunks:
                         r["started_at"], r["text"])
               for r in h.db.memories.segment(seg.session_id, seg.first, seg.last)]
     return SessionChunks(s["id"], s["session_key"], s["project"], s["format"], s["started_at"],
-                         chunks)
+                         chunks, s["parent_key"])
 
 
 def provenance(session: SessionChunks, evidence: list[int], extractor: str) -> dict[str, Any]:

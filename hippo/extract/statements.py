@@ -43,6 +43,7 @@ _NARRATION = re.compile(
     r"|i need to|i'm now|i'm (?:checking|looking|reading|running|starting|adding|updating"
     r"|going|falling|using|trying|writing|fixing|creating)"
     r"|next,? (?:i|let me)|first,? (?:let me|i'll|i need)|starting (?:with|by)|time to"
+    r"|looking at|checking|reading|searching|exploring|investigating"
     r"|(?:ok(?:ay)?|good|great|perfect|alright|right)[,.!—–-]* (?:let me|now|i'll|next))\b", _I)
 _NOW_DO = re.compile(r"^(?:(?:now|next|then|also|first|finally|just|continuing with [^,—–]+)"
                      r"[,:—–]?\s+)+(?:i\s+)?(\w+)", _I)

@@ -128,7 +128,7 @@ LINKED_TO = ("SELECT DISTINCT memory_id FROM memory_sources WHERE chunk_id = ANY
 
 # What `hippo extract` reads of Echo: the chunks past its watermark, session by session.
 PENDING = "SELECT id, session_id FROM echo_chunks WHERE id > %s ORDER BY id"
-SESSION = ("SELECT id, session_key, project, format, started_at FROM echo_sessions "
+SESSION = ("SELECT id, session_key, project, format, started_at, parent_key FROM echo_sessions "
            "WHERE id = %s")
 # A key the user may see (their own session first: a key is unique per owner).
 SESSION_BY_KEY = (f"SELECT e.id FROM echo_sessions e WHERE e.session_key = %s AND {VISIBLE} "

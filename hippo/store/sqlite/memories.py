@@ -160,7 +160,7 @@ def _blob(vector: np.ndarray) -> bytes:
 
 # What `hippo extract` reads of Echo: the chunks past its watermark, session by session.
 PENDING = "SELECT id, session_id FROM echo_chunks WHERE id > ? ORDER BY id"
-SESSION = ("SELECT id, session_key, project, format, started_at FROM echo_sessions "
+SESSION = ("SELECT id, session_key, project, format, started_at, parent_key FROM echo_sessions "
            "WHERE id = ?")
 SESSION_BY_KEY = "SELECT id FROM echo_sessions WHERE session_key = ?"
 SEGMENT = ("SELECT id, seq, source_path, roles, line_start, line_end, message_ids, started_at, "
