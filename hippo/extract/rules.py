@@ -20,7 +20,16 @@ from hippo.extract.base import PENDING_TAG, Candidate, Extractor, SessionChunks
 from hippo.extract.blocks import _INLINE_TAGS, Message, messages
 from hippo.extract.conversation import calls, closes, error_fixes, gate, retries
 from hippo.extract.cues import ANSWER, EMPHATIC, IMPERATIVE, MAX_CHARS, Cue, scan
-from hippo.extract.statements import THRESHOLD, Where, features, score, text_of, typed
+from hippo.extract.statements import (
+    THRESHOLD,
+    Where,
+    content_words,
+    features,
+    repeats,
+    score,
+    text_of,
+    typed,
+)
 from hippo.extract.summary import statements
 from hippo.extract.units import Unit, units
 from hippo.records import normalise_text
@@ -53,6 +62,28 @@ class _Found:
             prev.importance = max(prev.importance, round(importance, 2))
             prev.evidence += [c for c in evidence if c not in prev.evidence]
             return None
+
+    def collapsed(self) -> list[Candidate]:
+        """The candidates, a statement repeated in other words folded into the fuller one
+        (its evidence added, importance up): within a session, one memory per statement."""
+        out: list[tuple[Candidate, frozenset[str]]] = []
+        for cand in self.found.values():
+            words = content_words(cand.text)
+            for i, (kept, kept_words) in enumerate(out):
+                if PENDING_TAG in kept.tags or PENDING_TAG in cand.tags:
+                    continue  # a pending task stays itself: the run may mark it done
+                short, long = sorted(((cand, words), (kept, kept_words)),
+                                     key=lambda cw: len(cw[1]))
+                if repeats(short[1], long[1]):
+                    long[0].evidence += [c for c in short[0].evidence
+                                         if c not in long[0].evidence]
+                    long[0].importance = round(min(0.95, max(kept.importance,
+                                                             cand.importance) + 0.05), 2)
+                    out[i] = long
+                    break
+            else:
+                out.append((cand, words))
+        return [c for c, _ in out]
 
 
 def _summaries(msgs: Sequence[Message], texts: dict[int, str], found: _Found) -> None:
@@ -162,4 +193,4 @@ class RulesExtractor(Extractor):
                       procedure.evidence, ("gate",), 0.5)
         for stmt in (*error_fixes(seq), *retries(seq), *closes(seq)):
             found.add(stmt.type, stmt.text, stmt.importance, stmt.evidence)
-        return list(found.found.values())
+        return found.collapsed()

@@ -218,3 +218,28 @@ def text_of(u: Unit) -> str:
     text = strip_chatter(u.text).strip()
     first = text.split(" ", 1)[0]
     return text[0].upper() + text[1:] if first.isalpha() and first.islower() else text
+
+
+#: Share of the shorter statement's content words the longer must hold to be its repeat.
+REPEAT_CONTAINMENT = 0.75
+_STOP_WORDS = """the and for with that this from into are was were has have had not but
+its it's their there then than when what which who will would should could can does did
+also just only all any each per via use used uses using been being more most some such"""
+_STOP = frozenset(_STOP_WORDS.split())
+_CONTENT = re.compile(r"[a-z0-9][a-z0-9_.:/-]{2,}")
+
+
+def content_words(text: str) -> frozenset[str]:
+    return frozenset(w.strip(".:/-") for w in _CONTENT.findall(text.lower())) - _STOP
+
+
+def _named(words: frozenset[str]) -> frozenset[str]:
+    """The words that name something exactly (a number, an identifier, a path)."""
+    return frozenset(w for w in words if re.search(r"[\d_./:]", w))
+
+
+def repeats(short: frozenset[str], long: frozenset[str]) -> bool:
+    """`short` says again what `long` says: most of its words, and every name it has."""
+    if len(short) < 4 or not _named(short) <= long:
+        return False
+    return len(short & long) >= REPEAT_CONTAINMENT * len(short)
