@@ -41,8 +41,9 @@ class Engine:
         warm.activate()
         self.h = h
         self.params = params or McpParams.from_table(h.settings.table("mcp"))
-        self.writes = 0
+        self.writes = 0  # writes made, and reserved by calls in flight
         self._lock = threading.Lock()
+        self._budget_lock = threading.Lock()
         self._warm: Any = None
         self._runs = contextlib.ExitStack()
         self._run: Any = None
@@ -97,9 +98,20 @@ class Engine:
 
     def call(self, fn: Callable[[], T], *, embeds: bool = False, write: bool = False) -> T:
         """Run one tool body under the lock; retry it while the database is busy. A `write`
-        counts against the session's budget once it succeeded."""
+        reserves one of the session's writes before it starts, and gives it back if it
+        fails: concurrent calls cannot pass the budget."""
         if write:
-            self._budget()
+            self._reserve()
+        try:
+            value = self._attempts(fn, embeds=embeds)
+        except BaseException:
+            if write:
+                with self._budget_lock:
+                    self.writes -= 1
+            raise
+        return value
+
+    def _attempts(self, fn: Callable[[], T], *, embeds: bool) -> T:
         if embeds:
             self.ready()
         deadline = time.monotonic() + self.params.busy_retry_seconds
@@ -108,10 +120,7 @@ class Engine:
             tries += 1
             try:
                 with self._lock:
-                    value = fn()
-                if write:
-                    self.writes += 1
-                return value
+                    return fn()
             except BusyError as exc:
                 if time.monotonic() + pause > deadline:
                     raise BusyError(f"{exc} (gave up after {tries} tries in "
@@ -129,13 +138,16 @@ class Engine:
             self._run = self._runs.enter_context(job(self.h.db, "mcp", lock=False))
         return str(self._run.id)
 
-    def _budget(self) -> None:
-        """Refuse a write past the session's budget (a write counts once it succeeded)."""
+    def _reserve(self) -> None:
+        """Take one of the session's writes, or refuse past the budget; checked and taken
+        under one lock (a write that then fails gives it back)."""
         cap = self.params.max_writes
-        if self.writes >= cap:
-            raise UsageError(f"this session made its {cap} writes, the limit ([mcp] "
-                             "max_writes in the config file); ask the user before storing more, "
-                             "or start a new session")
+        with self._budget_lock:
+            if self.writes >= cap:
+                raise UsageError(f"this session made its {cap} writes, the limit ([mcp] "
+                                 "max_writes in the config file); ask the user before storing "
+                                 "more, or start a new session")
+            self.writes += 1
 
     # -- tools ---------------------------------------------------------------------
     def search(self, query: str, *, limit: int = 5, type_: Sequence[str] = (),

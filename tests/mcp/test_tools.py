@@ -326,3 +326,33 @@ def test_hippo_undo_reverts_everything_a_session_wrote(make_server, seeded, cli,
     after = cli("export").records
     assert [(m["id"], m["text"], m["status"], m["superseded_by"]) for m in after] == [
         (m["id"], m["text"], m["status"], m["superseded_by"]) for m in before]
+
+
+def test_concurrent_writes_cannot_pass_the_budget(make_server, db_path) -> None:
+    """Twenty `remember` calls at once against max_writes 3: three stored, seventeen
+    refused (the budget was checked outside the lock and counted after the write)."""
+    from mcp import Client
+
+    server = make_server(max_writes=3)
+
+    async def run() -> list:
+        results: list = []
+        async with Client(server) as client:
+            async def one(i: int) -> None:
+                results.append(await client.call_tool(
+                    "remember", {"text": f"concurrent fact number {i}", "type": "fact"}))
+
+            async with anyio.create_task_group() as tg:
+                for i in range(20):
+                    tg.start_soon(one, i)
+        return results
+
+    results = anyio.run(run)
+    stored = [r for r in results if not r.is_error]
+    refused = [r for r in results if r.is_error]
+    assert len(stored) == 3 and len(refused) == 17
+    assert all("made its 3 writes, the limit" in text_of(r) for r in refused)
+    db = connect(db_path)
+    assert db.scalar("SELECT count(*) FROM memories") == 3
+    db.close()
+    assert server.engine.writes == 3
