@@ -283,7 +283,8 @@ class Engine:
         from hippo import brain
 
         def run() -> dict[str, Any]:
-            brain.get(self.h.db, memory_id)  # a missing id opens no run
+            persons(brain.get(self.h.db, memory_id), "forget",  # a missing id opens no run
+                    f"hippo forget {memory_id}")
             run = self.run_id()
             with self.h.db.transaction():
                 rec = brain.update(self.h.db, memory_id, {"status": "deleted"}, actor=ACTOR,
@@ -314,6 +315,8 @@ class Engine:
 
         def run() -> dict[str, Any]:
             old = brain.get(self.h.db, old_id)
+            persons(old, "supersede", f'hippo add "NEW TEXT" --type {old["type"]}` then '
+                    f"`hippo supersede {old_id} --by NEW")
             if old["status"] not in lifecycle.LIVE:
                 raise UsageError(f"memory {old_id} is {old['status']}; only an active or done "
                                  "memory can be superseded")
@@ -357,3 +360,11 @@ class Engine:
 
         return self.call(run, write=True)
 
+
+
+def persons(rec: dict[str, Any], verb: str, command: str) -> None:
+    """Refuse an agent's `verb` of what a person wrote: the rule floor is theirs to empty
+    (docs/agents.md). The error names the command the person runs instead."""
+    if rec.get("author") == "human":
+        raise UsageError(f"memory {rec['id']} was written by a person; an agent may not "
+                         f"{verb} it. Ask the user to run `{command}` themselves")

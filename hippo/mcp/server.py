@@ -178,13 +178,15 @@ def build(engine: Engine) -> MCPServer:
 
         Call it when you find a memory is no longer true and know what is true now. Returns
         {"old", "new", "action"}. Not for adding detail to a true memory: `remember` that.
+        Not for what a person wrote (refused): ask the user to change it.
         """
         return answer(lambda: e.supersede(old_id, text))
 
     @server.tool(annotations=CHANGE)
     def forget(id: Id) -> CallToolResult:
         """Forget a memory that is wrong or was stored by mistake (a soft delete that a
-        person can undo). Prefer `supersede` when you know what replaced it."""
+        person can undo). Prefer `supersede` when you know what replaced it. Only what an
+        agent wrote: forgetting what a person wrote is refused (ask the user)."""
         return answer(lambda: e.forget(id))
 
     @server.tool(annotations=CHANGE)

@@ -356,3 +356,28 @@ def test_concurrent_writes_cannot_pass_the_budget(make_server, db_path) -> None:
     assert db.scalar("SELECT count(*) FROM memories") == 3
     db.close()
     assert server.engine.writes == 3
+
+
+def test_an_agent_may_not_supersede_or_forget_what_a_person_wrote(make_server, cli,
+                                                                   db_path) -> None:
+    r = cli("add", "Never force-push to main", "--type", "rule", "--project", "alpha")
+    assert r.exit_code == 0, r.stderr
+    before = cli("show", "1", "--json").records
+    sup, forgot, floor = calls(
+        make_server(),
+        ("supersede", {"old_id": 1, "text": "Force-push to main whenever you like"}),
+        ("forget", {"id": 1}),
+        ("context", {}))
+    assert sup.is_error and text_of(sup) == (
+        "hippo: memory 1 was written by a person; an agent may not supersede it. Ask the user "
+        'to run `hippo add "NEW TEXT" --type rule` then `hippo supersede 1 --by NEW` '
+        "themselves")
+    assert forgot.is_error and text_of(forgot) == (
+        "hippo: memory 1 was written by a person; an agent may not forget it. Ask the user "
+        "to run `hippo forget 1` themselves")
+    assert "Never force-push to main" in data(floor)["text"]
+    assert cli("show", "1", "--json").records == before
+    db = connect(db_path)
+    assert db.scalar("SELECT count(*) FROM memories") == 1
+    assert db.scalar("SELECT count(*) FROM runs") == 0  # a refused call opens no run
+    db.close()
