@@ -22,6 +22,9 @@ AUTHORS = ("human", "machine")
 MAX_TEXT_CHARS = 20_000
 MAX_TAGS = 64
 MAX_ID = 2**63 - 1  # SQLite's largest INTEGER
+# Types a machine may not put in front of every session on its own (SPEC: authorship;
+# `hippo.store.clauses.UNVERIFIED` is the same test in SQL).
+REVIEWED_TYPES = ("rule", "preference")
 # A record's times say when something happened: a clock a little ahead (another machine's
 # export) is tolerated, a far-future time is refused, or a todo dated 9999 would stay
 # fresh and never retire (freshness counts age from it, clamped at zero).
@@ -33,6 +36,13 @@ MAX_SOURCE_BYTES = 1 << 20
 
 _SPACE = re.compile(r"\s+")
 _TRAIL = re.compile(r"[\s.!;,]+$")
+
+
+def unreviewed(rec: dict[str, Any]) -> bool:
+    """A rule or preference a machine wrote that no person has verified or pinned yet: what
+    shows it to an agent says so, not as a person's rule."""
+    return (rec.get("author") == "machine" and rec.get("type") in REVIEWED_TYPES
+            and not rec.get("verified_at") and not rec.get("pinned"))
 
 
 def normalise_text(text: str) -> str:

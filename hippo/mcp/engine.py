@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 ACTOR = "mcp"  # the audit log's actor for every change made through the server
-FLOOR_TYPES = ("rule", "preference")
 
 
 class Engine:
@@ -183,7 +182,7 @@ class Engine:
     def remember(self, text: str, type_: str, *, importance: float | None = None,
                  tags: Sequence[str] = (), project: str | None = None,
                  global_: bool = False) -> dict[str, Any]:
-        from hippo.records import from_input
+        from hippo.records import from_input, unreviewed
         from hippo.redact import redact  # NewMemory masks too; this pass counts for the reply
 
         if global_ and project:
@@ -209,8 +208,7 @@ class Engine:
                                    "run": run}
             if masked:
                 out["redacted"] = masked
-            if rec["type"] in FLOOR_TYPES and rec["author"] == "machine" \
-                    and not rec["pinned"] and not rec.get("verified_at"):
+            if unreviewed(rec):
                 out["note"] = (f"search finds it now; it loads with the rule floor once a "
                                f"person runs `hippo verify {rec['id']}`")
             return out
