@@ -188,6 +188,7 @@ class Engine:
         if global_ and project:
             raise UsageError("give project or global_memory, not both")
         clean, masked = redact(text) if isinstance(text, str) else (text, 0)
+        masked += sum(redact(s)[1] for s in (project, *tags) if isinstance(s, str))
         fields: dict[str, Any] = {"text": clean, "type": type_, "tags": list(tags),
                                   "author": "machine", "source": {"via": "mcp"}}
         if importance is not None:
