@@ -381,3 +381,14 @@ def test_an_agent_may_not_supersede_or_forget_what_a_person_wrote(make_server, c
     assert db.scalar("SELECT count(*) FROM memories") == 1
     assert db.scalar("SELECT count(*) FROM runs") == 0  # a refused call opens no run
     db.close()
+
+
+def test_an_id_past_the_stores_range_is_a_clear_tool_error(make_server) -> None:
+    big = 2**63
+    got, forgot, sup, fine = calls(make_server(), ("get", {"id": big}), ("forget", {"id": big}),
+                                   ("supersede", {"old_id": big, "text": "x"}),
+                                   ("get", {"id": 2**63 - 1}))
+    for res, name in ((got, "get: id"), (forgot, "forget: id"), (sup, "supersede: old_id")):
+        assert res.is_error and text_of(res) == (
+            f"hippo: {name}: Input should be less than or equal to 9223372036854775807")
+    assert text_of(fine) == "hippo: no memory with id 9223372036854775807"
