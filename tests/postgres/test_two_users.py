@@ -50,3 +50,17 @@ def test_forgetting_a_session_one_cannot_see_is_not_found_and_changes_nothing(
     assert hidden.stdout == ""
     assert _memories(db_path) == before  # no provenance rewritten, no audit row by Bob
     assert cli("echo", "--forget-session", alices, env=ALICE).exit_code == 0
+
+
+def test_project_list_counts_only_the_sessions_one_may_see(cli, alices: str) -> None:
+    def counts(env: dict[str, str]) -> dict:
+        r = cli("project", "list", "--json", env=env)
+        assert r.exit_code == 0, r.stderr
+        return {p["project"]: (p["sessions"], p["chunks"]) for p in r.records}
+
+    mine = counts(ALICE)
+    (project,) = [p for p, (sessions, _) in mine.items() if sessions]
+    assert mine[project][0] == 1 and mine[project][1] > 0
+    assert counts(BOB).get(project, (0, 0)) == (0, 0)
+    assert cli("config", "--set", "echo.shared=on", env=ALICE).exit_code == 0
+    assert counts(BOB)[project] == mine[project]
