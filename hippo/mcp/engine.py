@@ -40,9 +40,8 @@ class Engine:
         warm.activate()
         self.h = h
         self.params = params or McpParams.from_table(h.settings.table("mcp"))
-        self.writes = 0  # writes made, and reserved by calls in flight
+        self.writes = 0  # writes made (counted under `_lock`, where they run)
         self._lock = threading.Lock()
-        self._budget_lock = threading.Lock()
         self._warm: Any = None
         self._runs = contextlib.ExitStack()
         self._run: Any = None
@@ -97,20 +96,11 @@ class Engine:
 
     def call(self, fn: Callable[[], T], *, embeds: bool = False, write: bool = False) -> T:
         """Run one tool body under the lock; retry it while the database is busy. A `write`
-        reserves one of the session's writes before it starts, and gives it back if it
-        fails: concurrent calls cannot pass the budget."""
+        takes its place in the session's budget under that lock, as it starts (no other
+        write is in flight then), and counts once it succeeded: concurrent calls cannot
+        pass the budget, and a write that fails leaves its place to the next."""
         if write:
-            self._reserve()
-        try:
-            value = self._attempts(fn, embeds=embeds)
-        except BaseException:
-            if write:
-                with self._budget_lock:
-                    self.writes -= 1
-            raise
-        return value
-
-    def _attempts(self, fn: Callable[[], T], *, embeds: bool) -> T:
+            self._budget()  # at once, without waiting for the warm-up; again under the lock
         if embeds:
             self.ready()
         deadline = time.monotonic() + self.params.busy_retry_seconds
@@ -119,7 +109,12 @@ class Engine:
             tries += 1
             try:
                 with self._lock:
-                    return fn()
+                    if write:
+                        self._budget()
+                    value = fn()
+                    if write:
+                        self.writes += 1
+                    return value
             except BusyError as exc:
                 if time.monotonic() + pause > deadline:
                     raise BusyError(f"{exc} (gave up after {tries} tries in "
@@ -137,16 +132,13 @@ class Engine:
             self._run = self._runs.enter_context(job(self.h.db, "mcp", lock=False))
         return str(self._run.id)
 
-    def _reserve(self) -> None:
-        """Take one of the session's writes, or refuse past the budget; checked and taken
-        under one lock (a write that then fails gives it back)."""
+    def _budget(self) -> None:
+        """Refuse a write past the session's budget (a write counts once it succeeded)."""
         cap = self.params.max_writes
-        with self._budget_lock:
-            if self.writes >= cap:
-                raise UsageError(f"this session made its {cap} writes, the limit ([mcp] "
-                                 "max_writes in the config file); ask the user before storing "
-                                 "more, or start a new session")
-            self.writes += 1
+        if self.writes >= cap:
+            raise UsageError(f"this session made its {cap} writes, the limit ([mcp] "
+                             "max_writes in the config file); ask the user before storing "
+                             "more, or start a new session")
 
     # -- tools ---------------------------------------------------------------------
     def search(self, query: str, *, limit: int = 5, type_: Sequence[str] = (),

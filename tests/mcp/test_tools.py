@@ -328,26 +328,31 @@ def test_hippo_undo_reverts_everything_a_session_wrote(make_server, seeded, cli,
         (m["id"], m["text"], m["status"], m["superseded_by"]) for m in before]
 
 
-def test_concurrent_writes_cannot_pass_the_budget(make_server, db_path) -> None:
-    """Twenty `remember` calls at once against max_writes 3: three stored, seventeen
-    refused (the budget was checked outside the lock and counted after the write)."""
+def _at_once(server, steps: list) -> list:  # type: ignore[no-untyped-def]
+    """Every call started at once through one client session, as an agent's parallel tool
+    calls are (the SDK runs each on a worker thread)."""
     from mcp import Client
-
-    server = make_server(max_writes=3)
 
     async def run() -> list:
         results: list = []
         async with Client(server) as client:
-            async def one(i: int) -> None:
-                results.append(await client.call_tool(
-                    "remember", {"text": f"concurrent fact number {i}", "type": "fact"}))
+            async def one(name: str, args: dict) -> None:
+                results.append(await client.call_tool(name, args))
 
             async with anyio.create_task_group() as tg:
-                for i in range(20):
-                    tg.start_soon(one, i)
+                for name, args in steps:
+                    tg.start_soon(one, name, args)
         return results
 
-    results = anyio.run(run)
+    return anyio.run(run)
+
+
+def test_concurrent_writes_cannot_pass_the_budget(make_server, db_path) -> None:
+    """Twenty `remember` calls at once against max_writes 3: three stored, seventeen
+    refused (the budget was checked outside the lock and counted after the write)."""
+    server = make_server(max_writes=3)
+    results = _at_once(server, [("remember", {"text": f"concurrent fact number {i}",
+                                              "type": "fact"}) for i in range(20)])
     stored = [r for r in results if not r.is_error]
     refused = [r for r in results if r.is_error]
     assert len(stored) == 3 and len(refused) == 17
@@ -392,3 +397,17 @@ def test_an_id_past_the_stores_range_is_a_clear_tool_error(make_server) -> None:
         assert res.is_error and text_of(res) == (
             f"hippo: {name}: Input should be less than or equal to 9223372036854775807")
     assert text_of(fine) == "hippo: no memory with id 9223372036854775807"
+
+
+def test_concurrent_writes_that_fail_leave_their_place_in_the_budget(make_server,
+                                                                     db_path) -> None:
+    """Ten bad writes among twenty at once, max_writes 3: still exactly three stored (a
+    failed write never held a place another write was refused for)."""
+    steps = [("remember", {"text": f"concurrent fact number {i}",
+                           "type": "fact" if i % 2 else "nonsense"}) for i in range(20)]
+    server = make_server(max_writes=3)
+    results = _at_once(server, steps)
+    assert len([r for r in results if not r.is_error]) == 3
+    db = connect(db_path)
+    assert db.scalar("SELECT count(*) FROM memories") == 3
+    db.close()
