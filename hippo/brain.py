@@ -199,6 +199,11 @@ def update(db: Store, memory_id: int, changes: dict[str, Any], *, actor: str, ac
         raise UsageError(f"cannot change {min(bad)}")
     if "text" in changes:
         changes = {**changes, "text": _redacted(db, changes["text"])}
+    if {"project", "tags", "source"} & set(changes):  # every stored string, not only text
+        from hippo.records import masked
+
+        changes = {k: masked(v) if k in ("project", "tags", "source") else v
+                   for k, v in changes.items()}
     stamp = now_iso()
     values = _column_values(changes)
     if "text" in changes or "type" in changes or "project" in changes:

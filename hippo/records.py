@@ -22,6 +22,9 @@ AUTHORS = ("human", "machine")
 MAX_TEXT_CHARS = 20_000
 MAX_TAGS = 64
 MAX_ID = 2**63 - 1  # SQLite's largest INTEGER
+# Types a machine may not put in front of every session on its own (SPEC: authorship;
+# `hippo.store.clauses.UNVERIFIED` is the same test in SQL).
+REVIEWED_TYPES = ("rule", "preference")
 # A record's times say when something happened: a clock a little ahead (another machine's
 # export) is tolerated, a far-future time is refused, or a todo dated 9999 would stay
 # fresh and never retire (freshness counts age from it, clamped at zero).
@@ -33,6 +36,27 @@ MAX_SOURCE_BYTES = 1 << 20
 
 _SPACE = re.compile(r"\s+")
 _TRAIL = re.compile(r"[\s.!;,]+$")
+
+
+def unreviewed(rec: dict[str, Any]) -> bool:
+    """A rule or preference a machine wrote that no person has verified or pinned yet: what
+    shows it to an agent says so, not as a person's rule."""
+    return (rec.get("author") == "machine" and rec.get("type") in REVIEWED_TYPES
+            and not rec.get("verified_at") and not rec.get("pinned"))
+
+
+def masked(value: Any) -> Any:
+    """`value` with the secrets in every string of it masked (`hippo.redact`): a text, a
+    project, tags, a source's keys and values. Anything else is returned as it is."""
+    from hippo.redact import redact_text
+
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, list):
+        return [masked(v) for v in value]
+    if isinstance(value, dict):
+        return {masked(k): masked(v) for k, v in value.items()}
+    return value
 
 
 def normalise_text(text: str) -> str:
@@ -53,7 +77,10 @@ def clean_tags(tags: Any) -> list[str]:
         tags = [t for t in re.split(r"[,\s]+", tags) if t]
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         raise UsageError("tags must be a list of strings")
-    out = sorted({t.strip().lower() for t in tags if t.strip()})
+    from hippo.redact import redact_text
+
+    # Masked before lower case: the shape of a token (ghp_, AKIA...) is in its case.
+    out = sorted({redact_text(t.strip()).lower() for t in tags if t.strip()})
     if len(out) > MAX_TAGS:
         raise UsageError(f"at most {MAX_TAGS} tags")
     return out
@@ -76,7 +103,8 @@ class NewMemory:
 
     The redaction choke point for new memories: every Brain insert (`add`, `add -`,
     `import`, the extractor, undo, an MCP `remember`) builds one of these, so its text is
-    masked here (`hippo.redact`), before it is embedded, hashed or stored.
+    masked here (`hippo.redact`), before it is embedded, hashed or stored; so are its
+    project, tags and every string of its source.
     """
 
     text: str
@@ -100,9 +128,10 @@ class NewMemory:
     source: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
-        from hippo.redact import redact_text
-
-        self.text = redact_text(self.text)
+        self.text = masked(self.text)
+        self.project = masked(self.project)
+        self.tags = masked(self.tags)
+        self.source = masked(self.source)
 
     @property
     def dedup_key(self) -> str:

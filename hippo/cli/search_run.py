@@ -51,7 +51,7 @@ def run(root: dict[str, Any], query: str, *, all_projects: bool = False,
                      else 0)
         # An empty Brain beside an Echo full of this project's sessions: hippo has read
         # them but learnt nothing yet, which silence would pass off as "nothing known".
-        echoed = _echoed(h) if not found.results and found.query else 0
+        echoed = _echoed(h, all_projects) if not found.results and found.query else 0
         scope = h.project
     finally:
         h.close()
@@ -65,7 +65,8 @@ def run(root: dict[str, Any], query: str, *, all_projects: bool = False,
     if not results:
         if echoed:
             sys.stderr.write(f"hippo: no memories match; Echo holds {echoed} "
-                             f"chunk{'' if echoed == 1 else 's'} of this project's sessions: "
+                             f"chunk{'' if echoed == 1 else 's'} of "
+                             f"{'every' if all_projects else 'this'} project's sessions: "
                              f"try `hippo echo {_quoted(text)}`, or `hippo extract` to learn "
                              "memories from them\n")
         if elsewhere:
@@ -91,11 +92,13 @@ def _quoted(query: str) -> str:
 
 
 # Only asked when a search found nothing: is the scope's Brain empty, and its Echo not?
-def _echoed(h: Any) -> int:
-    """Echo chunks of the current project when no memory is in scope (else 0)."""
-    if h.db.memories.active_in_scope(h.project):
+def _echoed(h: Any, every: bool) -> int:
+    """Echo chunks of the current project (`every`: of every project) when no memory is in
+    scope (else 0)."""
+    if h.db.memories.active_in_scope(h.project) or (
+            every and h.db.memories.active_elsewhere(h.project)):
         return 0
-    return h.db.chunks.count(h.project, every_project=h.project is None)
+    return h.db.chunks.count(h.project, every_project=every or h.project is None)
 
 
 def _elsewhere(h: Any) -> int:

@@ -32,9 +32,13 @@ def forget_session(db: Store, key: str, *, cited: list[int] | None = None) -> in
     token matrices of texts no longer stored); freed pages are zeroed, and the caller
     checkpoints the WAL after committing (docs/privacy.md). Memories extracted from it
     stay, their links to it removed and `source.forgotten` naming it
-    (docs/reliability.md); their ids are appended to `cited` when given."""
+    (docs/reliability.md); their ids are appended to `cited` when given. A session this
+    user may not see (another's, on a team store) is not found, as one that never was."""
     from hippo import brain
+    from hippo.errors import NotFoundError
 
+    if db.memories.session_id(key) is None:
+        raise NotFoundError(f"no session {key!r} in Echo")
     ids = db.chunks.ids_of_session(key)
     texts = _texts(db, ids)
     touched = brain.detach_chunks(db, ids, forgotten_session=key)

@@ -73,8 +73,11 @@ def render(records: list[dict[str, Any]], budget: int) -> str:
 
 def _render(records: list[dict[str, Any]], budget: int) -> str:
     from hippo.layers.pack import pack
+    from hippo.records import unreviewed
+
+    def label(r: dict[str, Any]) -> str:
+        kind = f"{r['type']}, machine-written, unverified" if unreviewed(r) else r["type"]
+        return f"{kind}, {r.get('project') or 'global'}, {str(r.get('created_at') or '')[:10]}"
 
     return pack("recall", "Relevant memories", [
-        {**r, "text": f"{r['text']} ({r['type']}, {r.get('project') or 'global'}, "
-                      f"{str(r.get('created_at') or '')[:10]}, #{r['id']})"} for r in records
-    ], budget).text
+        {**r, "text": f"{r['text']} ({label(r)}, #{r['id']})"} for r in records], budget).text

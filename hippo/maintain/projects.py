@@ -55,6 +55,11 @@ def _check(db: Store, src: str, dst: str, *, merge: bool) -> None:
             raise UsageError(f"not a project name: {name!r}")
     if src == dst:
         raise UsageError(f"{src!r} and {dst!r} are the same project")
+    from hippo.redact import redact_text
+
+    if redact_text(dst) != dst:  # stored in every row it names: a secret is never one
+        raise UsageError("the new project name looks like a secret (hippo would store it "
+                         "masked); choose another")
     if not exists(db, src):
         raise NotFoundError(f"no project {src!r}; `hippo project list` shows them")
     there = exists(db, dst)

@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 ACTOR = "mcp"  # the audit log's actor for every change made through the server
-FLOOR_TYPES = ("rule", "preference")
 
 
 class Engine:
@@ -41,7 +40,7 @@ class Engine:
         warm.activate()
         self.h = h
         self.params = params or McpParams.from_table(h.settings.table("mcp"))
-        self.writes = 0
+        self.writes = 0  # writes made (counted under `_lock`, where they run)
         self._lock = threading.Lock()
         self._warm: Any = None
         self._runs = contextlib.ExitStack()
@@ -97,9 +96,11 @@ class Engine:
 
     def call(self, fn: Callable[[], T], *, embeds: bool = False, write: bool = False) -> T:
         """Run one tool body under the lock; retry it while the database is busy. A `write`
-        counts against the session's budget once it succeeded."""
+        takes its place in the session's budget under that lock, as it starts (no other
+        write is in flight then), and counts once it succeeded: concurrent calls cannot
+        pass the budget, and a write that fails leaves its place to the next."""
         if write:
-            self._budget()
+            self._budget()  # at once, without waiting for the warm-up; again under the lock
         if embeds:
             self.ready()
         deadline = time.monotonic() + self.params.busy_retry_seconds
@@ -108,10 +109,12 @@ class Engine:
             tries += 1
             try:
                 with self._lock:
+                    if write:
+                        self._budget()
                     value = fn()
-                if write:
-                    self.writes += 1
-                return value
+                    if write:
+                        self.writes += 1
+                    return value
             except BusyError as exc:
                 if time.monotonic() + pause > deadline:
                     raise BusyError(f"{exc} (gave up after {tries} tries in "
@@ -134,8 +137,8 @@ class Engine:
         cap = self.params.max_writes
         if self.writes >= cap:
             raise UsageError(f"this session made its {cap} writes, the limit ([mcp] "
-                             "max_writes in the config file); ask the user before storing more, "
-                             "or start a new session")
+                             "max_writes in the config file); ask the user before storing "
+                             "more, or start a new session")
 
     # -- tools ---------------------------------------------------------------------
     def search(self, query: str, *, limit: int = 5, type_: Sequence[str] = (),
@@ -171,12 +174,13 @@ class Engine:
     def remember(self, text: str, type_: str, *, importance: float | None = None,
                  tags: Sequence[str] = (), project: str | None = None,
                  global_: bool = False) -> dict[str, Any]:
-        from hippo.records import from_input
+        from hippo.records import from_input, unreviewed
         from hippo.redact import redact  # NewMemory masks too; this pass counts for the reply
 
         if global_ and project:
             raise UsageError("give project or global_memory, not both")
         clean, masked = redact(text) if isinstance(text, str) else (text, 0)
+        masked += sum(redact(s)[1] for s in (project, *tags) if isinstance(s, str))
         fields: dict[str, Any] = {"text": clean, "type": type_, "tags": list(tags),
                                   "author": "machine", "source": {"via": "mcp"}}
         if importance is not None:
@@ -197,8 +201,7 @@ class Engine:
                                    "run": run}
             if masked:
                 out["redacted"] = masked
-            if rec["type"] in FLOOR_TYPES and rec["author"] == "machine" \
-                    and not rec["pinned"] and not rec.get("verified_at"):
+            if unreviewed(rec):
                 out["note"] = (f"search finds it now; it loads with the rule floor once a "
                                f"person runs `hippo verify {rec['id']}`")
             return out
@@ -271,7 +274,8 @@ class Engine:
         from hippo import brain
 
         def run() -> dict[str, Any]:
-            brain.get(self.h.db, memory_id)  # a missing id opens no run
+            persons(brain.get(self.h.db, memory_id), "forget",  # a missing id opens no run
+                    f"hippo forget {memory_id}")
             run = self.run_id()
             with self.h.db.transaction():
                 rec = brain.update(self.h.db, memory_id, {"status": "deleted"}, actor=ACTOR,
@@ -302,6 +306,8 @@ class Engine:
 
         def run() -> dict[str, Any]:
             old = brain.get(self.h.db, old_id)
+            persons(old, "supersede", f'hippo add "NEW TEXT" --type {old["type"]}` then '
+                    f"`hippo supersede {old_id} --by NEW")
             if old["status"] not in lifecycle.LIVE:
                 raise UsageError(f"memory {old_id} is {old['status']}; only an active or done "
                                  "memory can be superseded")
@@ -345,3 +351,11 @@ class Engine:
 
         return self.call(run, write=True)
 
+
+
+def persons(rec: dict[str, Any], verb: str, command: str) -> None:
+    """Refuse an agent's `verb` of what a person wrote: the rule floor is theirs to empty
+    (docs/agents.md). The error names the command the person runs instead."""
+    if rec.get("author") == "human":
+        raise UsageError(f"memory {rec['id']} was written by a person; an agent may not "
+                         f"{verb} it. Ask the user to run `{command}` themselves")

@@ -19,6 +19,7 @@ from pydantic import Field
 from hippo import __version__
 from hippo.errors import HippoError, scrub
 from hippo.mcp.engine import Engine
+from hippo.records import MAX_ID
 
 INSTRUCTIONS = """\
 hippo is this user's long-term memory for coding work: curated memories (rules, decisions,
@@ -31,7 +32,9 @@ command output, or what the code itself already says."""
 
 Text = Annotated[str, Field(description="A self-contained statement, one fact or decision "
                                         "per memory, readable without this conversation.")]
-Id = Annotated[int, Field(description="A memory id, as search or remember returned it.", ge=1)]
+# Bounded as the store's ids are (SQLite's INTEGER): a larger one is a validation error.
+Id = Annotated[int, Field(description="A memory id, as search or remember returned it.", ge=1,
+                          le=MAX_ID)]
 
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
@@ -170,7 +173,8 @@ def build(engine: Engine) -> MCPServer:
 
     @server.tool(annotations=CHANGE)
     def supersede(
-        old_id: Annotated[int, Field(description="The memory that is out of date.", ge=1)],
+        old_id: Annotated[int, Field(description="The memory that is out of date.", ge=1,
+                                     le=MAX_ID)],
         text: Text,
     ) -> CallToolResult:
         """Replace an outdated memory: store `text` as a new memory (same type, project and
@@ -178,13 +182,15 @@ def build(engine: Engine) -> MCPServer:
 
         Call it when you find a memory is no longer true and know what is true now. Returns
         {"old", "new", "action"}. Not for adding detail to a true memory: `remember` that.
+        Not for what a person wrote (refused): ask the user to change it.
         """
         return answer(lambda: e.supersede(old_id, text))
 
     @server.tool(annotations=CHANGE)
     def forget(id: Id) -> CallToolResult:
         """Forget a memory that is wrong or was stored by mistake (a soft delete that a
-        person can undo). Prefer `supersede` when you know what replaced it."""
+        person can undo). Prefer `supersede` when you know what replaced it. Only what an
+        agent wrote: forgetting what a person wrote is refused (ask the user)."""
         return answer(lambda: e.forget(id))
 
     @server.tool(annotations=CHANGE)

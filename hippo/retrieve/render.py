@@ -28,12 +28,21 @@ class Rendered:
 
 
 def line(rec: dict[str, Any], text: str | None = None) -> str:
-    """One bullet: the text on one line, then type, project, date, id and score."""
+    """One bullet: the text on one line, then type (a machine's rule not yet reviewed says
+    so), project, date and id."""
     body = " ".join(str(rec["text"] if text is None else text).split())
-    where = rec.get("project") or "global"
-    date = str(rec.get("created_at") or "")[:10]
     extra = f", superseded by #{rec['superseded_by']}" if rec.get("superseded_by") else ""
-    return f"- {body} ({rec['type']}, {where}, {date}, #{rec['id']}{extra})\n"
+    return f"- {body} ({label(rec)}, #{rec['id']}{extra})\n"
+
+
+def label(rec: dict[str, Any]) -> str:
+    """`rule, alpha, 2026-01-02`; `rule, machine-written, unverified, ...` for a rule or
+    preference a machine wrote and no person reviewed: an agent must not take it for one
+    of the user's own rules."""
+    from hippo.records import unreviewed
+
+    kind = f"{rec['type']}, machine-written, unverified" if unreviewed(rec) else rec["type"]
+    return f"{kind}, {rec.get('project') or 'global'}, {str(rec.get('created_at') or '')[:10]}"
 
 
 def _cut(rec: dict[str, Any], room: int) -> str | None:

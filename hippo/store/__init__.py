@@ -40,8 +40,15 @@ def connect(path: Path | str, *, busy_timeout_ms: int = 5000, mode: Mode = "writ
     """Open the store at `path`: a SQLite file (`hippo.store.sqlite.database.connect`), or
     a PostgreSQL server when `path` is a `postgresql://` URL (`hippo.store.postgres`)."""
     if is_server(path):
-        from hippo.store.postgres.database import connect as pg_connect
+        try:
+            from hippo.store.postgres.database import connect as pg_connect
+        except ModuleNotFoundError as exc:
+            if not (exc.name or "").startswith("psycopg"):
+                raise
+            from hippo.errors import ConfigError
 
+            raise ConfigError("a postgresql:// database needs the PostgreSQL driver, which "
+                              "is not installed: pip install 'hippo[postgres]'") from None
         return pg_connect(str(path), busy_timeout_ms=busy_timeout_ms, mode=mode, check=check,
                           migrate=migrate)
     from hippo.store.sqlite.database import connect as sqlite_connect

@@ -51,6 +51,19 @@ def test_no_echo_hint_when_the_brain_has_memories_or_echo_is_of_another_project(
     assert "Echo holds" not in r.stderr
 
 
+def test_all_projects_counts_every_projects_sessions(cli, echo_only: int) -> None:
+    """From another project's directory, --all-projects with an empty Brain: the hint
+    counts every project's sessions (it printed nothing at all)."""
+    r = cli("search", "-p", "other", "--all-projects", "flaky deploy")
+    assert (r.exit_code, r.stdout) == (0, "")
+    assert r.stderr == (f"hippo: no memories match; Echo holds {echo_only} "
+                        f"chunk{'' if echo_only == 1 else 's'} of every project's sessions: "
+                        "try `hippo echo 'flaky deploy'`, or `hippo extract` to learn memories "
+                        "from them\n")
+    assert cli("add", "-p", "elsewhere", "a memory in another project").exit_code == 0
+    assert cli("search", "-p", "other", "--all-projects", "flaky deploy").stderr == ""
+
+
 def test_both_hints_when_other_projects_hold_memories(cli, echo_only: int) -> None:
     assert cli("add", "-p", "elsewhere", "a memory in another project").exit_code == 0
     r = cli("search", "-p", "webapp", "flaky deploy")

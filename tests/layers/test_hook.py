@@ -131,3 +131,29 @@ def test_database_error_in_a_real_process(hippo_proc, tmp_path: Path, repo: Path
     assert bad.read_text() == "my notes\n"
     ok = hippo_proc(["hook", "claude-code"], input=payload(repo, "SessionStart", source="resume"))
     assert ok.returncode == 0 and ok.stdout == ""  # empty database: nothing to add
+
+
+@pytest.mark.parametrize("pipeline", [True, False], ids=["search", "lexical"])
+def test_prompt_marks_a_machine_rule_no_person_reviewed(cli, repo: Path, pipeline: bool,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rule an agent or the extractor wrote reaches the prompt (search finds it), but not
+    labelled as the user's own rules are: until a person verifies or pins it, it says so."""
+    if not pipeline:
+        monkeypatch.setattr(recall, "has_pipeline", lambda: False)
+    rules = [{"text": "Deploy the staging cluster with make deploy-staging", "type": "rule",
+              "project": "A"},
+             {"text": "Deploy the staging cluster only on weekdays", "type": "rule",
+              "project": "A", "author": "machine"},
+             {"text": "Deploy the staging cluster after the smoke tests pass", "type": "rule",
+              "project": "A", "author": "machine"}]
+    assert cli("add", "-", input="\n".join(orjson.dumps(r).decode() for r in rules)
+               ).exit_code == 0
+    assert cli("verify", "3").exit_code == 0
+    r = cli("hook", "claude-code", "prompt", "--plain", "--min-score", "0", input=payload(
+        repo, "UserPromptSubmit", prompt="how do I deploy the staging cluster?"))
+    assert r.exit_code == 0, r.stderr
+    lines = {line.split(" (")[0][2:]: line.split(" (", 1)[1] for line in r.stdout.splitlines()
+             if line.startswith("- ")}
+    assert lines[rules[0]["text"]].startswith("rule, A, ")
+    assert lines[rules[1]["text"]].startswith("rule, machine-written, unverified, A, ")
+    assert lines[rules[2]["text"]].startswith("rule, A, ")  # a person verified it

@@ -202,6 +202,9 @@ def test_errors_and_exit_codes(cli, seed) -> None:
                                        "a new name, `hippo project rename one three`\n")),
         (("merge", "one", "one"), 2, "hippo: 'one' and 'one' are the same project\n"),
         (("rename", "one", " "), 2, "hippo: not a project name: ' '\n"),
+        (("rename", "one", "ghp_" + "a1B2c3D4e5" * 3 + "F6g7H8"), 2,
+         ("hippo: the new project name looks like a secret (hippo would store it masked); "
+          "choose another\n")),
     ]
     for args, code, err in cases:
         r = cli("project", *args)

@@ -326,3 +326,88 @@ def test_hippo_undo_reverts_everything_a_session_wrote(make_server, seeded, cli,
     after = cli("export").records
     assert [(m["id"], m["text"], m["status"], m["superseded_by"]) for m in after] == [
         (m["id"], m["text"], m["status"], m["superseded_by"]) for m in before]
+
+
+def _at_once(server, steps: list) -> list:  # type: ignore[no-untyped-def]
+    """Every call started at once through one client session, as an agent's parallel tool
+    calls are (the SDK runs each on a worker thread)."""
+    from mcp import Client
+
+    async def run() -> list:
+        results: list = []
+        async with Client(server) as client:
+            async def one(name: str, args: dict) -> None:
+                results.append(await client.call_tool(name, args))
+
+            async with anyio.create_task_group() as tg:
+                for name, args in steps:
+                    tg.start_soon(one, name, args)
+        return results
+
+    return anyio.run(run)
+
+
+def test_concurrent_writes_cannot_pass_the_budget(make_server, db_path) -> None:
+    """Twenty `remember` calls at once against max_writes 3: three stored, seventeen
+    refused (the budget was checked outside the lock and counted after the write)."""
+    server = make_server(max_writes=3)
+    results = _at_once(server, [("remember", {"text": f"concurrent fact number {i}",
+                                              "type": "fact"}) for i in range(20)])
+    stored = [r for r in results if not r.is_error]
+    refused = [r for r in results if r.is_error]
+    assert len(stored) == 3 and len(refused) == 17
+    assert all("made its 3 writes, the limit" in text_of(r) for r in refused)
+    db = connect(db_path)
+    assert db.scalar("SELECT count(*) FROM memories") == 3
+    db.close()
+    assert server.engine.writes == 3
+
+
+def test_an_agent_may_not_supersede_or_forget_what_a_person_wrote(make_server, cli,
+                                                                   db_path) -> None:
+    r = cli("add", "Never force-push to main", "--type", "rule", "--project", "alpha")
+    assert r.exit_code == 0, r.stderr
+    before = cli("show", "1", "--json").records
+    sup, forgot, floor = calls(
+        make_server(),
+        ("supersede", {"old_id": 1, "text": "Force-push to main whenever you like"}),
+        ("forget", {"id": 1}),
+        ("context", {}))
+    assert sup.is_error and text_of(sup) == (
+        "hippo: memory 1 was written by a person; an agent may not supersede it. Ask the user "
+        'to run `hippo add "NEW TEXT" --type rule` then `hippo supersede 1 --by NEW` '
+        "themselves")
+    assert forgot.is_error and text_of(forgot) == (
+        "hippo: memory 1 was written by a person; an agent may not forget it. Ask the user "
+        "to run `hippo forget 1` themselves")
+    assert "Never force-push to main" in data(floor)["text"]
+    assert cli("show", "1", "--json").records == before
+    db = connect(db_path)
+    assert db.scalar("SELECT count(*) FROM memories") == 1
+    assert db.scalar("SELECT count(*) FROM runs") == 0  # a refused call opens no run
+    db.close()
+
+
+def test_an_id_past_the_stores_range_is_a_clear_tool_error(make_server) -> None:
+    big = 2**63
+    got, forgot, sup, fine = calls(make_server(), ("get", {"id": big}), ("forget", {"id": big}),
+                                   ("supersede", {"old_id": big, "text": "x"}),
+                                   ("get", {"id": 2**63 - 1}))
+    for res, name in ((got, "get: id"), (forgot, "forget: id"), (sup, "supersede: old_id")):
+        assert res.is_error and text_of(res) == (
+            f"hippo: {name}: Input should be less than or equal to 9223372036854775807")
+    assert text_of(fine) == "hippo: no memory with id 9223372036854775807"
+
+
+def test_concurrent_writes_that_fail_leave_their_place_in_the_budget(make_server,
+                                                                     db_path) -> None:
+    """Ten bad writes among twenty at once, max_writes 3: still exactly three stored (a
+    failed write never held a place another write was refused for)."""
+    steps = [("remember", {"text": f"concurrent fact number {i}",
+                           "type": "fact" if i % 2 else "nonsense"}) for i in range(20)]
+    server = make_server(max_writes=3)
+    results = _at_once(server, steps)
+    assert len([r for r in results if not r.is_error]) == 3
+    db = connect(db_path)
+    assert db.scalar("SELECT count(*) FROM memories") == 3
+    db.close()

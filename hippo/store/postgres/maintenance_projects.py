@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from hippo.store.postgres.filters import VISIBLE
 from hippo.store.postgres.memories import COLUMNS, FIND_SAME
 
 if TYPE_CHECKING:
@@ -16,10 +17,13 @@ if TYPE_CHECKING:
 COUNTS = {
     "memories": ("SELECT project, count(*), count(*) FILTER (WHERE status = 'active') "
                  'FROM memories GROUP BY project ORDER BY project COLLATE "C" NULLS FIRST'),
-    "sessions": ("SELECT project, count(*) FROM echo_sessions GROUP BY project "
-                 'ORDER BY project COLLATE "C" NULLS FIRST'),
-    "chunks": ("SELECT project, count(*) FROM echo_chunks GROUP BY project "
-               'ORDER BY project COLLATE "C" NULLS FIRST'),
+    # Echo's counts: only the sessions this user may see (another's private ones are not
+    # theirs to count, docs/privacy.md).
+    "sessions": (f"SELECT e.project, count(*) FROM echo_sessions e WHERE {VISIBLE} "
+                 'GROUP BY e.project ORDER BY e.project COLLATE "C" NULLS FIRST'),
+    "chunks": ("SELECT c.project, count(*) FROM echo_chunks c JOIN echo_sessions e "
+               f"ON e.id = c.session_id WHERE {VISIBLE} "
+               'GROUP BY c.project ORDER BY c.project COLLATE "C" NULLS FIRST'),
     "dirs": ("SELECT project, count(*) FROM project_dirs GROUP BY project "
              'ORDER BY project COLLATE "C" NULLS FIRST'),
 }
