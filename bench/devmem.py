@@ -25,7 +25,8 @@ tokens of the Brain's five against Echo's five and of the hook's context.
 
 `--list` prints every memory written, `--misses` the questions the Brain missed (and the
 `none` questions the recipe answered) with its top result, `--cli` runs the Brain and Echo
-searches through the `hippo` command. `--db` reuses a database. The last line of output is
+searches through the `hippo` command. `--db` builds or reuses a database; its transcripts
+are kept beside it (DB.devmem/), so a second run adds nothing. The last line of output is
 one JSON object.
 """
 
@@ -60,11 +61,12 @@ def write_transcripts(sessions: list[dict[str, Any]], base: Path) -> list[Path]:
         folder.mkdir(parents=True, exist_ok=True)
         stamp = f"{s['metadata']['date']}T00:00:00Z"
         path = folder / f"{s['sessionId']}.jsonl"
-        with path.open("w", encoding="utf-8") as f:
-            for m in s["messages"]:
-                f.write(json.dumps({"session_id": s["sessionId"], "cwd": str(cwd),
-                                    "role": m["role"], "content": m["content"],
-                                    "timestamp": stamp}) + "\n")
+        text = "".join(json.dumps({"session_id": s["sessionId"], "cwd": str(cwd),
+                                   "role": m["role"], "content": m["content"],
+                                   "timestamp": stamp}) + "\n" for m in s["messages"])
+        # A reused database has read these files: the same bytes leave its watermarks be.
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
         paths.append(path)
     return paths
 
@@ -95,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     projects = {s["sessionId"]: s["metadata"]["project"] for s in sessions}
 
     tmp = tempfile.TemporaryDirectory(prefix="hippo-devmem-")
-    base = Path(tmp.name)
+    # A reused database keeps its transcripts beside it, so a second run adds nothing.
+    base = args.db.parent / f"{args.db.name}.devmem" if args.db else Path(tmp.name)
     db = args.db or base / "hippo.db"
     paths = write_transcripts(sessions, base)
     print(rc.build_line(rc.build(db, paths)))
