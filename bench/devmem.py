@@ -79,6 +79,27 @@ def question_project(q: dict[str, Any], projects: dict[str, str]) -> str:
     return DEFAULT_PROJECT
 
 
+def load(data: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
+    """The sessions and questions of a devmembench folder (None: not there)."""
+    sfile, qfile = data / "sessions-dev.json", data / "questions-dev.json"
+    if not sfile.is_file() or not qfile.is_file():
+        return None
+    return (json.loads(sfile.read_text(encoding="utf-8")),
+            json.loads(qfile.read_text(encoding="utf-8")))
+
+
+def build(sessions: list[dict[str, Any]], db: Path | None, tmp: Path
+          ) -> tuple[Path, Path, list[Path]]:
+    """Transcripts written, ingested and extracted into `db` (default: in `tmp`): the
+    database, the folder holding the transcripts and project directories, the files."""
+    # A reused database keeps its transcripts beside it, so a second run adds nothing.
+    base = db.parent / f"{db.name}.devmem" if db else tmp
+    db = db or base / "hippo.db"
+    paths = write_transcripts(sessions, base)
+    print(rc.build_line(rc.build(db, paths)))
+    return db, base, paths
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=DATA, help="the devmembench folder")
@@ -87,21 +108,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--misses", action="store_true", help="print the Brain's misses")
     ap.add_argument("--cli", action="store_true", help="search through the hippo command")
     args = ap.parse_args(argv)
-    sfile, qfile = args.data / "sessions-dev.json", args.data / "questions-dev.json"
-    if not sfile.is_file() or not qfile.is_file():
+    loaded = load(args.data)
+    if loaded is None:
         print(f"devmem: no sessions-dev.json / questions-dev.json in {args.data}",
               file=sys.stderr)
         return 2
-    sessions = json.loads(sfile.read_text(encoding="utf-8"))
-    questions = json.loads(qfile.read_text(encoding="utf-8"))
+    sessions, questions = loaded
     projects = {s["sessionId"]: s["metadata"]["project"] for s in sessions}
-
     tmp = tempfile.TemporaryDirectory(prefix="hippo-devmem-")
-    # A reused database keeps its transcripts beside it, so a second run adds nothing.
-    base = args.db.parent / f"{args.db.name}.devmem" if args.db else Path(tmp.name)
-    db = args.db or base / "hippo.db"
-    paths = write_transcripts(sessions, base)
-    print(rc.build_line(rc.build(db, paths)))
+    db, base, paths = build(sessions, args.db, Path(tmp.name))
     result = measure(db, base, questions, projects, paths, args)
     print(json.dumps(result))
     tmp.cleanup()
