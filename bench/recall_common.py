@@ -31,7 +31,10 @@ WORKERS = max(1, min(4, os.cpu_count() or 1))
 
 
 def cli_env(db: Path) -> dict[str, str]:
-    return {**os.environ, "HIPPO_DB": str(db), "HIPPO_NO_PROGRESS": "1"}
+    """The environment of a hippo call on `db`: the project comes from the cwd, as an
+    agent's would, never from a HIPPO_PROJECT left in the shell."""
+    env = {k: v for k, v in os.environ.items() if k != "HIPPO_PROJECT"}
+    return {**env, "HIPPO_DB": str(db), "HIPPO_NO_PROGRESS": "1"}
 
 
 def run_cli(args: list[str], env: dict[str, str], *, stdin: str | None = None,
