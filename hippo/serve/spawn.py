@@ -75,20 +75,22 @@ def auto_start(argv: list[str]) -> None:
 def launch(flag: str | None, files: dict[str, str], *,
            idle_minutes: float | None = None) -> int:
     """Start `hippo serve` detached from this process (its own session, stdin and stdout
-    on /dev/null, stderr to the server's log); its pid."""
+    on /dev/null, stderr to the server's log); its pid. The database travels in its
+    environment (`HIPPO_DB`), never in its argv: any local user's `ps` shows an argv, and
+    a server's URL may hold a password."""
     import subprocess
 
-    argv = [sys.executable, "-m", "hippo"]
+    env = dict(os.environ)
     if flag is not None:
-        argv += ["--db", flag]
-    argv += ["serve"]
+        env["HIPPO_DB"] = flag
+    argv = [sys.executable, "-m", "hippo", "serve"]
     if idle_minutes is not None:
         argv += ["--idle-minutes", repr(float(idle_minutes))]
     log = os.open(files["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                  stderr=log, start_new_session=True, close_fds=True,
-                                 cwd=_cwd())
+                                 cwd=_cwd(), env=env)
     finally:
         os.close(log)
     return child.pid
