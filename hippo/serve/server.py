@@ -155,7 +155,7 @@ class Server:
 
     def _handle(self, conn: socket.socket) -> None:
         try:
-            if wire.peer_uid(conn) not in (None, os.getuid()):
+            if wire.peer_uid(conn) not in (None, os.geteuid()):
                 return  # another user's process: not a word
             request = wire.recv_json(conn, time.monotonic() + 10)
             self._answer(conn, request)
