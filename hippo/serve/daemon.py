@@ -24,6 +24,9 @@ def run(flag: str | None, *, idle_minutes: float | None = None) -> str:
     server = Server(identity=identity(settings.database), shown=display(str(settings.database)),
                     files=files_for(flag), idle_s=idle)
     server.start()
+    from hippo.serve import execute
+
+    execute.install()  # every call's streams its own, from the first thread on
     try:
         sys.stderr.write(f"hippo: serving {server.shown} on {server.files['sock']} "
                          f"(pid {os.getpid()}); exits after {idle / 60:g} min idle\n")

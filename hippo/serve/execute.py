@@ -1,10 +1,14 @@
 """Run one client's call inside the server, exactly as the client's own process would.
 
 The call runs `hippo.cli.main.main` with the client's argv, in the client's working
-directory and environment, with stdin, stdout and stderr replaced by buffers in the
-client's encodings (never a terminal: only calls whose output is piped come here). Those
-are the process's, so calls run one at a time (`Server` holds the lock); what the call
-printed and its exit code go back to the client byte for byte.
+directory and environment, with stdin, stdout and stderr buffers in the client's encodings
+(never a terminal: only calls whose output is piped come here). `sys.stdin`, `sys.stdout`
+and `sys.stderr` are `Dispatch` streams, installed once: each thread's reads and writes go
+to the streams of the call that thread runs, so nothing another thread of the server
+writes (another connection's traceback, the preload's note) ever reaches a client; a
+thread that runs no call writes to the server's own streams (its log). The environment and
+the directory are the process's, so calls run one at a time (`Server` holds the lock);
+what the call printed and its exit code go back to the client byte for byte.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import contextlib
 import io
 import os
 import sys
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -36,6 +41,45 @@ class _Buffer(io.TextIOWrapper):
         self.flush()
         raw: io.BytesIO = self.buffer  # type: ignore[assignment]
         return raw.getvalue()
+
+
+class Dispatch:
+    """`sys.stdin`/`stdout`/`stderr` of a server: the stream of the call this thread runs,
+    else the server's own. (No `__weakref__`: Click caches a wrapper of a stream it deems
+    misconfigured per stream object, which would tie this one to a single call's buffer.)"""
+
+    __slots__ = ("_default", "_local")
+
+    def __init__(self, default: Any) -> None:
+        object.__setattr__(self, "_default", default)
+        object.__setattr__(self, "_local", threading.local())
+
+    def current(self) -> Any:
+        return getattr(self._local, "stream", None) or self._default
+
+    def use(self, stream: Any) -> None:
+        """This thread's calls go to `stream` (None: the server's own again)."""
+        self._local.stream = stream
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.current(), name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.current())
+
+    def write(self, text: str) -> int:
+        return int(self.current().write(text))
+
+    def flush(self) -> None:
+        self.current().flush()
+
+
+def install() -> tuple[Dispatch, Dispatch, Dispatch]:
+    """Make this process's standard streams per-thread (once); the three Dispatch."""
+    for name in ("stdin", "stdout", "stderr"):
+        if not isinstance(getattr(sys, name), Dispatch):
+            setattr(sys, name, Dispatch(getattr(sys, name)))
+    return sys.stdin, sys.stdout, sys.stderr  # type: ignore[return-value]
 
 
 def _stream(streams: dict[str, Any], name: str, data: bytes = b"") -> _Buffer:
@@ -74,16 +118,18 @@ def run(request: dict[str, Any], stdin: bytes) -> tuple[int, bytes, bytes]:
     streams = request.get("streams") or {}
     out, err = _stream(streams, "stdout"), _stream(streams, "stderr")
     inp = _stream(streams, "stdin", stdin)
-    saved = sys.stdin, sys.stdout, sys.stderr
+    dispatch = install()
     code: Any = 0
     with client_process(request["env"], request["cwd"]):
-        sys.stdin, sys.stdout, sys.stderr = inp, out, err
+        for stream, mine in zip(dispatch, (inp, out, err), strict=True):
+            stream.use(mine)
         try:
             main(list(request["argv"]), serve=False)
         except SystemExit as exc:
             code = exc.code
         finally:
-            sys.stdin, sys.stdout, sys.stderr = saved
+            for stream in dispatch:
+                stream.use(None)
     if code is None:
         code = 0
     elif not isinstance(code, int):  # sys.exit("text"): Python prints it and exits 1
@@ -92,4 +138,4 @@ def run(request: dict[str, Any], stdin: bytes) -> tuple[int, bytes, bytes]:
     return code, out.value(), err.value()
 
 
-__all__ = ["Refused", "client_process", "run"]
+__all__ = ["Dispatch", "Refused", "client_process", "install", "run"]

@@ -161,6 +161,11 @@ class Server:
             self._answer(conn, request)
         except (wire.Closed, OSError):
             pass  # the client gave up or went away: it runs the call itself
+        except Exception as exc:  # noqa: BLE001 - a malformed request: one line in our log
+            from hippo.errors import scrub
+
+            sys.stderr.write(scrub(f"hippo serve: a request was dropped: "
+                                   f"{type(exc).__name__}: {exc}\n"))
         finally:
             conn.close()
             self.last = time.monotonic()
