@@ -10,7 +10,7 @@ from hippo.cli.common import DbOpt, JsonOpt, root_flags
 from hippo.errors import ExitCode, HippoError
 
 STATUS_FIELDS = ("pid", "database", "socket", "hippo", "uptime_s", "calls", "idle_s",
-                 "idle_exit_s", "embedders")
+                 "idle_exit_s", "auto", "rss_mb", "embedders")
 
 
 def serve(
