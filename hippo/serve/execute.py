@@ -111,6 +111,28 @@ def client_process(env: dict[str, str], cwd: str) -> Iterator[None]:
             os.chdir("/")
 
 
+def db_option(argv: list[str]) -> str | None:
+    """The `--db` the call gives, read as Click reads it (the command's over the root's):
+    the client's quick reading (`address.db_flag`) only chose which server to ask, and an
+    argv they read differently (`search --db A --project --db B`) is refused here."""
+    from hippo.cli.main import _app
+
+    cmd = _app()
+    try:
+        root = cmd.make_context("hippo", list(argv), resilient_parsing=True)
+        rest = [*getattr(root, "_protected_args", []), *root.args]
+        name, sub, args = cmd.resolve_command(root, rest)
+        if sub is None or name is None:
+            raise Refused("argv")
+        ctx = sub.make_context(name, args, parent=root, resilient_parsing=True)
+    except Refused:
+        raise
+    except Exception as exc:  # noqa: BLE001 - Click's usage errors: the client's run says them
+        raise Refused("argv", str(exc)) from None
+    found = ctx.params.get("db") or root.params.get("db")
+    return None if found is None else str(found)
+
+
 def run(request: dict[str, Any], stdin: bytes) -> tuple[int, bytes, bytes]:
     """Run the client's call here: its exit code, stdout and stderr."""
     from hippo.cli.main import main
@@ -138,4 +160,4 @@ def run(request: dict[str, Any], stdin: bytes) -> tuple[int, bytes, bytes]:
     return code, out.value(), err.value()
 
 
-__all__ = ["Dispatch", "Refused", "client_process", "install", "run"]
+__all__ = ["Dispatch", "Refused", "client_process", "db_option", "install", "run"]

@@ -287,8 +287,12 @@ class Server:
         from hippo import config
         from hippo.errors import HippoError
 
+        argv = list(request["argv"])
+        flag = execute.db_option(argv)
+        if flag != address.db_flag(argv):
+            raise execute.Refused("argv")  # the client asked the server of another --db
         try:
-            settings = config.load({"db": address.db_flag(list(request["argv"]))})
+            settings = config.load({"db": flag})
         except HippoError as exc:  # a bad config file: the client's own run says so
             raise execute.Refused("config", str(exc)) from None
         if identity(settings.database) != self.identity:

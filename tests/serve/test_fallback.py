@@ -250,3 +250,18 @@ def test_a_loose_runtime_directory_is_tightened(db_path: Path | str) -> None:
         assert os.stat(files(db_path)["sock"]).st_mode & 0o777 == 0o600
 
 
+
+
+def test_an_argv_read_two_ways_is_not_served(db_path: Path | str, tmp_path: Path,
+                                             no_auto_start: None) -> None:
+    """`search --db A --project --db B`: Click reads --db A (and project "--db"); a quick
+    reading of the last --db would ask B's server. B's server must not run it."""
+    other = tmp_path / "b.db"
+    seed(db_path, TEXTS)
+    seed(other, TEXTS[1:])
+    argv = ("search", "--db", str(db_path), "--project", "--db", str(other), "--json")
+    with serving(other):
+        before = calls(other)
+        served = hippo(other, *argv)
+        assert calls(other) == before
+    same(served, hippo(other, *argv, env=off()))
