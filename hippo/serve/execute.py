@@ -133,12 +133,52 @@ def db_option(argv: list[str]) -> str | None:
     return None if found is None else str(found)
 
 
-def run(request: dict[str, Any], stdin: bytes) -> tuple[int, bytes, bytes]:
-    """Run the client's call here: its exit code, stdout and stderr."""
+class _Recorder(io.RawIOBase):
+    """The file under a call's stdout or stderr: each write the stream lets through is
+    kept, in order with the other stream's, so a client whose stdout and stderr are one
+    pipe (`2>&1`) gets them interleaved as the call's own process would have written them."""
+
+    def __init__(self, which: int, log: list[tuple[int, bytes]]) -> None:
+        super().__init__()
+        self.which, self.log = which, log
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        chunk = bytes(data)
+        if chunk:
+            self.log.append((self.which, chunk))
+        return len(chunk)
+
+
+def _writer(streams: dict[str, Any], which: int, log: list[tuple[int, bytes]]
+            ) -> io.TextIOWrapper:
+    """stdout (0) or stderr (1) buffered as Python buffers them on a pipe: stdout in blocks
+    of the pipe's size, stderr written through at every write."""
+    name = ("stdout", "stderr")[which]
+    info = streams.get(name) or ["utf-8", "strict"]
+    encoding, errors = str(info[0]), str(info[1])
+    raw = _Recorder(which, log)
+    try:
+        if which == 0:
+            size = int(info[2]) if len(info) > 2 and int(info[2]) > 0 else io.DEFAULT_BUFFER_SIZE
+            return io.TextIOWrapper(io.BufferedWriter(raw, size), encoding=encoding,
+                                    errors=errors)
+        return io.TextIOWrapper(raw, encoding=encoding, errors=errors,  # type: ignore[arg-type]
+                                write_through=True)
+    except LookupError:  # an encoding this Python does not know: the client's own run
+        raise Refused("encoding", encoding) from None
+
+
+def run(request: dict[str, Any], stdin: bytes) -> tuple[int, bytes, bytes, list[list[int]]]:
+    """Run the client's call here: its exit code, stdout, stderr, and the order they were
+    written in ([stream (0: stdout, 1: stderr), bytes], ...)."""
     from hippo.cli.main import main
 
     streams = request.get("streams") or {}
-    out, err = _stream(streams, "stdout"), _stream(streams, "stderr")
+    log: list[tuple[int, bytes]] = []
+    out, err = _writer(streams, 0, log), _writer(streams, 1, log)
     inp = _stream(streams, "stdin", stdin)
     dispatch = install()
     code: Any = 0
@@ -157,7 +197,16 @@ def run(request: dict[str, Any], stdin: bytes) -> tuple[int, bytes, bytes]:
     elif not isinstance(code, int):  # sys.exit("text"): Python prints it and exits 1
         err.write(f"{code}\n")
         code = 1
-    return code, out.value(), err.value()
+    out.flush()  # as a process ends: stdout's buffer, then stderr's
+    err.flush()
+    order: list[list[int]] = []
+    for which, chunk in log:
+        if order and order[-1][0] == which:
+            order[-1][1] += len(chunk)
+        else:
+            order.append([which, len(chunk)])
+    return (code, b"".join(c for w, c in log if w == 0), b"".join(c for w, c in log if w == 1),
+            order)
 
 
 __all__ = ["Dispatch", "Refused", "client_process", "db_option", "install", "run"]

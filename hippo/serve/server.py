@@ -264,7 +264,7 @@ class Server:
                 return
             wire.send_json(conn, {"started": True})
             try:
-                code, out, err = execute.run(request, stdin)
+                code, out, err, order = execute.run(request, stdin)
             except execute.Refused as exc:
                 self._refuse(conn, exc.reason)
                 return
@@ -276,7 +276,7 @@ class Server:
                 self._refuse(conn, "error")
                 return
             self.calls += 1
-            wire.send_json(conn, {"code": code})
+            wire.send_json(conn, {"code": code, "order": order})
             wire.send(conn, out)
             wire.send(conn, err)
         finally:

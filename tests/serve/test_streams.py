@@ -79,7 +79,7 @@ def test_a_thread_writes_to_its_own_calls_streams(monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setattr(hippo.cli.main, "main", main)
     saved = sys.stdin, sys.stdout, sys.stderr
-    results: dict[str, tuple[int, bytes, bytes]] = {}
+    results: dict[str, tuple[int, bytes, bytes, list[list[int]]]] = {}
 
     def call(name: str) -> None:
         results[name] = execute.run({"argv": [name], "env": dict(os.environ),
@@ -95,6 +95,45 @@ def test_a_thread_writes_to_its_own_calls_streams(monkeypatch: pytest.MonkeyPatc
             t.join(10)
     finally:
         sys.stdin, sys.stdout, sys.stderr = saved
-    assert results["a"] == (0, b"out a\nmore a\n", b"err a\n")
-    assert results["b"] == (0, b"out b\nmore b\n", b"err b\n")
+    assert results["a"][:3] == (0, b"out a\nmore a\n", b"err a\n")
+    assert results["b"][:3] == (0, b"out b\nmore b\n", b"err b\n")
+    assert results["a"][3] == [[1, 6], [0, 13]]  # stderr written through, stdout at the end
     assert "the server's own line" in capfd.readouterr().err
+
+
+MERGED_TEXTS = ("the deploy script needs the staging token from vault",
+                "pytest fixtures share the database through a session scope")
+
+
+def _merged(db: Path | str, env: dict[str, str], *args: str) -> tuple[int, bytes]:
+    """The call with stdout and stderr on one pipe (`2>&1`)."""
+    out = subprocess.run([sys.executable, "-m", "hippo", "--db", str(db), *args],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, env=env, timeout=120, check=False)
+    return out.returncode, out.stdout
+
+
+@pytest.mark.parametrize("threads", ["", "zero"])
+def test_merged_streams_and_a_bad_thread_count_print_the_same(
+        db_path: Path | str, no_auto_start: None, threads: str) -> None:
+    """With stdout and stderr on one pipe, a degraded search's note comes where it comes
+    without a server (before the results); a bad HIPPO_THREADS degrades both alike."""
+    from tests.serve.helpers import calls, env_on, hippo
+
+    seed(db_path, MERGED_TEXTS, embedder="local")
+    query = ("search", "which token does the staging deploy need", "--json")
+    extra = {"HIPPO_THREADS": threads} if threads else {}
+    # (first without a server: a served call that embedded the query would cache it, and
+    # the call alone would then not need the model)
+    alone = _merged(db_path, off(**extra), *query)
+    alone_split = hippo(db_path, *query, env=off(**extra))
+    with serving(db_path):
+        before = calls(db_path)
+        served = _merged(db_path, env_on(**extra), *query)
+        split = hippo(db_path, *query, env=env_on(**extra))
+        assert calls(db_path) == before + 2
+    assert served == alone
+    same(split, alone_split)
+    if threads:
+        assert b"HIPPO_THREADS" in alone[1] and alone[1].index(b"HIPPO_THREADS") < \
+            alone[1].index(b"staging token")
