@@ -17,7 +17,8 @@ floor:
 Every served call is checked to have been answered by the server (its call count) with
 the same stdout as the in-process call. The acceptance (issue 19): a new query through
 `search --json` and through the prompt hook at most floor + 60 ms median with a server.
-Prints a table, writes bench/out/warm.json. `--workdir` keeps the store between runs.
+Prints a table and the server's resident memory (RSS), writes bench/out/warm.json.
+`--workdir` keeps the store between runs.
 """
 
 from __future__ import annotations
@@ -68,10 +69,14 @@ def timed(cmd: list[str], env: dict[str, str], stdin: bytes = b"") -> tuple[floa
     return took, out.stdout
 
 
-def served_calls(db: Path, env: dict[str, str]) -> int:
+def server_status(db: Path, env: dict[str, str]) -> dict[str, object]:
     out = subprocess.run([sys.executable, "-m", "hippo", "--db", str(db), "serve", "--status",
                           "--json"], env=env, capture_output=True, check=False)
-    return int(json.loads(out.stdout)["calls"]) if out.returncode == 0 else -1
+    return json.loads(out.stdout) if out.returncode == 0 else {}
+
+
+def served_calls(db: Path, env: dict[str, str]) -> int:
+    return int(server_status(db, env).get("calls", -1))  # type: ignore[call-overload]
 
 
 def cases(db: Path, stamp: str, i: int, tag: str) -> dict[str, tuple[list[str], bytes]]:
@@ -139,14 +144,15 @@ def main() -> None:
                         raise SystemExit(f"{name}: not answered by the server")
                     times.setdefault(name, {}).setdefault(mode, []).append(took)
             print(f"  round {i + 1}/{args.runs}", file=sys.stderr, end="\r")
+        rss = server_status(db, off).get("rss_mb")  # what the server holds, warm and used
     finally:
         server.terminate()
         server.wait(30)
-    report(times, floor, args, workdir)
+    report(times, floor, args, workdir, rss)
 
 
 def report(times: dict[str, dict[str, list[float]]], floor: list[float], args: argparse.Namespace,
-           workdir: Path) -> None:
+           workdir: Path, rss: object = None) -> None:
     med = statistics.median
     f = med(floor)
     print(f"\n{'case (median ms of ' + str(args.runs) + ')':<34} {'off':>8} {'none up':>8} "
@@ -163,6 +169,8 @@ def report(times: dict[str, dict[str, list[float]]], floor: list[float], args: a
         over = med(times[name]["on"]) - f
         print(f"acceptance: {name}: floor + {over:.1f} ms "
               f"({'ok' if over <= 60 else 'OVER'} the 60 ms bound)")
+    print(f"server resident memory (RSS) after the runs: {rss} MiB")
+    out["server_rss_mb"] = rss
     (REPO / "bench" / "out").mkdir(exist_ok=True)
     (REPO / "bench" / "out" / "warm.json").write_text(json.dumps(out, indent=1) + "\n")
 

@@ -284,7 +284,7 @@ complete -c hippo -n '__fish_seen_subcommand_from search' -l help -s h -d 'Show 
 
 # hippo serve
 complete -c hippo -n '__fish_seen_subcommand_from serve' -l stop -d 'Stop the running server.'
-complete -c hippo -n '__fish_seen_subcommand_from serve' -l status -d 'Say whether a server runs, and what it holds (exit 1: none…'
+complete -c hippo -n '__fish_seen_subcommand_from serve' -l status -d 'Say whether a server runs, what it holds and its RSS (exit…'
 complete -c hippo -n '__fish_seen_subcommand_from serve' -l detach -d 'Start it in the background and return once it answers.'
 complete -c hippo -n '__fish_seen_subcommand_from serve' -l idle-minutes -r -f -d 'Exit after this long without a call (default 30, or serve i…'
 complete -c hippo -n '__fish_seen_subcommand_from serve' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'

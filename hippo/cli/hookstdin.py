@@ -8,6 +8,11 @@ import sys
 from collections.abc import Callable
 
 STDIN_WAIT_S = 5.0  # longest wait for the stdin's JSON (see read_stdin)
+# What this process has read of its stdin and by when it must be whole: a second read (the
+# command run here after the warm server's client gave up on it) goes on from there, so a
+# process waits for its stdin once, never twice (`hippo.serve.client`).
+_SO_FAR = bytearray()
+_END: dict[tuple[int, int], float] = {}  # (the stdin's device, inode) → its deadline
 
 
 class HookInputError(Exception):
@@ -19,8 +24,8 @@ def read_stdin(parse: Callable[[bytes], object]) -> bytes:
 
     An agent writes its JSON at once, but need not close the pipe (a SessionEnd hook that
     waited for EOF has been seen cancelled at every exit), so a hook that waited for EOF
-    would hang until the agent gives up on it. Nothing complete within STDIN_WAIT_S is an
-    error. A person typing at a terminal ends with Ctrl-D, as usual."""
+    would hang until the agent gives up on it. Nothing complete within STDIN_WAIT_S of the
+    process's first read is an error. A person typing at a terminal ends with Ctrl-D."""
     try:
         fd = sys.stdin.fileno()
     except (AttributeError, OSError, ValueError):  # not a real file (tests, embedding)
@@ -30,8 +35,12 @@ def read_stdin(parse: Callable[[bytes], object]) -> bytes:
     import select
     import time
 
-    buf = bytearray()
-    end = time.monotonic() + STDIN_WAIT_S
+    st = os.fstat(fd)
+    if (st.st_dev, st.st_ino) not in _END:  # this stdin's first read (tests: another pipe)
+        _END.clear()
+        _SO_FAR.clear()
+        _END[st.st_dev, st.st_ino] = time.monotonic() + STDIN_WAIT_S
+    buf, end = _SO_FAR, _END[st.st_dev, st.st_ino]
     while (left := end - time.monotonic()) > 0:
         if not select.select([fd], [], [], left)[0]:
             break

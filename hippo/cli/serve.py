@@ -10,14 +10,14 @@ from hippo.cli.common import DbOpt, JsonOpt, root_flags
 from hippo.errors import ExitCode, HippoError
 
 STATUS_FIELDS = ("pid", "database", "socket", "hippo", "uptime_s", "calls", "idle_s",
-                 "idle_exit_s", "embedders")
+                 "idle_exit_s", "auto", "rss_mb", "embedders")
 
 
 def serve(
     ctx: typer.Context,
     stop: Annotated[bool, typer.Option("--stop", help="Stop the running server.")] = False,
-    status: Annotated[bool, typer.Option("--status", help="Say whether a server runs, and "
-                                         "what it holds (exit 1: none runs).")] = False,
+    status: Annotated[bool, typer.Option("--status", help="Say whether a server runs, what "
+                                         "it holds and its RSS (exit 1: none runs).")] = False,
     detach: Annotated[bool, typer.Option("--detach", help="Start it in the background and "
                                          "return once it answers.")] = False,
     idle_minutes: Annotated[float | None, typer.Option(
@@ -30,9 +30,11 @@ def serve(
     """Run the warm server: searches, echo, context and hooks answered in milliseconds.
 
     Optional: every command works without it, with the same output. A call that finds no
-    server starts one in the background (`[serve] auto_start = false` turns that off), and
-    it exits after 30 idle minutes, on SIGTERM or on `hippo serve --stop`. One server per
-    database and user, on a Unix socket only that user can reach (docs/serve.md).
+    server for an existing database starts one in the background (`[serve] auto_start =
+    false` turns that off); such a server makes the user's other automatic ones stop, and
+    it exits after 30 idle minutes, once its database file is gone, on SIGTERM or on
+    `hippo serve --stop`. One server per database and user, on a Unix socket only that
+    user can reach (docs/serve.md).
     Without options it runs in the foreground, saying on stderr what it serves.
     """
     from hippo.serve import spawn

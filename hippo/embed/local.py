@@ -172,6 +172,9 @@ class LocalEmbedder(Embedder):
             for row, enc in enumerate(encs):
                 ids[row, : len(enc.ids)] = enc.ids
                 mask[row, : len(enc.ids)] = 1
+            # A warm process's session was built under another call's environment: each
+            # pass checks this one's HIPPO_THREADS as a new process would (the same error).
+            threads()
             (hidden,) = self._session.run(
                 ["last_hidden_state"],
                 {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},

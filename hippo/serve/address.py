@@ -1,7 +1,7 @@
 """Where a warm server listens: a per-user directory, one socket per database.
 
-The directory is `$XDG_RUNTIME_DIR/hippo` when that variable names a directory, else
-`/tmp/hippo-<uid>`; it must be a real directory (not a symlink) of the user's own, mode
+The directory is `$XDG_RUNTIME_DIR/hippo` when that variable names a directory of the
+(effective) user's own, else `/tmp/hippo-<uid>`; it must be a real directory (not a symlink) of the user's own, mode
 0700, or nothing is served from it. In it, for each database:
 
 - `<key>.sock`, the socket (0600), `<key>.json` what the server says about itself,
@@ -66,16 +66,27 @@ def key(db_spec: str) -> str:
     return blake2b(db_spec.encode("utf-8", "surrogateescape"), digest_size=12).hexdigest()
 
 
+FALLBACK = "/tmp/hippo-{uid}"  # (a template: tests point it elsewhere)
+
+
 def directory(env: dict[str, str] | os._Environ[str] | None = None) -> str:
-    """The runtime directory of this user's servers (not checked, not created)."""
+    """The runtime directory of this user's servers (not checked, not created).
+
+    `XDG_RUNTIME_DIR` counts only when it is a directory of the effective user's own: root
+    with a user's environment (`sudo -E`, `su` without `-`) must not put a root-owned
+    directory, socket or server into that user's runtime directory."""
     env = os.environ if env is None else env
     runtime = env.get("XDG_RUNTIME_DIR", "")
-    fallback = f"/tmp/hippo-{os.getuid()}"
+    uid = os.geteuid()
     if runtime and os.path.isabs(runtime):
         path = os.path.join(runtime, "hippo")
         if len(os.path.join(path, "x" * 24 + ".sock").encode()) <= SOCKET_MAX:
-            return path
-    return fallback
+            try:
+                if os.stat(runtime).st_uid == uid:
+                    return path
+            except OSError:
+                pass
+    return FALLBACK.format(uid=uid)
 
 
 def check(path: str, *, create: bool = False) -> None:
@@ -89,7 +100,7 @@ def check(path: str, *, create: bool = False) -> None:
     st = os.lstat(path)  # FileNotFoundError: no server has run here
     if not stat.S_ISDIR(st.st_mode):
         raise Unsafe(f"{path} is not a directory")
-    if st.st_uid != os.getuid():
+    if st.st_uid != os.geteuid():
         raise Unsafe(f"{path} belongs to another user (uid {st.st_uid})")
     if st.st_mode & 0o077:
         os.chmod(path, 0o700)
@@ -102,7 +113,7 @@ def owned_socket(path: str) -> bool:
         st = os.lstat(path)
     except OSError:
         return False
-    return stat.S_ISSOCK(st.st_mode) and st.st_uid == os.getuid()
+    return stat.S_ISSOCK(st.st_mode) and st.st_uid == os.geteuid()
 
 
 def paths(db_key: str, env: dict[str, str] | os._Environ[str] | None = None) -> dict[str, str]:

@@ -121,9 +121,9 @@ def _call(sock: socket.socket, argv: list[str], cwd: str, stdin: bytes | None,
         return Outcome(reason="stdin", stdin=stdin)
     request = {"protocol": wire.PROTOCOL, "hippo": VERSION, "op": "run", "argv": argv,
                "cwd": cwd, "env": dict(os.environ), "start_by": time.time() + START_S,
-               "streams": {name: [stream.encoding, stream.errors] for name, stream in
-                           (("stdin", sys.stdin), ("stdout", sys.stdout),
-                            ("stderr", sys.stderr)) if stream is not None},
+               "streams": {name: [stream.encoding, stream.errors, _blksize(stream)]
+                           for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout),
+                                                ("stderr", sys.stderr)) if stream is not None},
                "stdin": stdin is not None}
     try:
         wire.send_json(sock, request)
@@ -139,8 +139,11 @@ def _call(sock: socket.socket, argv: list[str], cwd: str, stdin: bytes | None,
         out, err = wire.recv(sock, end), wire.recv(sock, end)
     except (wire.Closed, OSError):
         return Outcome(reason="lost", stdin=stdin)  # the server died or stalled: run here
-    _write(sys.stdout, out)
-    _write(sys.stderr, err)
+    at = [0, 0]
+    for which, size in result.get("order") or [[0, len(out)], [1, len(err)]]:
+        data = (out, err)[which]
+        _write((sys.stdout, sys.stderr)[which], data[at[which]:at[which] + size])
+        at[which] += size
     return Outcome(code=int(result["code"]))
 
 
@@ -155,6 +158,14 @@ def _stdin(argv: list[str], found: tuple[str, int] | None) -> bytes | None:
     if "-" in argv[(found[1] + 1) if found else 0:]:
         return sys.stdin.buffer.read()
     return None
+
+
+def _blksize(stream: object) -> int:
+    """The block size a process's own stdout is buffered in (a pipe's, a file's)."""
+    try:
+        return os.fstat(stream.fileno()).st_blksize  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):
+        return 0
 
 
 def _write(stream: object, data: bytes) -> None:

@@ -21,9 +21,17 @@ def run(flag: str | None, *, idle_minutes: float | None = None) -> str:
     settings = config.load({"db": flag})
     params = ServeParams.from_table(settings.table("serve"))
     idle = (idle_minutes if idle_minutes is not None else params.idle_minutes) * 60
+    from hippo.serve.spawn import AUTO_ENV
+    from hippo.store.location import is_server
+
+    auto = os.environ.pop(AUTO_ENV, "") == "1"
     server = Server(identity=identity(settings.database), shown=display(str(settings.database)),
-                    files=files_for(flag), idle_s=idle)
+                    files=files_for(flag), idle_s=idle, auto=auto,
+                    db_file=None if is_server(settings.database) else _file(settings.database))
     server.start()
+    from hippo.serve import execute
+
+    execute.install()  # every call's streams its own, from the first thread on
     try:
         sys.stderr.write(f"hippo: serving {server.shown} on {server.files['sock']} "
                          f"(pid {os.getpid()}); exits after {idle / 60:g} min idle\n")
@@ -34,6 +42,15 @@ def run(flag: str | None, *, idle_minutes: float | None = None) -> str:
         return server.serve()
     finally:
         server.close()
+
+
+def _file(database: Any) -> str | None:
+    """The database file the server watches (it exits once the file is gone); None when
+    there is none yet (a server started by hand before the first write)."""
+    from pathlib import Path
+
+    path = Path(database).expanduser().resolve()
+    return str(path) if path.is_file() else None
 
 
 def _preload(server: Any, settings: Any) -> None:

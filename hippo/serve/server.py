@@ -40,9 +40,11 @@ class Server:
     """A bound, listening server (`start`), serving until it has a reason to stop."""
 
     def __init__(self, *, identity: str, shown: str, files: dict[str, str],
-                 idle_s: float) -> None:
+                 idle_s: float, db_file: str | None = None, auto: bool = False) -> None:
         self.identity = identity  # the database: its resolved path, or its URL's display
         self.shown = shown  # how messages name it (no password)
+        self.db_file = db_file  # a SQLite file: the server exits once it is gone
+        self.auto = auto  # started by a call, not a person: one such server per user
         self.files = files
         self.idle_s = idle_s
         self.started = time.time()
@@ -52,6 +54,8 @@ class Server:
         self.stopping = ""  # why, once it stops
         self._run_lock = threading.Lock()
         self._lock_file: Any = None
+        self._lock_path = ""
+        self._made_way = False  # stopped for another automatic server: keep its .spawn
         self._sock: socket.socket | None = None
         self._inode = 0
         self._busy = 0  # calls being handled (under _count)
@@ -59,20 +63,11 @@ class Server:
 
     # -- life cycle -------------------------------------------------------------------
     def start(self) -> None:
-        """Take the database's lock, bind the socket, say who we are."""
+        """Take the database's lock, bind the socket, say who we are; an automatic server
+        then makes the user's other automatic servers stop."""
         base = self.files["dir"]
         address.check(base, create=True)
-        self._lock_file = open(address.lock_path(base, self.identity), "a+")  # noqa: SIM115
-        try:
-            fcntl.flock(self._lock_file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self._lock_file.seek(0)
-            holder = self._lock_file.read().strip() or "?"
-            self._lock_file.close()
-            raise AlreadyRunning(holder) from None
-        self._lock_file.truncate(0)
-        self._lock_file.write(str(os.getpid()))
-        self._lock_file.flush()
+        self._take_lock(address.lock_path(base, self.identity))
         path = self.files["sock"]
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)  # a stale socket: its server is gone (we hold the lock)
@@ -86,6 +81,51 @@ class Server:
         self._sock = sock
         self._inode = os.stat(path).st_ino
         self._write_info()
+        if self.auto:
+            self._make_way()
+
+    def _take_lock(self, path: str) -> None:
+        """Hold `path` (flock) for our life; AlreadyRunning when another server does. A lock
+        file removed while we waited for it (`spawn.sweep`) is taken again."""
+        while True:
+            fh = open(path, "a+")  # noqa: SIM115 - held for the server's life
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                fh.seek(0)
+                holder = fh.read().strip() or "?"
+                fh.close()
+                raise AlreadyRunning(holder) from None
+            try:
+                if os.fstat(fh.fileno()).st_ino == os.stat(path).st_ino:
+                    break
+            except FileNotFoundError:
+                pass
+            fh.close()
+        fh.truncate(0)
+        fh.write(str(os.getpid()))
+        fh.flush()
+        self._lock_file, self._lock_path = fh, path
+
+    def _make_way(self) -> None:
+        """At most one automatic server per user: ask the others to stop (the newest one
+        serves the database a call asked for last)."""
+        import glob
+        import json
+
+        from hippo.serve import spawn
+
+        for info in glob.glob(os.path.join(self.files["dir"], "*.json")):
+            if info == self.files["json"]:
+                continue
+            try:
+                with open(info) as fh:
+                    other = json.load(fh)
+            except (OSError, ValueError):
+                continue
+            if isinstance(other, dict) and other.get("auto") and other.get("socket"):
+                spawn.ask({"sock": str(other["socket"])}, "stop", timeout=1.0,
+                          reason="another automatic server started")
 
     def _write_info(self) -> None:
         import json
@@ -93,22 +133,29 @@ class Server:
         from hippo import __version__
 
         info = {"pid": os.getpid(), "database": self.shown, "socket": self.files["sock"],
-                "hippo": __version__, "protocol": wire.PROTOCOL, "started": self.started}
+                "hippo": __version__, "protocol": wire.PROTOCOL, "started": self.started,
+                "auto": self.auto}
         fd = os.open(self.files["json"] + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as fh:
             json.dump(info, fh)
         os.replace(self.files["json"] + ".tmp", self.files["json"])
 
     def close(self) -> None:
-        """Remove our socket and info (only if still ours), release the lock."""
+        """Remove our socket, info, log and (unless we made way for another automatic
+        server: the once-a-minute start limit must hold) last start, only if still ours;
+        remove the lock file and release it."""
         if self._sock is not None:
             self._sock.close()
             self._sock = None
             if self._ours():
-                for name in ("sock", "json"):
+                names = ("sock", "json") + (("log",) if self.auto else ()) + \
+                    (("spawn",) if self.auto and not self._made_way else ())
+                for name in names:
                     with contextlib.suppress(OSError):
                         os.unlink(self.files[name])
         if self._lock_file is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self._lock_path)  # while held: a waiting server retakes the path
             self._lock_file.close()  # releases the flock
             self._lock_file = None
 
@@ -133,6 +180,8 @@ class Server:
                 self._stop(f"idle for {self.idle_s / 60:g} min")
             elif not self._ours():
                 self._stop("its socket file was removed or replaced")
+            elif self.db_file is not None and not os.path.exists(self.db_file):
+                self._stop("its database file is gone")
         with self._run_lock:  # the call in flight, if any, ends first
             selector.close()
         return self.stopping
@@ -155,12 +204,17 @@ class Server:
 
     def _handle(self, conn: socket.socket) -> None:
         try:
-            if wire.peer_uid(conn) not in (None, os.getuid()):
+            if wire.peer_uid(conn) not in (None, os.geteuid()):
                 return  # another user's process: not a word
             request = wire.recv_json(conn, time.monotonic() + 10)
             self._answer(conn, request)
         except (wire.Closed, OSError):
             pass  # the client gave up or went away: it runs the call itself
+        except Exception as exc:  # noqa: BLE001 - a malformed request: one line in our log
+            from hippo.errors import scrub
+
+            sys.stderr.write(scrub(f"hippo serve: a request was dropped: "
+                                   f"{type(exc).__name__}: {exc}\n"))
         finally:
             conn.close()
             self.last = time.monotonic()
@@ -181,7 +235,8 @@ class Server:
             wire.send_json(conn, self.report())
         elif op == "stop":
             wire.send_json(conn, {"stopping": True, "pid": os.getpid()})
-            self._stop("asked to stop")
+            self._made_way = bool(request.get("reason"))
+            self._stop(str(request.get("reason") or "asked to stop"))
         elif op == "run":
             self._run(conn, request)
         else:
@@ -209,7 +264,7 @@ class Server:
                 return
             wire.send_json(conn, {"started": True})
             try:
-                code, out, err = execute.run(request, stdin)
+                code, out, err, order = execute.run(request, stdin)
             except execute.Refused as exc:
                 self._refuse(conn, exc.reason)
                 return
@@ -221,7 +276,7 @@ class Server:
                 self._refuse(conn, "error")
                 return
             self.calls += 1
-            wire.send_json(conn, {"code": code})
+            wire.send_json(conn, {"code": code, "order": order})
             wire.send(conn, out)
             wire.send(conn, err)
         finally:
@@ -232,8 +287,12 @@ class Server:
         from hippo import config
         from hippo.errors import HippoError
 
+        argv = list(request["argv"])
+        flag = execute.db_option(argv)
+        if flag != address.db_flag(argv):
+            raise execute.Refused("argv")  # the client asked the server of another --db
         try:
-            settings = config.load({"db": address.db_flag(list(request["argv"]))})
+            settings = config.load({"db": flag})
         except HippoError as exc:  # a bad config file: the client's own run says so
             raise execute.Refused("config", str(exc)) from None
         if identity(settings.database) != self.identity:
@@ -247,7 +306,8 @@ class Server:
                 "hippo": __version__, "protocol": wire.PROTOCOL,
                 "uptime_s": round(time.time() - self.started, 1), "calls": self.calls,
                 "refused": dict(self.refused), "idle_exit_s": self.idle_s,
-                "idle_s": round(time.monotonic() - self.last, 1), **held}
+                "idle_s": round(time.monotonic() - self.last, 1), "auto": self.auto,
+                "rss_mb": rss_mb(), **held}
 
 
 def _newer(request: dict[str, Any], version: str) -> bool:
@@ -267,6 +327,22 @@ def _newer(request: dict[str, Any], version: str) -> bool:
     return theirs is not None and ours is not None and theirs > ours
 
 
+def rss_mb() -> float | None:
+    """This process's resident memory in MiB (Linux's /proc; the peak elsewhere)."""
+    try:
+        with open("/proc/self/statm") as fh:
+            pages = int(fh.read().split()[1])
+        return round(pages * os.sysconf("SC_PAGE_SIZE") / (1 << 20), 1)
+    except (OSError, ValueError, IndexError):
+        try:
+            import resource
+
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            return round(peak / (1 << 20 if sys.platform == "darwin" else 1 << 10), 1)
+        except (ImportError, OSError):
+            return None
+
+
 def identity(database: Any) -> str:
     """What names a database for "one server per database": a file's resolved path, a
     server's URL without its password."""
@@ -279,4 +355,4 @@ def identity(database: Any) -> str:
     return str(Path(database).expanduser().resolve())
 
 
-__all__ = ["AlreadyRunning", "Server", "identity"]
+__all__ = ["AlreadyRunning", "Server", "identity", "rss_mb"]

@@ -101,7 +101,7 @@ def dial(path: str, timeout: float) -> socket.socket | str:
     try:
         sock.settimeout(timeout)
         sock.connect(path)
-        if peer_uid(sock) not in (None, os.getuid()):
+        if peer_uid(sock) not in (None, os.geteuid()):
             sock.close()
             return "owner"
     except OSError:
@@ -111,7 +111,8 @@ def dial(path: str, timeout: float) -> socket.socket | str:
 
 
 def peer_uid(sock: socket.socket) -> int | None:
-    """The uid of the process at the other end (Linux SO_PEERCRED), None where unknown."""
+    """The effective uid of the process at the other end (Linux SO_PEERCRED), None where
+    unknown."""
     option = getattr(socket, "SO_PEERCRED", None)
     if option is None:
         return None

@@ -3,7 +3,6 @@ process, with the output it has without a server."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import signal
@@ -11,16 +10,13 @@ import socket
 import struct
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from hippo.serve import address, client, spawn, wire
+from tests.serve.conftest import Embeddings
 from tests.serve.helpers import calls, files, gone, hippo, off, same, seed, serving, status
 
 TEXTS = ("the deploy script needs the staging token from vault",
@@ -113,78 +109,8 @@ def test_a_server_busy_past_the_deadline(db_path: Path | str, no_auto_start: Non
         assert hippo(db_path, *QUERY).returncode == 0 and calls(db_path) == before + 1
 
 
-class _Embeddings:
-    """An OpenAI-compatible /v1/embeddings server on 127.0.0.1 that holds a query's reply
-    until the test lets it go."""
-
-    def __init__(self) -> None:
-        self.arrived = threading.Event()
-        self.release = threading.Event()
-        self.release.set()
-        self.requests = 0
-        self.release_at = 0  # let every reply go once this many requests came (0: never)
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
-                outer.requests += 1
-                if outer.release_at and outer.requests >= outer.release_at:
-                    outer.release.set()
-                outer.arrived.set()
-                outer.release.wait(30)
-                data = [{"object": "embedding", "index": i, "embedding": _vector(t)}
-                        for i, t in enumerate(texts)]
-                payload = json.dumps({"object": "list", "data": data, "model": body["model"],
-                                      "usage": {"prompt_tokens": 3, "total_tokens": 3}})
-                try:
-                    self.send_response(200)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(payload)))
-                    self.end_headers()
-                    self.wfile.write(payload.encode())
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def close(self) -> None:
-        self.release.set()
-        self.server.shutdown()
-        self.server.server_close()
-
-
-def _vector(text: str) -> list[float]:
-    digest = hashlib.sha256(text.encode()).digest()
-    values = [b - 127.5 for b in digest[:8]]
-    norm = sum(v * v for v in values) ** 0.5
-    return [v / norm for v in values]
-
-
-@pytest.fixture
-def embeddings(monkeypatch: pytest.MonkeyPatch) -> Iterator[_Embeddings]:
-    server = _Embeddings()
-    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-000000")
-    monkeypatch.setenv("HIPPO_OPENAI_EMBED_DIMENSIONS", "8")
-    try:
-        yield server
-    finally:
-        server.close()
-
-
 def test_the_server_killed_mid_call(db_path: Path | str, no_auto_start: None,
-                                    embeddings: _Embeddings) -> None:
+                                    embeddings: Embeddings) -> None:
     seed(db_path, TEXTS, embedder="openai")
     query = ("search", "which token does the deploy script need", "--json")
     with serving(db_path) as proc:
@@ -205,7 +131,7 @@ def test_the_server_killed_mid_call(db_path: Path | str, no_auto_start: None,
 
 
 def test_a_hook_whose_served_call_stalls_runs_itself(db_path: Path | str, no_auto_start: None,
-                                                    embeddings: _Embeddings,
+                                                    embeddings: Embeddings,
                                                     tmp_path: Path) -> None:
     """A served hook that has not finished in HOOK_FINISH_S runs itself, well inside the
     agent's own timeout, with the output it has without a server."""
@@ -324,3 +250,18 @@ def test_a_loose_runtime_directory_is_tightened(db_path: Path | str) -> None:
         assert os.stat(files(db_path)["sock"]).st_mode & 0o777 == 0o600
 
 
+
+
+def test_an_argv_read_two_ways_is_not_served(db_path: Path | str, tmp_path: Path,
+                                             no_auto_start: None) -> None:
+    """`search --db A --project --db B`: Click reads --db A (and project "--db"); a quick
+    reading of the last --db would ask B's server. B's server must not run it."""
+    other = tmp_path / "b.db"
+    seed(db_path, TEXTS)
+    seed(other, TEXTS[1:])
+    argv = ("search", "--db", str(db_path), "--project", "--db", str(other), "--json")
+    with serving(other):
+        before = calls(other)
+        served = hippo(other, *argv)
+        assert calls(other) == before
+    same(served, hippo(other, *argv, env=off()))

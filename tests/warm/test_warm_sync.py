@@ -326,3 +326,42 @@ def test_a_read_command_does_without_the_vector_log(cli, db_path: Path) -> None:
     check = connect(db_path, mode="read", migrate=False)
     assert not check.has_table("vector_log")  # the read changed nothing
     check.close()
+
+
+@pytest.mark.parametrize("more", [0, 1, 40])
+def test_a_diverged_copy_written_over_the_file_in_place(db_path: Path, tmp_path: Path,
+                                                        more: int) -> None:
+    """An older copy written back over the same inode, then written to until its log is as
+    long as the one the index saw, or longer: the index notices and loads it again."""
+    import shutil
+
+    build(db_path, 300, seed=14)
+    backup = tmp_path / "backup.db"
+    shutil.copyfile(db_path, backup)
+    db, _, index = warm_db(db_path)
+    vrng = np.random.default_rng(114)
+    q, q2 = unit(vrng)[0], unit(vrng)[0]
+    other = connect(db_path)
+    with other.transaction():  # here memory 900 gets q...
+        add(other, 900, random.Random(3), q, project=None)
+    assert db.vectors.knn(q.tobytes(), 1, ANY)[0].id == 900
+    db.close()
+    other.close()
+    inode = os.stat(db_path).st_ino
+    shutil.copyfile(backup, db_path)
+    other = connect(db_path)
+    with other.transaction():  # ...in the copy, another vector under the same number
+        add(other, 900, random.Random(3), q2, project=None)
+        for i in range(more):  # (and the copy's log goes further)
+            add(other, 1000 + i, random.Random(i), unit(vrng)[0], project=None)
+    other.close()
+    assert os.stat(db_path).st_ino == inode
+    db = connect(db_path)
+    original = db.vectors
+    index.wrap(db)
+    for query in (q, q2):
+        assert hits(db.vectors.knn(query.tobytes(), 10, ANY)) == \
+            hits(original.knn(query.tobytes(), 10, ANY))
+    assert index.report()["full_loads"] == 2
+    assert holds(index, q2.astype("<f4").tobytes()) and not holds(index, q.astype("<f4").tobytes())
+    db.close()

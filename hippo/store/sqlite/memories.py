@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import apsw
 
 from hippo.records import FIELDS
+from hippo.store.sqlite import vector_log
+from hippo.store.sqlite.vector_log import VectorSync
 
 if TYPE_CHECKING:
     import numpy as np
@@ -100,25 +102,10 @@ KNN = ("SELECT memory_id, distance FROM memories_vec WHERE embedding MATCH ? AND
 # transaction (`seq` is indexed: the max is one lookup).
 LOG_BUMP = ("INSERT INTO vector_log(memory_id, seq) SELECT ?, coalesce(max(seq), 0) + 1 "
             "FROM vector_log WHERE true ON CONFLICT(memory_id) DO UPDATE SET seq = excluded.seq")
-# What a warm index holds is current when none of these changed: the file (its first
-# step's stamp), its schema (a reindex swaps the table), the Brain's model, the log.
-LOG_STATE = (
-    "SELECT (SELECT applied_at FROM _migrations WHERE name = '0001_core'), "
-    "(SELECT schema_version FROM pragma_schema_version), "
-    "(SELECT value FROM meta WHERE key = 'brain.embed_model'), "
-    "(SELECT value FROM meta WHERE key = 'brain.embed_dim'), "
-    "(SELECT count(*) FROM sqlite_master WHERE name = 'memories_vec'), "
-    "(SELECT coalesce(max(seq), 0) FROM vector_log)"
-)
-LOG_SINCE = "SELECT memory_id FROM vector_log WHERE seq > ? ORDER BY seq"
-VEC_ROW = "SELECT embedding, project, type, tier, created FROM memories_vec WHERE memory_id = ?"
-VEC_ALL = "SELECT memory_id, embedding, project, type, tier, created FROM memories_vec"
-VEC_COUNTS = "SELECT project, count(*) FROM memories_vec GROUP BY project"
 ALLOWED = "SELECT m.id FROM memories m WHERE {where}"
 # sqlite-vec's own cosine distance of each candidate (the same float32 arithmetic as its
 # KNN scan), so an answer from memory orders exactly as the store's would.
 DISTANCES = "SELECT column1, vec_distance_cosine(column2, ?) FROM (VALUES {rows})"
-CHANGES_MOST = 20_000  # more changed ids than this: reload everything instead
 DISTANCE_BATCH = 4_000
 CURRENT_ACTIVE = (f"SELECT {COLUMNS} FROM memories WHERE id = ? AND status = 'active' "
                   "AND superseded_by IS NULL")
@@ -133,18 +120,6 @@ LINK = "INSERT OR IGNORE INTO memory_sources(memory_id, chunk_id, added_at) VALU
 UNLINK = "DELETE FROM memory_sources WHERE memory_id = ? AND chunk_id = ?"
 LINKED_TO = ("SELECT DISTINCT memory_id FROM memory_sources WHERE chunk_id IN "
              "(SELECT value FROM json_each(?)) ORDER BY memory_id")
-
-
-class VectorSync(NamedTuple):
-    """What `SqliteMemories.vector_sync` found: `status` "busy" (this connection is inside
-    a transaction: nothing read), "nolog" (an unmigrated file), "changes" (`changed`: each
-    changed id's (id, blob or None, project, type, tier, created)) or "loaded" (every
-    vector was handed to `load`)."""
-
-    status: str
-    ident: tuple[Any, ...] = ()
-    seq: int = 0
-    changed: tuple[tuple[Any, ...], ...] = ()
 
 
 def _json_list(values: Iterable[Any]) -> str:
@@ -344,31 +319,8 @@ class SqliteMemories:
                     load: Callable[[tuple[Any, ...], dict[str, int], Iterable[tuple[Any, ...]]],
                                    None]
                     ) -> VectorSync:
-        """In one read transaction (a consistent view): when the store is still `known`
-        (`VectorSync.ident`), the vectors changed since log entry `seq`; otherwise every
-        vector, handed to `load(ident, count by project, rows)` while the transaction is open."""
-        if self.db.conn.in_transaction:  # what it sees may never be committed
-            return VectorSync("busy")
-        self.db.execute("BEGIN")
-        try:
-            try:
-                row: tuple[Any, ...] = self.db.execute(LOG_STATE).fetchall()[0]
-            except apsw.SQLError:  # no vector_log: a file without schema step 0008
-                return VectorSync("nolog")
-            ident, has_table, last = row[:4], row[4], int(row[5])
-            if ident == known and has_table and last >= seq:  # (less: a file copied back)
-                if last == seq:
-                    return VectorSync("changes", ident, last)
-                changed = [r[0] for r in self.db.execute(LOG_SINCE, (seq,))]
-                if len(changed) <= CHANGES_MOST:
-                    rows = [(i, *(self.db.execute(VEC_ROW, (i,)).fetchone() or (None,) * 5))
-                            for i in changed]
-                    return VectorSync("changes", ident, last, tuple(rows))
-            counts = dict(self.db.execute(VEC_COUNTS)) if has_table else {}
-            load(ident, counts, self.db.execute(VEC_ALL) if counts else ())
-            return VectorSync("loaded", ident, last)
-        finally:
-            self.db.execute("COMMIT")
+        """`hippo.store.sqlite.vector_log.sync` over this store's connection."""
+        return vector_log.sync(self.db, known, seq, load)
 
     def allowed_ids(self, filters: SearchFilters) -> list[int]:
         """Every memory a Brain search with `filters` may return (active, in scope)."""
