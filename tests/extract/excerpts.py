@@ -2,9 +2,10 @@
 `../shared/data/transcripts/FORMATS.md` and `hippo/ingest/readers/`.
 
 A turn is a tuple: `("user", text)`, `("assistant", text)`, `("call", tool, argument)` (a
-tool call of the assistant), `("result", text)` (the tool's output, for the call before it; Codex takes an exit
-code as a third element),
-and for the formats that have them `("injected", text)` (harness text in the user's turn).
+tool call of the assistant), `("result", text)` (the tool's output, for the call before it;
+Codex takes an exit code as a third element), and for the formats that have them
+`("injected", text)` (harness text in the user's turn; Codex also has `("developer", text)`,
+generic logs `("system", text)`).
 """
 
 from __future__ import annotations
