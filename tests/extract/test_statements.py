@@ -318,3 +318,55 @@ def test_generic_jsonl_harness_text_is_not_the_person(extract, tmp_path: Path) -
     assert [m["text"] for m in mems] == [own], [m["text"] for m in mems]
     assert mems[0]["type"] in {"rule", "preference"}
     absent(mems, "golangci-lint", "port 8080", "latency", "French")
+
+
+# -- types by structure, commands and conventions ---------------------------------------------
+def test_a_convention_is_a_rule_not_a_tool(extract) -> None:
+    """"Use `errgroup` for every fan-out": a standing instruction of the person naming a
+    package, not a command (`errgroup` is run by nobody)."""
+    got = by_text(extract("codex"))
+    assert got.get(CX_RULE) in {"rule", "preference"}, got.get(CX_RULE)
+
+
+GO_CONVENTIONS = (
+    "Keep handlers thin: business logic lives in `internal/service`.",
+    "Wrap every error with `fmt.Errorf` and `%w` so callers can match it.",
+    "Don't add new dependencies without asking me first.",
+    "Prefer table-driven tests with `t.Run` subtests.",
+)
+
+
+def test_the_person_s_conventions_are_kept(extract, tmp_path: Path) -> None:
+    (tmp_path / "in").mkdir()
+    X.generic(tmp_path / "in" / "conventions.jsonl", "gw-conv", "/home/dev/gateway", [
+        ("user", "Some conventions for this repo before you start."),
+        *[("user", c) for c in GO_CONVENTIONS],
+        ("assistant", "Understood, I'll follow these."),
+    ])
+    got = by_text(extract())
+    missing = [c for c in GO_CONVENTIONS if c not in got]
+    assert not missing, (missing, got)
+    assert {got[c] for c in GO_CONVENTIONS} <= {"rule", "preference", "decision"}, got
+    assert "Understood, I'll follow these." not in got
+
+
+def test_a_command_and_what_it_is_for_is_a_tool_memory(extract, tmp_path: Path) -> None:
+    """A command in a one-line code block after the sentence that says what it is for is
+    kept with it (a block longer than a line is not); a command is a `tool` memory, even
+    when it has a flag."""
+    (tmp_path / "in").mkdir()
+    X.claude_code(tmp_path / "in" / "3c5d7e9f-3333-4b1a-9c2d-fedcba987654.jsonl",
+                  "3c5d7e9f-3333-4b1a-9c2d-fedcba987654", "/home/dev/ledger-api", [
+        ("user", "How do I run it locally?"),
+        ("assistant", ("Start the API locally with:\n\n```bash\nuv run uvicorn app.main:app "
+                      "--reload\n```")),
+        ("user", "And the web app?"),
+        ("assistant", ("Run `pnpm --filter web dev` to start the Vite dev server with hot "
+                      "reload.")),
+    ])
+    got = by_text(extract())
+    start = [t for t in got if t.startswith("Start the API locally with")
+             and "`uv run uvicorn app.main:app --reload`" in t]
+    assert start and got[start[0]] in {"tool", "procedure"}, got
+    assert got.get("Run `pnpm --filter web dev` to start the Vite dev server with hot "
+                   "reload.") in {"tool", "procedure"}, got
