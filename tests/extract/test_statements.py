@@ -370,3 +370,38 @@ def test_a_command_and_what_it_is_for_is_a_tool_memory(extract, tmp_path: Path) 
     assert start and got[start[0]] in {"tool", "procedure"}, got
     assert got.get("Run `pnpm --filter web dev` to start the Vite dev server with hot "
                    "reload.") in {"tool", "procedure"}, got
+
+
+def test_lists_carry_their_heading_or_intro(extract, tmp_path: Path) -> None:
+    """A list under an intro or a heading: a short one whole, nested items under their
+    parent, what remains as a task; "The function ..." joined to what it points back to."""
+    (tmp_path / "in").mkdir()
+    X.codex(tmp_path / "in" / "rollout-2026-04-08T10-00-00-019e2b7c-0a41-7d55-8e21-5c3f9a0b1d99"
+            ".jsonl", "019e2b7c-0a41-7d55-8e21-5c3f9a0b1d99", "/home/dev/ingest-worker", [
+        ("user", "Give me the layout and what is left."),
+        ("assistant", ("The worker reads three environment variables:\n\n"
+                      "- `NATS_URL` points at the JetStream server\n"
+                      "- `CLICKHOUSE_DSN` is the ClickHouse connection string\n"
+                      "- `BATCH_SIZE` caps the rows per insert")),
+        ("assistant", ("The package layout:\n\n- `internal/queue`\n"
+                      "  - owns the JetStream consumer and its ack policy\n"
+                      "  - backs off exponentially between redeliveries\n"
+                      "- `internal/store` writes batches to ClickHouse")),
+        ("assistant", ("`decodeJob()` rejects a payload without a `tenant_id` before it touches "
+                      "the store. The function also drops fields it does not know.")),
+        ("assistant", ("### Remaining\n\n1. Wire the retry into `cmd/worker/main.go`\n"
+                      "2. Document `--max-retries` in the README")),
+    ])
+    got = by_text(extract())
+    assert got.get("The worker reads three environment variables: `NATS_URL` points at the "
+                   "JetStream server; `CLICKHOUSE_DSN` is the ClickHouse connection string; "
+                   "`BATCH_SIZE` caps the rows per insert") in {"config", "fact"}
+    assert got.get("The package layout: `internal/queue`: owns the JetStream consumer and its "
+                   "ack policy; backs off exponentially between redeliveries; `internal/store` "
+                   "writes batches to ClickHouse") in {"fact", "config"}
+    assert got.get("`decodeJob()` rejects a payload without a `tenant_id` before it touches the "
+                   "store. The function also drops fields it does not know.") in {"fact",
+                                                                                  "insight"}
+    assert got.get("Remaining: Wire the retry into `cmd/worker/main.go`; Document "
+                   "`--max-retries` in the README") == "task"
+    assert len(got) == 4, got
