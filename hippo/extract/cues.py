@@ -130,7 +130,7 @@ CUES: tuple[Cue, ...] = (
         r"|check|list|show|build|start|stop|update|run|make|create|test|lint|format|deploy)\b",
         _I), cut=False),
     Cue("command", "tool", 0.55, USER, re.compile(
-        r"\b(?:run|use|try|call|invoke|execute)\s+`[^`\n]{2,}`|\b(?:tests?|builds?|lint(?:ing)?"
+        r"\b(?:run|call|invoke|execute)\s+`[^`\n]{2,}`|\b(?:use|try)\s+`[^`\n]* [^`\n]*`|\b(?:tests?|builds?|lint(?:ing)?"
         r"|deploy(?:ment|s)?|format(?:ting)?|releases?|migrations?|the (?:dev )?server)"
         r"\s+(?:is|are|runs?|with|via|using|:)\s+(?:with\s+|via\s+|using\s+)?`[^`\n]+`", _I)),
     Cue("env-var", "config", 0.55, USER, re.compile(

@@ -66,6 +66,7 @@ _CHATTER = re.compile(
     r"|and|also|but|so|then|btw|anyway|actually)\b(?:\s*[,.!:—–-]+\s*|\s+(?=\S)|$)", _I)
 _STATUS = re.compile(
     r"\b\d+ (?:new )?(?:tests?|doctests?|specs?|failures?|passed|errors?|warnings?)\b"
+    r"|\b(?:is|are) (?:clean|green|passing)\.?$|\beverything (?:compiles|passes|works)\b"
     r"|\b(?:tests?|suite|build|credo|lint|compile|compilation|checks?)\s+(?:is |are )?"
     r"(?:pass(?:es|ed|ing)?|green|clean|ok|succeed(?:s|ed)?)\b|\bworking tree clean\b"
     r"|^(?:pushed|committed|merged|compiled|closed|claimed|done)\b", _I)
@@ -107,8 +108,11 @@ _CAUSE = re.compile(r"\b(?:bug|error|fail\w*|broke\w*|wrong|issue|problem|crash\
                     r"|instead of)\b", _I)
 _CONFIG = re.compile(r"(?-i:\b[A-Z][A-Z0-9]*_[A-Z0-9_]{2,}\b)|(?:^|\s)--[a-z][\w-]+|\bport\b"
                      r"|`[\w.-]+\s*[:=]\s*[^`]+`", _I)
-_COMMAND = re.compile(r"\b(?:run|use|call|invoke|execute)s?\s+`[^`]+`|`[a-z][\w.-]*"
-                      r"(?: [\w./=-]+)+`", _I)
+_COMMAND = re.compile(r"\b(?:run|use|call|invoke|execute|start)s?\b[^`]{0,40}`[^`]+ [^`]+`"
+                      r"|`[a-z][\w.-]* [^`]+`", _I)
+# What makes a failure's mention a cause: a causal connective, or a fix.
+_CAUSAL = re.compile(r"\b(?:because|since|caused|due to|so that|which means|root cause|the "
+                     r"(?:problem|issue|bug|reason)|fix(?:ed|es)?|otherwise|instead of)\b", _I)
 _WORD = re.compile(r"\w+")
 _SO = re.compile(r"\bso (?:i|we|you) (?:don't|do not|no longer|won't|never)\b", _I)
 # Code spans, paths and parentheticals: what a statement names, not what it says.
@@ -172,7 +176,8 @@ def features(u: Unit, where: Where, verbs: frozenset[str], cue: bool) -> dict[st
     if len(_WORD.findall(_NAMES.sub(" ", text))) < MIN_WORDS:
         return None  # it names things but says nothing of them (a list of paths)
     order = imperative(text, verbs)
-    if where.role == "user" and order and not cue and not _STANDING.search(text):
+    if (where.role == "user" and order and not cue and not _STANDING.search(text)
+            and not _REASON.search(text)):
         return None  # a request of this session ("Create hello.md"), not a standing one
     verb = bool(_VERB.search(text)) or order
     return {
@@ -203,12 +208,12 @@ def typed(u: Unit, where: Where, verbs: frozenset[str]) -> str:
         return "task"
     if u.joined > 1 and _SO.search(text):
         return "insight"  # "X does Y. So I don't need Z": a finding and what follows
-    if u.fix or (_CAUSE.search(text) and _REASON.search(text) and where.role == "assistant"):
+    if u.fix or (_CAUSE.search(text) and _CAUSAL.search(text) and where.role == "assistant"):
         return "insight"
-    if _CONFIG.search(text):
-        return "config"
     if _COMMAND.search(text):
         return "tool"
+    if _CONFIG.search(text):
+        return "config"
     if imperative(text, verbs):
         return "preference" if where.role == "user" else "decision"
     return "fact"

@@ -216,10 +216,10 @@ def units(text: str) -> list[Unit]:
         elif block.kind == "code":
             if not out:
                 continue
-            if out[-1].text.endswith(":"):
-                continue  # "Here is the block:" introduces code: nothing to carry
             if len(block.code) == 1 and block.code[0].strip():
                 out[-1].text += f" `{block.code[0].strip()}`"
+            elif out[-1].text.endswith(":"):
+                continue  # "Here is the block:" introduces code: nothing to carry
             elif names := _defined(block.code):
                 out[-1].text += " (" + ", ".join(f"`{x}`" for x in names) + ")"
         elif block.kind == "items":
