@@ -52,6 +52,7 @@ class Candidate:
     evidence: list[int]
     tags: list[str] = field(default_factory=list)
     confidence: float = 0.5
+    closes: tuple[str, ...] = ()  # task ids it shows done (a tracker close, a commit)
 
 
 #: Tag of a task a compaction summary lists as pending. When a session's newest summary no

@@ -21,6 +21,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from hippo.extract.blocks import Message
+from hippo.extract.closing import ids_in_commit
 from hippo.extract.summary import Statement, parse, statements_of
 
 MAX_WRAPUP_STATEMENTS = 20
@@ -289,12 +290,37 @@ def retries(seq: Sequence[Call]) -> Iterator[Statement]:
             break
 
 
-def closes(seq: Sequence[Call]) -> Iterator[Statement]:
-    """A task closed in a tracker with a reason: what was done, in the closer's words."""
+def closes(seq: Sequence[Call]) -> Iterator[tuple[Statement, tuple[str, ...]]]:
+    """What the session shows done, with the task ids it closes: a task closed in a tracker
+    with a reason (in the closer's words), and a commit whose message names a task id (its
+    subject)."""
     for c in seq:
-        m = _CLOSE.search(c.arg)
-        if m is None or c.result is None or _FAILED.search(c.result[:200]):
+        if c.result is None or _FAILED.search(c.result[:200]):
             continue
-        reason = " ".join(m.group(3).split())
-        yield Statement("fact", f"{m.group(1)} closed: {reason}"[:400], 0.5, (),
-                        evidence=c.chunk_ids)
+        m = _CLOSE.search(c.arg)
+        if m is not None:
+            reason = " ".join(m.group(3).split())
+            yield (Statement("fact", f"{m.group(1)} closed: {reason}"[:400], 0.5, (),
+                             evidence=c.chunk_ids), (m.group(1),))
+        elif is_commit(c) and (message := commit_message(c.arg)):
+            ids = ids_in_commit(message)
+            subject = message.strip().splitlines()[0].strip()
+            if ids and len(subject.split()) >= 4:
+                yield (Statement("fact", subject[:400], 0.5, (), evidence=c.chunk_ids),
+                       tuple(ids))
+
+
+# The message of `-m "..."`; a line the reader cut short ends the message where it stops.
+_MESSAGE = re.compile(r"""(?:^|\s)(?:-m|--message)(?:=|\s+)(["'])(.*?)(?:(?<!\\)\1|$)""",
+                      re.DOTALL)
+_HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?\n(.*?)(?:\n\s*\1\b|$)", re.DOTALL)
+
+
+def commit_message(arg: str) -> str | None:
+    """The message of a `git commit -m "..."` line (a heredoc's text when it holds one)."""
+    m = _MESSAGE.search(arg)
+    if m is None:
+        return None
+    text = m.group(2)
+    doc = _HEREDOC.search(text)
+    return doc.group(2) if doc else text

@@ -50,13 +50,14 @@ class _Found:
         self.found: dict[tuple[str, str], Candidate] = {}
 
     def add(self, mtype: str, text: str, importance: float, evidence: Sequence[int],
-            tags: Sequence[str] = (), confidence: float = 0.4) -> tuple[str, str] | None:
+            tags: Sequence[str] = (), confidence: float = 0.4,
+            closes: tuple[str, ...] = ()) -> tuple[str, str] | None:
         """Add a candidate; its key when it is new (None when it repeated one)."""
         key = (mtype, normalise_text(text))
         prev = self.found.get(key)
         if prev is None:
             self.found[key] = Candidate(mtype, text, round(importance, 2), list(evidence),
-                                        list(tags), confidence)
+                                        list(tags), confidence, closes)
             return key
         else:
             prev.importance = max(prev.importance, round(importance, 2))
@@ -70,8 +71,9 @@ class _Found:
         for cand in self.found.values():
             words = content_words(cand.text)
             for i, (kept, kept_words) in enumerate(out):
-                if PENDING_TAG in kept.tags or PENDING_TAG in cand.tags:
-                    continue  # a pending task stays itself: the run may mark it done
+                if PENDING_TAG in kept.tags or PENDING_TAG in cand.tags or kept.closes \
+                        or cand.closes:
+                    continue  # a pending task or what closes one stays itself
                 short, long = sorted(((cand, words), (kept, kept_words)),
                                      key=lambda cw: len(cw[1]))
                 if repeats(short[1], long[1]):
@@ -191,6 +193,8 @@ class RulesExtractor(Extractor):
         if procedure is not None:
             found.add(procedure.type, procedure.text, procedure.importance,
                       procedure.evidence, ("gate",), 0.5)
-        for stmt in (*error_fixes(seq), *retries(seq), *closes(seq)):
+        for stmt in (*error_fixes(seq), *retries(seq)):
             found.add(stmt.type, stmt.text, stmt.importance, stmt.evidence)
+        for stmt, ids in closes(seq):
+            found.add(stmt.type, stmt.text, stmt.importance, stmt.evidence, closes=ids)
         return found.collapsed()

@@ -230,6 +230,34 @@ class Extraction:
                 out.append(int(row["id"]))
         return out
 
+    def _close(self, session: SessionChunks, found: list[Candidate],
+               stored: list[int | None], events: list[dict[str, Any]],
+               counts: Counter[str]) -> None:
+        """Pending machine memories of the project that a close or a commit of this
+        session names: done, superseded by the memory that showed it (`extract.closing`)."""
+        closers = [(c, m) for c, m in zip(found, stored) if c.closes and m is not None]
+        if not closers:
+            return
+        from hippo.extract.closing import retired
+        from hippo.records import to_record
+        from hippo.store.memories import MemoryFilter
+
+        rows = [to_record(r) for r in self.h.db.memories.listing(
+            MemoryFilter(statuses=("active",), projects=(session.project,)))]
+        done: set[int] = set()
+        for cand, by in closers:
+            assert by is not None
+            for mid in retired(rows, cand.closes, by):
+                if mid in done:
+                    continue
+                done.add(mid)
+                brain.update(self.h.db, mid, {"status": "done", "superseded_by": by},
+                             actor=ACTOR, action="done", run_id=self.run_id)
+                counts["done"] += 1
+                events.append({"event": "memory", "action": "done", "id": mid, "by": by,
+                               "session": session.key,
+                               "reason": f"{', '.join(cand.closes)} shown done by memory {by}"})
+
     def _advance(self, seg: Segment) -> None:
         self.h.db.meta.set(WATERMARK, str(max(seg.last, watermark(self.h))))
 
@@ -246,10 +274,12 @@ class Extraction:
                 if vectors is None and mems:
                     vectors = self.h.embed([m.text for m in mems])
                 kept: set[int] = set()  # the newest summary's pending tasks, as stored
+                stored_ids: list[int | None] = []
                 for mem, vec, cand in zip(mems, vectors if vectors is not None else [], found):
                     out = write(db, mem, vec, list(mem.source["chunks"]) if mem.source else [],
                                 threshold=self.conf.similarity, run_id=self.run_id)
                     stored = out.memory_id or out.match
+                    stored_ids.append(stored)
                     if PENDING_TAG in cand.tags and stored is not None:
                         kept.add(stored)
                     counts[plural[out.action]] += 1
@@ -259,6 +289,7 @@ class Extraction:
                     if self.dry_run:
                         self._hide_rolled_back(out, ev)
                     events.append(ev)
+                self._close(session, found, stored_ids, events, counts)
                 if any("summary" in c.roles for c in session.chunks):
                     for mid in self._listed_no_more(session, kept):
                         brain.update(db, mid, {"status": "done"}, actor=ACTOR, action="done",

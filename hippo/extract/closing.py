@@ -1,0 +1,72 @@
+"""A task shown done: the tracker close or the commit that names it retires what said it was
+still open.
+
+The evidence is structural: a tracker's close of an id (`bd close ID`, `gh issue close N`,
+`glab issue close N`, `jira issue move KEY Done`, ...) or a commit whose message names the
+id (`feat: ... (proj-x.3)`, `Closes #12`). The memories it retires are this project's active
+machine memories of a pending kind (a `task` or `todo`, or anything tagged pending) that
+name the same id as a whole token: `gqc.6` is not `gqc.61`, `#12` is not `#123`. A
+person's memory is never changed. Each retirement is `status = done` with `superseded_by`
+the memory that showed it, in the extract run (so `hippo undo RUN` restores it).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from hippo.extract.base import PENDING_TAG
+
+PENDING_TYPES = frozenset({"task", "todo"})
+# An id a tracker gives: `proj-abc.3` (beads), `ABC-123` (jira), `#123` (gh, glab).
+ID = re.compile(r"(?<![\w#/.-])(?:[a-z][a-z0-9]*-[a-z0-9]+(?:\.\d+)+|[A-Z][A-Z0-9]+-\d+|#\d+)"
+                r"(?![\w-]|\.\d)")
+# A commit subject's closing parenthesis names its task: `feat: ... (proj-abc)`.
+_TRAILING = re.compile(r"\(([a-z][a-z0-9]*-[a-z0-9]+(?:\.\d+)*)\)\s*$")
+_CUT = "…[truncated"
+_CLOSES_IN_MESSAGE = re.compile(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s+(#\d+)", re.IGNORECASE)
+
+
+def ids_in_commit(message: str) -> list[str]:
+    """The task ids a commit message's subject names, and `Closes #N` anywhere in it."""
+    subject = message.strip().splitlines()[0] if message.strip() else ""
+    if _CUT in subject:
+        return []  # the reader cut the subject short: what it names is not known
+    named = [m.group(0) for m in ID.finditer(subject) if not m.group(0).startswith("#")]
+    named += _TRAILING.findall(subject)
+    return list(dict.fromkeys([*named, *_CLOSES_IN_MESSAGE.findall(message)]))
+
+
+def _forms(task_id: str) -> list[str]:
+    """The id, and for a prefixed one (`proj-abc.3`) its part after the prefix (`abc.3`)
+    when that part is still specific (it has a dot and a number)."""
+    out = [task_id]
+    head, _, rest = task_id.partition("-")
+    if rest and re.search(r"\.\d", rest) and head.isalpha():
+        out.append(rest)
+    return out
+
+
+def names(text: str, task_id: str) -> bool:
+    """`text` names `task_id` as a whole token (any case)."""
+    for form in _forms(task_id):
+        if re.search(rf"(?<![\w#.-]){re.escape(form)}(?![\w-]|\.\d)", text, re.IGNORECASE):
+            return True
+    return False
+
+
+def pending(row: dict, tags: Iterable[str]) -> bool:
+    return row["type"] in PENDING_TYPES or PENDING_TAG in set(tags)
+
+
+def retired(rows: Iterable[dict], task_ids: Iterable[str], before: int) -> list[int]:
+    """Ids of the rows (active memories of the project, as records) that are pending
+    machine memories written before memory `before` and name one of `task_ids`."""
+    ids = list(task_ids)
+    out = []
+    for row in rows:
+        if (row["id"] < before and row["author"] == "machine" and row["status"] == "active"
+                and pending(row, row.get("tags") or ())
+                and any(names(row["text"], t) for t in ids)):
+            out.append(int(row["id"]))
+    return out

@@ -1,0 +1,98 @@
+"""A task shown done: which ids a close or a commit names, and which memories that retires."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hippo.extract.closing import ids_in_commit, names, retired
+from hippo.extract.conversation import Call, closes, commit_message
+
+
+@pytest.mark.parametrize("message, ids", [
+    ("feat: close review session by closing all open annotations (proj-abc.6)", ["proj-abc.6"]),
+    ("feat: unified transcript view (proj-dov)", ["proj-dov"]),
+    ("fix: retry uploads\n\nCloses #12 and fixes #13", ["#12", "#13"]),
+    ("PAY-42: charge in cents", ["PAY-42"]),
+    ("feat: add project-level review page for the dashboard-app", []),  # words, not ids
+    ("feat: add project-level review page for ongoing annot…[truncated 389 chars]", []),
+])
+def test_ids_a_commit_names(message: str, ids: list[str]) -> None:
+    assert ids_in_commit(message) == ids
+
+
+@pytest.mark.parametrize("text, task, named", [
+    ("Proj-abc.6 (in_progress): close the review session", "proj-abc.6", True),
+    ("Complete abc.6 by adding the tests", "proj-abc.6", True),  # the id past its prefix
+    ("Proj-abc.61 (open): export the review", "proj-abc.6", False),
+    ("Proj-abc.6.1 (open): a sub-task", "proj-abc.6", False),
+    ("Proj-abc (epic): reviews", "proj-abc.6", False),
+    ("Proj-abc.6 (open)", "proj-abc", False),  # an epic's close is not its tasks'
+    ("Fix #12 before the release", "#12", True),
+    ("Fix #123 before the release", "#12", False),
+])
+def test_an_id_is_named_as_a_whole_token(text: str, task: str, named: bool) -> None:
+    assert names(text, task) is named
+
+
+def _row(i: int, text: str, *, type_: str = "task", author: str = "machine",
+         status: str = "active", tags: tuple[str, ...] = ()) -> dict:
+    return {"id": i, "text": text, "type": type_, "author": author, "status": status,
+            "tags": list(tags)}
+
+
+def test_only_earlier_pending_machine_memories_that_name_the_id_retire() -> None:
+    rows = [
+        _row(1, "Proj-abc.6 (in_progress): close the review session"),
+        _row(2, "Proj-abc.7 (open): launch the review conversation"),  # another task
+        _row(3, "Proj-abc.6 needs tests", author="human"),  # a person's: never changed
+        _row(4, "`lib/review.ex`: the close handler (proj-abc.6)", type_="fact"),  # no task
+        _row(5, "Proj-abc.6 status: in progress", type_="fact", tags=("pending",)),
+        _row(9, "Proj-abc.6 (open): written after the close"),
+    ]
+    assert retired(rows, ["proj-abc.6"], before=8) == [1, 5]
+
+
+def test_a_tracker_close_and_a_commit_naming_a_task_are_what_closes_it(tmp_path: Path) -> None:
+    seq = [
+        Call("Bash", 'bd close proj-abc.6 --reason="close handler with tests"', (1,), "✓ Closed",
+             (2,)),
+        Call("Bash", "git commit -m \"$(cat <<'EOF'\nfeat: launch review (proj-abc.7)\n\nbody\n"
+                     "EOF\n)\"", (3,), "[main 1a2b3c] feat: launch review", (4,)),
+        Call("Bash", 'gh issue close 12 -c "fixed in 1a2b3c by retrying"', (5,), "[error] Exit code 1",
+             (6,)),  # it failed: nothing closed
+        Call("Bash", 'git commit -m "wip"', (7,), "[main 4d5e6f] wip", (8,)),  # names nothing
+    ]
+    got = [(s.text, ids) for s, ids in closes(seq)]
+    assert got == [("proj-abc.6 closed: close handler with tests", ("proj-abc.6",)),
+                   ("feat: launch review (proj-abc.7)", ("proj-abc.7",))]
+    assert commit_message('git commit -m "fix: x (#3)"') == "fix: x (#3)"
+
+
+def test_a_session_that_closes_its_task_retires_the_task_and_undo_restores_it(
+        cli, tmp_path: Path) -> None:
+    from tests.extract.excerpts import claude_code
+
+    path = claude_code(tmp_path / "s.jsonl", "9f0c3a52-1111-4222-8333-444455556666", "/w/api", [
+        ("user", "TODO: finish api-x1.3 with tests for the retry loop"),
+        ("user", "TODO: look at api-x1.31 after that"),
+        ("assistant", "The retry loop gives up after 3 attempts because `MAX_TRIES` is 3."),
+        ("call", "Bash", 'bd close api-x1.3 --reason="retry loop covered by three tests"'),
+        ("result", "✓ Closed api-x1.3"),
+        ("assistant", "Closed."),
+    ])
+    assert cli("ingest", str(path), "--idle-minutes", "0").exit_code == 0
+    before = cli("export").stdout
+    r = cli("extract")
+    assert r.exit_code == 0, r.stderr
+    done = [e for e in r.records if e.get("action") == "done"]
+    mems = {m["text"]: m for m in cli("list", "--all-projects", "--status", "all",
+                                      "--json").records}
+    task = mems["TODO: finish api-x1.3 with tests for the retry loop"]
+    close = mems["api-x1.3 closed: retry loop covered by three tests"]
+    assert [(e["id"], e["by"]) for e in done] == [(task["id"], close["id"])]
+    assert task["status"] == "done" and task["superseded_by"] == close["id"]
+    assert mems["TODO: look at api-x1.31 after that"]["status"] == "active"  # a near-miss
+    assert cli("undo", r.records[-1]["run_id"]).exit_code == 0
+    assert cli("export").stdout == before
