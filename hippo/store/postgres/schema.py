@@ -318,7 +318,9 @@ CREATE TABLE project_moves (
 P0002_VALIDITY = """
 ALTER TABLE memories ADD COLUMN valid_from TEXT, ADD COLUMN valid_to TEXT;
 UPDATE memories m SET valid_from = coalesce((
-  SELECT min(c.started_at) FROM memory_sources s JOIN echo_chunks c ON c.id = s.chunk_id
+  SELECT to_char(min(c.started_at::timestamptz) AT TIME ZONE 'UTC',
+                 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+  FROM memory_sources s JOIN echo_chunks c ON c.id = s.chunk_id
   WHERE s.memory_id = m.id), m.created_at);
 UPDATE memories m SET valid_to = coalesce((
   SELECT max(a.at) FROM audit a WHERE a.memory_id = m.id AND a.action = 'supersede'),
