@@ -29,7 +29,7 @@ _hippo_options() {  # $1: command path -> its options
         "hook") echo "--budget -b --route --topic --limit -n --min-score --plain --project -p --db --json --help -h" ;;
         "import") echo "--db --embedder --json --help -h" ;;
         "ingest") echo "--idle-minutes --backstop --format --db --embedder --json --help -h" ;;
-        "list") echo "--type -t --tier --status --tag --since --all-projects --limit --unverified --project -p --db --json --wide -w --help -h" ;;
+        "list") echo "--type -t --tier --status --tag --since --as-of --all-projects --limit --unverified --project -p --db --json --wide -w --help -h" ;;
         "mcp") echo "--max-writes --project -p --db --embedder --json --help -h" ;;
         "pin") echo "--db --json --help -h" ;;
         "project") echo "--help -h" ;;
@@ -38,7 +38,7 @@ _hippo_options() {  # $1: command path -> its options
         "project rename") echo "--dry-run --db --json --help -h" ;;
         "reindex") echo "--embedder --store --batch --force --dry-run --db --json --help -h" ;;
         "retire") echo "--now --dry-run --db --json --help -h" ;;
-        "search") echo "--limit -n --type -t --tier --tag --since --until --all-projects --include-superseded --explain --rerank --no-rerank --format -f --budget -b --min-score --project -p --db --embedder --json --wide -w --help -h" ;;
+        "search") echo "--limit -n --type -t --tier --tag --since --until --all-projects --include-superseded --as-of --explain --rerank --no-rerank --format -f --budget -b --min-score --project -p --db --embedder --json --wide -w --help -h" ;;
         "serve") echo "--stop --status --detach --idle-minutes --db --json --help -h" ;;
         "show") echo "--history --no-history --db --json --help -h" ;;
         "stats") echo "--layers --no-layers --project -p --db --json --help -h" ;;
@@ -68,7 +68,7 @@ _hippo_takes_value() {  # $1: command path, $2: option -> true when it takes a v
         "hook --budget"|"hook -b"|"hook --topic"|"hook --limit"|"hook -n"|"hook --min-score"|"hook --project"|"hook -p"|"hook --db") return 0 ;;
         "import --db"|"import --embedder") return 0 ;;
         "ingest --idle-minutes"|"ingest --format"|"ingest --db"|"ingest --embedder") return 0 ;;
-        "list --type"|"list -t"|"list --tier"|"list --status"|"list --tag"|"list --since"|"list --limit"|"list --project"|"list -p"|"list --db") return 0 ;;
+        "list --type"|"list -t"|"list --tier"|"list --status"|"list --tag"|"list --since"|"list --as-of"|"list --limit"|"list --project"|"list -p"|"list --db") return 0 ;;
         "mcp --max-writes"|"mcp --project"|"mcp -p"|"mcp --db"|"mcp --embedder") return 0 ;;
         "pin --db") return 0 ;;
         "project list --db") return 0 ;;
@@ -76,7 +76,7 @@ _hippo_takes_value() {  # $1: command path, $2: option -> true when it takes a v
         "project rename --db") return 0 ;;
         "reindex --embedder"|"reindex --store"|"reindex --batch"|"reindex --db") return 0 ;;
         "retire --now"|"retire --db") return 0 ;;
-        "search --limit"|"search -n"|"search --type"|"search -t"|"search --tier"|"search --tag"|"search --since"|"search --until"|"search --format"|"search -f"|"search --budget"|"search -b"|"search --min-score"|"search --project"|"search -p"|"search --db"|"search --embedder") return 0 ;;
+        "search --limit"|"search -n"|"search --type"|"search -t"|"search --tier"|"search --tag"|"search --since"|"search --until"|"search --as-of"|"search --format"|"search -f"|"search --budget"|"search -b"|"search --min-score"|"search --project"|"search -p"|"search --db"|"search --embedder") return 0 ;;
         "serve --idle-minutes"|"serve --db") return 0 ;;
         "show --db") return 0 ;;
         "stats --project"|"stats -p"|"stats --db") return 0 ;;

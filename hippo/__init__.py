@@ -23,7 +23,7 @@ def open(db: Any = None, **flags: Any) -> Hippo:
 
 def search(h: Hippo, query: str, **options: Any) -> SearchResult:
     """Search the Brain: `hippo.retrieve.pipeline.search` (limit, types, tiers, tags, since,
-    until, projects, include_superseded, explain, rerank, params, now)."""
+    until, projects, include_superseded, as_of, explain, rerank, params, now)."""
     from hippo.retrieve.pipeline import search as run
 
     return run(h, query, **options)

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hippo import audit
+from hippo import audit, validity
 from hippo.errors import NotFoundError, UsageError
 from hippo.records import NewMemory, to_record
 from hippo.timeutil import epoch, now_iso
@@ -58,6 +58,7 @@ def insert(db: Store, mem: NewMemory, vector: np.ndarray | None, *, actor: str,
         "consolidated_into": mem.consolidated_into, "superseded_by": mem.superseded_by,
         "source": _json(mem.source), "dedup_key": mem.dedup_key,
         "content_hash": content_hash(mem.text),
+        "valid_from": validity.valid_from(db, mem, created), "valid_to": validity.valid_to(mem),
     }
     if mem.id is not None and db.memories.exists(mem.id):
         raise UsageError(f"a memory with id {mem.id} already exists")
@@ -158,7 +159,7 @@ def drop_cached(db: Store, texts: Sequence[str]) -> int:
 CHANGEABLE = frozenset({
     "text", "type", "tier", "project", "tags", "importance", "status", "pinned", "canonical",
     "confidence", "confirmed_at", "verified_at", "consolidated_into", "superseded_by",
-    "source", "author"})
+    "source", "author", "valid_from", "valid_to"})
 
 
 def _column_values(changes: dict[str, Any]) -> dict[str, Any]:
@@ -205,6 +206,7 @@ def update(db: Store, memory_id: int, changes: dict[str, Any], *, actor: str, ac
         changes = {k: masked(v) if k in ("project", "tags", "source") else v
                    for k, v in changes.items()}
     stamp = now_iso()
+    changes = validity.follow_supersede(before, changes, stamp)  # replaced now: valid_to
     values = _column_values(changes)
     if "text" in changes or "type" in changes or "project" in changes:
         after_text = changes.get("text", before["text"])
@@ -265,17 +267,18 @@ def sources(db: Store, memory_id: int) -> list[dict[str, Any]]:
 def listing(db: Store, *, types: Sequence[str] = (), tiers: Sequence[str] = (),
             projects: Sequence[str | None] | None = None, statuses: Sequence[str] = ("active",),
             since: str | None = None, tags: Sequence[str] = (), limit: int = 0,
-            unverified: bool = False) -> list[dict[str, Any]]:
+            unverified: bool = False, as_of: str | None = None) -> list[dict[str, Any]]:
     """Memories matching the filters, newest first.
 
     unverified: only current machine-written rules and preferences no person has verified
-    or pinned, the ones the rule floor holds back.
+    or pinned, the ones the rule floor holds back. as_of: only those valid then.
     """
     from hippo.store.memories import MemoryFilter
 
     where = MemoryFilter(statuses=tuple(statuses), types=tuple(types), tiers=tuple(tiers),
                          projects=None if projects is None else tuple(projects), since=since,
-                         tags=tuple(tags), current=unverified, unverified=unverified)
+                         tags=tuple(tags), current=unverified, unverified=unverified,
+                         as_of=as_of)
     return [to_record(r) for r in db.memories.listing(where, limit)]
 
 
@@ -298,6 +301,10 @@ def restore(db: Store, rec: dict[str, Any], vector: np.ndarray | None, *, actor:
     # An audit record written before `verified_at` existed does not carry it: keep the
     # current value (a verification is a person's, no run's to undo).
     params["verified_at"] = rec.get("verified_at", before["verified_at"])
+    # Nor, before 0009, `valid_from` (keep it) or `valid_to` (it goes with `superseded_by`).
+    params["valid_from"] = rec.get("valid_from", before["valid_from"])
+    params["valid_to"] = rec["valid_to"] if "valid_to" in rec else (
+        before["valid_to"] if rec["superseded_by"] is not None else None)
     params.update(tags=_json(rec["tags"]) or "[]", source=_json(rec["source"]),
                   pinned=int(rec["pinned"]), canonical=int(rec["canonical"]),
                   dedup_key=dedup_key(rec["type"], rec["project"], rec["text"]),

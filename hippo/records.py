@@ -15,7 +15,7 @@ from hippo.memtypes import TIERS, MemType, resolve
 FIELDS = (
     "id", "text", "type", "tier", "project", "tags", "importance", "author", "status",
     "pinned", "canonical", "confidence", "created_at", "updated_at", "confirmed_at",
-    "verified_at", "consolidated_into", "superseded_by", "source",
+    "verified_at", "consolidated_into", "superseded_by", "source", "valid_from", "valid_to",
 )
 STATUSES = ("active", "done", "consolidated", "retired", "deleted")
 AUTHORS = ("human", "machine")
@@ -126,6 +126,8 @@ class NewMemory:
     consolidated_into: int | None = None
     superseded_by: int | None = None
     source: dict[str, Any] | None = None
+    valid_from: str | None = None  # None: its source chunk's time, else created_at
+    valid_to: str | None = None
 
     def __post_init__(self) -> None:
         self.text = masked(self.text)
@@ -170,7 +172,9 @@ def require_utf8(value: str, name: str) -> str:
     return value
 
 
-def _opt_time(value: Any, name: str) -> str | None:
+def _opt_time(value: Any, name: str, *, future: bool = False) -> str | None:
+    """An ISO-8601 time in the canonical form; `future`: a time ahead is meant (a validity
+    that ends later), not a clock error."""
     if value is None:
         return None
     if not isinstance(value, str):
@@ -181,7 +185,7 @@ def _opt_time(value: Any, name: str) -> str | None:
         raise UsageError(f"{name}: {exc}") from None
     from datetime import timedelta
 
-    if dt - timeutil.now() > timedelta(days=MAX_FUTURE_DAYS):
+    if not future and dt - timeutil.now() > timedelta(days=MAX_FUTURE_DAYS):
         raise UsageError(f"{name} {value!r} is in the future (more than {MAX_FUTURE_DAYS} day "
                          "ahead of this clock); give the time it happened")
     return timeutil.iso(dt)
@@ -243,6 +247,10 @@ def from_input(data: Any, types: dict[str, MemType], *, default_project: str | N
     if status not in STATUSES:
         raise UsageError(f"status must be one of {', '.join(STATUSES)}, got {status!r}")
     source = check_source(data.get("source"))
+    valid_from = _opt_time(data.get("valid_from"), "valid_from")
+    valid_to = _opt_time(data.get("valid_to"), "valid_to", future=True)
+    if valid_from and valid_to and valid_to < valid_from:
+        raise UsageError(f"valid_to {valid_to} is before valid_from {valid_from}")
     return NewMemory(
         text=text.strip(),
         type=mtype.name,
@@ -263,6 +271,8 @@ def from_input(data: Any, types: dict[str, MemType], *, default_project: str | N
         consolidated_into=_opt_int(data.get("consolidated_into"), "consolidated_into"),
         superseded_by=_opt_int(data.get("superseded_by"), "superseded_by"),
         source=source,
+        valid_from=valid_from,
+        valid_to=valid_to,
     )
 
 
@@ -290,4 +300,6 @@ def to_record(row: dict[str, Any]) -> dict[str, Any]:
         "consolidated_into": row["consolidated_into"],
         "superseded_by": row["superseded_by"],
         "source": orjson.loads(row["source"]) if row["source"] else None,
+        "valid_from": row["valid_from"],
+        "valid_to": row["valid_to"],
     }

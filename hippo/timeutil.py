@@ -69,3 +69,12 @@ def parse_since(value: str, *, ref: datetime | None = None) -> datetime:
 
 def epoch(value: str | None) -> int:
     return int(parse(value).timestamp()) if value else 0
+
+
+def option_time(value: str, option: str) -> str:
+    """A time option's value (`parse_since`'s forms) as the canonical form; a bad one is a
+    UsageError naming the option."""
+    try:
+        return iso(parse_since(value))
+    except UsageError as exc:
+        raise UsageError(f"{option}: {exc}") from None

@@ -23,6 +23,9 @@ def list_(
                                                      "consolidated, retired, deleted, all.")] = None,
     tag: Annotated[list[str] | None, typer.Option("--tag", help="Repeatable; all must match.")] = None,
     since: Annotated[str | None, typer.Option(help="Created since: ISO date or 7d, 12h.")] = None,
+    as_of: Annotated[str | None, typer.Option(
+        "--as-of", help="What was held then: memories valid at this time (ISO date or 7d, "
+        "12h), replaced since or not.")] = None,
     all_projects: Annotated[bool, typer.Option("--all-projects", help="Every project.")] = False,
     limit: Annotated[int, typer.Option(min=0, help="At most this many (0: no limit).")] = 50,
     unverified: Annotated[bool, typer.Option(
@@ -39,12 +42,13 @@ def list_(
     Examples:
       hippo list --type rule
       hippo list --status all --since 7d --wide
+      hippo list --as-of 2025-03-01
       hippo list --all-projects --limit 0 --json > all.jsonl
     """
     from hippo import brain
     from hippo.output import emit
     from hippo.records import STATUSES
-    from hippo.timeutil import iso, parse_since
+    from hippo.timeutil import iso, option_time, parse_since
 
     h = open_hippo(ctx, db=db, project=project, read=True)
     statuses = list(STATUSES) if status and "all" in status else (status or ["active"])
@@ -56,7 +60,7 @@ def list_(
     rows = brain.listing(
         h.db, types=type_ or [], tiers=tier or [], projects=projects, statuses=statuses,
         since=iso(parse_since(since)) if since else None, tags=tag or [], limit=limit,
-        unverified=unverified,
+        unverified=unverified, as_of=option_time(as_of, "--as-of") if as_of else None,
     )
     columns = WIDE if wide else WITH_STATUS if status else COLUMNS
     emit(rows, json_flag=json, columns=columns, wide=wide,

@@ -24,6 +24,9 @@ OPTIONS: tuple[tuple[str, tuple[str, ...], str, object, str | None], ...] = (
      "Every project, not just the current one and global."),
     ("include_superseded", ("--include-superseded",), "flag", False,
      "Also superseded memories (their superseded_by is set)."),
+    ("as_of", ("--as-of",), "text", None,
+     ("What was held then: memories valid at this time (ISO date or 7d, 12h), replaced "
+      "since or not.")),
     ("explain", ("--explain",), "flag", False,
      "Add every stage's rank and score to each result."),
     ("rerank", ("--rerank", "--no-rerank"), "toggle", None,
@@ -45,6 +48,7 @@ OPTIONS: tuple[tuple[str, tuple[str, ...], str, object, str | None], ...] = (
 # (`--all-projects` is its `projects`: None, every project).
 REQUEST: dict[str, str] = {
     "limit": "limit", "type_": "types", "tier": "tiers", "tag": "tags", "since": "since",
-    "until": "until", "include_superseded": "include_superseded", "explain": "explain",
+    "until": "until", "include_superseded": "include_superseded", "as_of": "as_of",
+    "explain": "explain",
     "rerank": "rerank",
 }

@@ -33,6 +33,9 @@ def show(
 ) -> None:
     """Show memories: every field, where each came from, and what changed it.
 
+    The chain of validity: what the memory replaced (`replaces`) and what replaced it
+    (`replaced_by`), when, and on what evidence (the run, the replacing memory's chunks).
+
     A memory learnt from a transcript shows the lines of its source chunk it was taken
     from (the whole chunk is `hippo echo`'s, or in --json's provenance).
 
@@ -42,6 +45,7 @@ def show(
       hippo show 7 12 --no-history --json
     """
     from hippo import audit, brain
+    from hippo.chain import chain
     from hippo.output import want_json, write_json_lines
 
     h = open_hippo(ctx, db=db, read=True)
@@ -52,6 +56,7 @@ def show(
         for src in rec["provenance"]:
             if src.get("text"):
                 src["evidence"] = evidence(src["text"], rec["text"])
+        rec.update(chain(h.db, rec))
         if history:
             rec["history"] = audit.history(h.db, memory_id)
         out.append(rec)
@@ -67,7 +72,7 @@ def show(
         t.add_column("field", style="bold")
         t.add_column("value", overflow="fold")
         for key, value in rec.items():
-            if key in ("provenance", "history"):
+            if key in ("provenance", "history", "replaces", "replaced_by"):
                 continue
             t.add_row(key, "" if value is None else str(value))
         console.print(t)
@@ -77,9 +82,27 @@ def show(
                           markup=False)
             for line in src.get("evidence") or []:  # transcript text is never rich markup
                 console.print(f"    > {line}", markup=False)
+        _print_chain(console, rec)
         for ev in rec.get("history", []):
             console.print(f"  {ev['at']}  {ev['action']:<12} by {ev['actor']}"
                           + (f"  run {ev['run_id']}" if ev["run_id"] else ""), markup=False)
+
+
+def _print_chain(console: Any, rec: dict[str, Any]) -> None:
+    """What the memory replaced and what replaced it, when, and on what evidence."""
+    for old in rec["replaces"]:
+        run = f", run {old['run_id']}" if old["run_id"] else ""
+        console.print(f"  replaces #{old['id']} (valid until {old['valid_to']}{run}): "
+                      f"{old['text']}", markup=False)
+    new = rec["replaced_by"]
+    if new:
+        why = [f"by {new['by']}"] if new["by"] else []
+        why += [f"run {new['run_id']}"] if new["run_id"] else []
+        why += [f"source chunk{'s' * (len(new['chunks']) > 1)} "
+                + ", ".join(map(str, new["chunks"]))] if new["chunks"] else []
+        console.print(f"  replaced by #{new['id']} at {new['at']}"
+                      + (f" ({'; '.join(why)})" if why else "") + f": {new['text'] or ''}",
+                      markup=False)
 
 
 def _units(text: str) -> list[str]:

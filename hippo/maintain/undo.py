@@ -57,7 +57,7 @@ class UndoPlan:
 
     @property
     def conflicts(self) -> list[int]:
-        return [s.memory_id for s in self.steps if s.current != s.left]
+        return [s.memory_id for s in self.steps if not _same(s.current, s.left)]
 
     @property
     def apart(self) -> list[tuple[int, int]]:
@@ -69,6 +69,17 @@ class UndoPlan:
                     s.target is None or s.target["consolidated_into"] != into):
                 clusters.setdefault(into, {into}).add(s.memory_id)
         return sorted((a, b) for ids in clusters.values() for a in ids for b in ids if a < b)
+
+
+# Fields a later schema step added: a record audited before it does not carry them.
+LATER_FIELDS = ("verified_at", "valid_from", "valid_to")
+
+
+def _same(current: dict[str, Any] | None, left: dict[str, Any] | None) -> bool:
+    """The memory is as the run left it (a field its audit record predates not compared)."""
+    if current is None or left is None:
+        return current == left
+    return {k: v for k, v in current.items() if k in left or k not in LATER_FIELDS} == left
 
 
 def _current(db: Store, memory_id: int) -> dict[str, Any] | None:
@@ -221,7 +232,8 @@ def _apply(db: Store, step: Step, vector: Any, run_id: str) -> None:
         if now is not None:
             brain.delete_row(db, step.memory_id, actor=ACTOR, action="undo", run_id=run_id)
     elif now is None:
-        target = {"verified_at": None, **step.target}  # audited before 0004: no verified_at
+        # audited before 0004 (0009): no verified_at (valid_from, valid_to)
+        target = {"verified_at": None, "valid_from": None, "valid_to": None, **step.target}
         mem = NewMemory(**{k: target[k] for k in FIELDS})
         brain.insert(db, mem, vector, actor=ACTOR, run_id=run_id, action="undo")
     else:

@@ -69,11 +69,20 @@ def _bound(value: datetime | str | None) -> str | None:
     return iso(value if isinstance(value, datetime) else parse_since(value))
 
 
+def _as_of(value: datetime | str | None) -> str | None:
+    from hippo.timeutil import iso, option_time
+
+    if value is None or value == "":
+        return None
+    return iso(value) if isinstance(value, datetime) else option_time(value, "--as-of")
+
+
 def make_filters(h: Hippo, *, types: Sequence[str] = (), tiers: Sequence[str] = (),
                  tags: Sequence[str] = (), since: datetime | str | None = None,
                  until: datetime | str | None = None,
                  projects: Sequence[str | None] | None | EllipsisType = ...,
-                 include_superseded: bool = False) -> SearchFilters:
+                 include_superseded: bool = False,
+                 as_of: datetime | str | None = None) -> SearchFilters:
     """Validated filters; `projects=...` means the current project plus global memories."""
     for t in types:
         resolve(t, h.types)
@@ -87,7 +96,7 @@ def make_filters(h: Hippo, *, types: Sequence[str] = (), tiers: Sequence[str] = 
     return SearchFilters(projects=scope, types=tuple(types), tiers=tuple(tiers),
                    tags=tuple(t.strip().lower() for t in tags if t.strip()),
                    since=_bound(since), until=_bound(until),
-                   include_superseded=include_superseded)
+                   include_superseded=include_superseded, as_of=_as_of(as_of))
 
 
 def _cached(h: Hippo, model: str, text: str) -> bytes | None:
@@ -174,7 +183,7 @@ class Retrieved:
 
 def search(h: Hippo, query: str, **options: Any) -> SearchResult:
     """Search the Brain for `query`; `options` are the fields of `SearchRequest` (limit,
-    types, tiers, tags, since, until, projects, include_superseded, explain, rerank,
+    types, tiers, tags, since, until, projects, include_superseded, as_of, explain, rerank,
     params, now). At most `limit` results (default 5), best first."""
     return run(h, SearchRequest(query, **options))
 
@@ -189,7 +198,7 @@ def run(h: Hippo, req: SearchRequest) -> SearchResult:
         raise UsageError(f"limit must be at least 1, got {limit}")
     filters = make_filters(h, types=req.types, tiers=req.tiers, tags=req.tags,
                            since=req.since, until=req.until, projects=req.projects,
-                           include_superseded=req.include_superseded)
+                           include_superseded=req.include_superseded, as_of=req.as_of)
     when = req.now or clock()
     text, notes = prepare(req.query)
     out = SearchResult(text, degraded=notes)

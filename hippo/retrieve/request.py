@@ -24,7 +24,8 @@ class SearchRequest:
     `limit`: at most this many results (None: the `result_limit` setting, 5). `projects`:
     ... (default) the current project and global memories; None every project; or a
     list of names (None in it = global). `since`/`until`: ISO-8601 or a relative age
-    (7d, 12h), inclusive. Superseded memories are left out unless `include_superseded`.
+    (7d, 12h), inclusive. Superseded memories are left out unless `include_superseded`;
+    `as_of` (the same forms) answers what was held then: the memories valid at that time.
     `rerank` None follows the `rerank` setting. `explain` adds each stage's rank and
     score to every result. `params` overrides the [search] settings; `now` the clock.
     """
@@ -38,6 +39,7 @@ class SearchRequest:
     until: datetime | str | None = None
     projects: Sequence[str | None] | None | EllipsisType = ...
     include_superseded: bool = False
+    as_of: datetime | str | None = None
     explain: bool = False
     rerank: bool | None = None
     params: SearchParams | None = None

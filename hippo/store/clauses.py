@@ -12,8 +12,16 @@ if TYPE_CHECKING:
     from hippo.store.filters import EchoFilters, SearchFilters
     from hippo.store.memories import MemoryFilter
 
-# What a layer may load at all: active and not replaced by a newer memory.
-CURRENT = "m.status = 'active' AND m.superseded_by IS NULL"
+# Valid now: not replaced by a newer memory, and its validity not over (`{now}`: the
+# backend's clock as a stored timestamp, `Dialect.now`).
+VALID_NOW = ("{alias}.superseded_by IS NULL AND ({alias}.valid_to IS NULL "
+             "OR {alias}.valid_to > {now})")
+# What a layer may load at all: active and current (each backend's `CURRENT`, `current`).
+CURRENT = "m.status = 'active' AND " + VALID_NOW.replace("{alias}", "m")
+# Valid at a time `{t}` (a parameter, twice): held from `valid_from` (else `created_at`)
+# until `valid_to`, whether or not something replaced it since.
+VALID_AT = ("coalesce({alias}.valid_from, {alias}.created_at) <= {t} "
+            "AND ({alias}.valid_to IS NULL OR {alias}.valid_to > {t})")
 # Types a machine may not put in front of every session on its own (SPEC: authorship).
 REVIEWED_TYPES = ("rule", "preference")
 # Written by a machine, and no person has verified or pinned it yet.
@@ -29,6 +37,7 @@ class Dialect(NamedTuple):
     true: str
     false: str
     tagged: str  # `{alias}`'s tags hold one tag, the parameter
+    now: str  # the current time, as the canonical timestamp text (`hippo.timeutil.iso`)
     # `column` is one of `values`: the clause, with its parameters appended to `params`
     within: Callable[[str, Sequence[Any], list[Any]], str]
 
@@ -38,8 +47,10 @@ def where(d: Dialect, f: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]
     clause, params = among(d, statuses=f.statuses, types=f.types, tiers=f.tiers,
                            projects=f.projects, since=f.since, until=f.until, tags=f.tags,
                            alias=alias)
-    if f.current:
-        clause += f" AND {alias}.superseded_by IS NULL"
+    if f.as_of:
+        clause += " AND " + valid_at(d, alias, f.as_of, params)
+    elif f.current:
+        clause += " AND " + VALID_NOW.format(alias=alias, now=d.now)
     if f.unverified:
         clause += f" AND {UNVERIFIED.replace('m.', alias + '.')}"
     return clause, params
@@ -85,9 +96,22 @@ def memory_where(d: Dialect, f: SearchFilters, alias: str = "m") -> tuple[str, l
     where_, params = among(d, statuses=["active"], types=f.types, tiers=f.tiers,
                            projects=f.projects, since=f.since, until=f.until, tags=f.tags,
                            alias=alias)
-    if not f.include_superseded:
-        where_ += f" AND {alias}.superseded_by IS NULL"
+    if f.as_of:
+        where_ += " AND " + valid_at(d, alias, f.as_of, params)
+    elif not f.include_superseded:
+        where_ += " AND " + VALID_NOW.format(alias=alias, now=d.now)
     return where_, params
+
+
+def current(d: Dialect) -> str:
+    """`CURRENT` in this backend's spelling (over `memories m`)."""
+    return CURRENT.format(now=d.now)
+
+
+def valid_at(d: Dialect, alias: str, when: str, params: list[Any]) -> str:
+    """The clause of memories valid at `when` (ISO-8601 UTC); its parameters appended."""
+    params.extend((when, when))
+    return VALID_AT.format(alias=alias, t=d.param)
 
 
 def chunk_where(d: Dialect, f: EchoFilters, first: str | None = None) -> tuple[str, list[Any]]:

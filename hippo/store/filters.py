@@ -23,6 +23,7 @@ class SearchFilters(NamedTuple):
     since: str | None = None  # ISO-8601 UTC (hippo.timeutil.iso), inclusive
     until: str | None = None  # inclusive
     include_superseded: bool = False
+    as_of: str | None = None  # what was held then: valid at this time, replaced since or not
 
 
 @dataclass(slots=True)

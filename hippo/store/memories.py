@@ -29,7 +29,8 @@ class MemoryFilter:
     since: str | None = None  # ISO-8601 UTC, inclusive, on created_at
     until: str | None = None  # inclusive
     tags: tuple[str, ...] = ()  # compared lower-cased
-    current: bool = False  # only memories no newer one supersedes
+    current: bool = False  # only memories no newer one supersedes (validity still open)
+    as_of: str | None = None  # only memories valid then (valid_from <= T < valid_to)
     unverified: bool = False  # only machine rules/preferences no person verified or pinned
 
 
@@ -148,7 +149,11 @@ class Memories(Protocol):
         ...
 
     def current_active(self, memory_id: int) -> Row | None:
-        """The memory's row if it is active and not superseded."""
+        """The memory's row if it is current: active, not superseded, its validity open."""
+        ...
+
+    def replaced(self, memory_id: int) -> list[Row]:
+        """The memories this one superseded (their `superseded_by` is its id)."""
         ...
 
     # -- provenance links to Echo chunks ------------------------------------------------

@@ -27,7 +27,8 @@ def test_add_show_list_stats_json(cli) -> None:
     assert list(r.records[0]) == [
         "id", "text", "type", "tier", "project", "tags", "importance", "author", "status",
         "pinned", "canonical", "confidence", "created_at", "updated_at", "confirmed_at",
-        "verified_at", "consolidated_into", "superseded_by", "source"]
+        "verified_at", "consolidated_into", "superseded_by", "source", "valid_from",
+        "valid_to"]
     (stats,) = cli("stats", "--json").records
     assert stats["brain"]["active"] == 1 and stats["brain"]["by_type"] == {"decision": 1}
 

@@ -33,7 +33,8 @@ def test_filter_is_data_the_backend_translates() -> None:
     clause, params = where(MemoryFilter(statuses=("active",), projects=("p", None),
                                         since="2026-01-01", tags=("A",), current=True))
     assert params == ["active", "p", "2026-01-01", "a"]
-    assert "m.project IS NULL" in clause and clause.endswith("m.superseded_by IS NULL")
+    assert "m.project IS NULL" in clause and "m.superseded_by IS NULL" in clause
+    assert clause.endswith("m.valid_to > strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))")
     assert where(MemoryFilter(projects=()), alias="x")[0] == "1 AND (0)"
 
 

@@ -74,6 +74,8 @@ CALLS: list[tuple[tuple[str, ...], str | None]] = [
     (("hook", "claude-code", "prompt", "--plain"), "prompt"),
     (("hook", "claude-code", "session-start"), "start"),
     (("hook", "claude-code", "prompt"), "garbage"),
+    (("search", "deploy staging token", "--json", "--as-of", "2099-01-01"), None),
+    (("search", "deploy", "--as-of", "soon"), None),  # a bad time: exit 2, one line
 ]
 
 
@@ -103,6 +105,8 @@ def test_every_served_call_prints_what_the_call_prints_alone(store: Path | str,
     assert b"no result scored" in alone[CALLS[5]].stderr
     assert b"additionalContext" in alone[CALLS[17]].stdout
     assert b"hippo hook:" in alone[CALLS[20]].stderr
+    assert alone[CALLS[21]].stdout == alone[CALLS[0]].stdout  # nothing replaced yet
+    assert alone[CALLS[22]].returncode == 2 and b"--as-of" in alone[CALLS[22]].stderr
 
 
 def test_writes_and_other_commands_are_never_sent(store: Path | str) -> None:

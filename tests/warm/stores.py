@@ -46,7 +46,8 @@ def add(db: Database, mid: int, rng: random.Random, vector: np.ndarray | None, *
            "author": "machine", "status": status, "pinned": 0, "canonical": 0,
            "confidence": 0.5, "created_at": at, "updated_at": at, "confirmed_at": None,
            "verified_at": None, "consolidated_into": None, "superseded_by": superseded_by,
-           "source": None, "dedup_key": f"k{mid}", "content_hash": f"h{mid}"}
+           "source": None, "dedup_key": f"k{mid}", "content_hash": f"h{mid}",
+           "valid_from": at, "valid_to": at if superseded_by is not None else None}
     db.memories.insert(rec)
     if vector is not None:
         db.memories.put_vector(mid, vector, project=proj or "", type=mtype,

@@ -41,7 +41,7 @@ TOPIC_MATCH = "m.tags::jsonb ?| %s"
 TERM = "phraseto_tsquery('hippo_text', hippo_words(%s))"
 LEXICAL = (
     f"SELECT {COLUMNS} FROM memories m, ({{query}}) q(query) "
-    "WHERE m.tsv @@ q.query AND m.status = 'active' AND {scope} "
+    f"WHERE m.tsv @@ q.query AND {CURRENT} AND {{scope}} "
     "ORDER BY ts_rank_cd(m.tsv, q.query, 1) DESC, m.id LIMIT %s"
 )
 BY_IDS = f"SELECT {COLUMNS} FROM memories m WHERE m.id = ANY(%s)"
@@ -104,15 +104,14 @@ class PgContextRows:
         return self.db.rows(LEXICAL.format(query=query, scope=where), [*words, *params, limit])
 
     def _ranked(self, terms: Terms, scope: Scope, limit: int) -> list[Row]:
-        """Search's BM25 over the scope's active memories (superseded ones too, as the
-        SQLite query has them), best first."""
+        """Search's BM25 over the scope's current memories, best first."""
         from hippo.store.filters import SearchFilters
         from hippo.store.postgres.lexical import PgLexical
 
         projects = (None if scope.all_projects else (None,) if scope.project is None
                     else (scope.project, None))
         hits = PgLexical(self.db).search(terms, limit, SearchFilters(
-            projects=projects, include_superseded=True))
+            projects=projects))
         if not hits:
             return []
         rows = {int(r["id"]): r for r in self.db.rows(BY_IDS, ([h.id for h in hits],))}

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from hippo.store import clauses
 from hippo.store.chunks import SHARED_KEY, SHARED_ON
-from hippo.store.clauses import CURRENT, UNVERIFIED
+from hippo.store.clauses import UNVERIFIED
 from hippo.store.postgres.schema import USER
 
 if TYPE_CHECKING:
@@ -33,7 +33,11 @@ def _within(column: str, values: Sequence[Any], params: list[Any]) -> str:
 
 # `tags` is a JSON array as text (hippo writes nothing else there).
 POSTGRES = clauses.Dialect(param="%s", true="TRUE", false="FALSE",
-                           tagged="{alias}.tags::jsonb ? %s", within=_within)
+                           tagged="{alias}.tags::jsonb ? %s", within=_within,
+                           now=("to_char(now() AT TIME ZONE 'UTC', "
+                                "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"))
+# Active, not replaced, its validity not over: what a layer may load at all.
+CURRENT = clauses.current(POSTGRES)
 
 
 def where(f: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hippo.records import FIELDS
-from hippo.store.postgres.filters import OWN, VISIBLE
+from hippo.store.postgres.filters import CURRENT, OWN, VISIBLE
 from hippo.store.postgres.vector import Vec
 
 if TYPE_CHECKING:
@@ -29,7 +29,8 @@ FIND_SAME = (
 _INSERT_COLUMNS = (
     "text", "type", "tier", "project", "tags", "importance", "author", "status", "pinned",
     "canonical", "confidence", "created_at", "updated_at", "confirmed_at", "verified_at",
-    "consolidated_into", "superseded_by", "source", "dedup_key", "content_hash")
+    "consolidated_into", "superseded_by", "source", "dedup_key", "content_hash", "valid_from",
+    "valid_to")
 # A new row's id is SQLite's AUTOINCREMENT: one past the largest id the store ever held
 # (a row's, the high-water mark's, or the identity's, which an import moves past every id
 # it restored), taken under the writer lock. The mark is a row of `meta`, so a rolled-back
@@ -55,7 +56,7 @@ REINFORCE = (
 UPDATABLE = frozenset({
     "text", "type", "tier", "project", "tags", "importance", "status", "pinned", "canonical",
     "confidence", "confirmed_at", "verified_at", "consolidated_into", "superseded_by",
-    "source", "author", "dedup_key", "content_hash", "updated_at"})
+    "source", "author", "dedup_key", "content_hash", "updated_at", "valid_from", "valid_to"})
 UPDATE = "UPDATE memories SET {sets} WHERE id = %(id)s"
 RESTORE = (
     "UPDATE memories SET text = %(text)s, type = %(type)s, tier = %(tier)s, "
@@ -65,7 +66,8 @@ RESTORE = (
     "updated_at = %(updated_at)s, confirmed_at = %(confirmed_at)s, "
     "verified_at = %(verified_at)s, consolidated_into = %(consolidated_into)s, "
     "superseded_by = %(superseded_by)s, source = %(source)s, dedup_key = %(dedup_key)s, "
-    "content_hash = %(content_hash)s WHERE id = %(id)s"
+    "content_hash = %(content_hash)s, valid_from = %(valid_from)s, valid_to = %(valid_to)s "
+    "WHERE id = %(id)s"
 )
 DELETE_ROW = "DELETE FROM memories WHERE id = %s"
 ERASE = (
@@ -109,8 +111,9 @@ KNN = ("SELECT v.memory_id, v.embedding <=> %(q)s AS distance FROM memories_vec 
        "JOIN memories m ON m.id = v.memory_id "
        "WHERE m.type = %(type)s AND coalesce(m.project, '') = %(project)s "
        "ORDER BY v.embedding <=> %(q)s, v.memory_id LIMIT %(k)s")
-CURRENT_ACTIVE = (f"SELECT {COLUMNS} FROM memories WHERE id = %s AND status = 'active' "
-                  "AND superseded_by IS NULL")
+CURRENT_ACTIVE = f"SELECT {COLUMNS} FROM memories m WHERE id = %s AND {CURRENT}"
+# The memories this one replaced (validity in time: `hippo show`'s chain).
+REPLACED = f"SELECT {COLUMNS} FROM memories WHERE superseded_by = %s ORDER BY valid_to, id"
 # -- provenance links ------------------------------------------------------------------
 # A chunk of a session this user may not see (`VISIBLE`) is shown as a forgotten one is.
 SOURCES = (
@@ -299,6 +302,9 @@ class PgMemories:
 
     def current_active(self, memory_id: int) -> Row | None:
         return self.db.row(CURRENT_ACTIVE, (memory_id,))
+
+    def replaced(self, memory_id: int) -> list[Row]:
+        return self.db.rows(REPLACED, (memory_id,))
 
     # -- provenance links ----------------------------------------------------------------
     def sources(self, memory_id: int) -> list[Row]:

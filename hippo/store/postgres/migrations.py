@@ -10,13 +10,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hippo.errors import ConfigError
-from hippo.store.postgres.schema import P0001_CORE
+from hippo.store.postgres.schema import P0001_CORE, P0002_VALIDITY
 
 if TYPE_CHECKING:
     from hippo.store.postgres.database import PgSql
 
 MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("p0001_core", P0001_CORE),
+    ("p0002_validity", P0002_VALIDITY),
 )
 LEDGER = ("CREATE TABLE IF NOT EXISTS _migrations ("
           "name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")

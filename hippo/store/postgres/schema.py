@@ -311,3 +311,18 @@ CREATE TABLE project_moves (
   PRIMARY KEY (run_id, tbl, row_key)
 );
 """
+
+# Validity in time (issue 32), as SQLite's step 0009_validity: `valid_from`, when the
+# memory's source said it (the earliest linked Echo chunk's start, else its creation);
+# `valid_to`, when a later memory replaced it (set with `superseded_by`).
+P0002_VALIDITY = """
+ALTER TABLE memories ADD COLUMN valid_from TEXT, ADD COLUMN valid_to TEXT;
+UPDATE memories m SET valid_from = coalesce((
+  SELECT to_char(min(c.started_at::timestamptz) AT TIME ZONE 'UTC',
+                 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+  FROM memory_sources s JOIN echo_chunks c ON c.id = s.chunk_id
+  WHERE s.memory_id = m.id), m.created_at);
+UPDATE memories m SET valid_to = coalesce((
+  SELECT max(a.at) FROM audit a WHERE a.memory_id = m.id AND a.action = 'supersede'),
+  m.updated_at) WHERE m.superseded_by IS NOT NULL;
+"""

@@ -34,7 +34,7 @@ GUIDANCE_WAITING = (f"SELECT m.id FROM memories m WHERE {CURRENT} AND {_GUIDANCE
 TOPIC_MATCH = "EXISTS (SELECT 1 FROM json_each(m.tags) t WHERE t.value IN ({marks}))"
 FTS = (
     f"SELECT {COLUMNS} FROM memories_fts f JOIN memories m ON m.id = f.rowid "
-    "WHERE memories_fts MATCH ? AND m.status = 'active' AND {scope} "
+    f"WHERE memories_fts MATCH ? AND {CURRENT} AND {{scope}} "
     "ORDER BY bm25(memories_fts), m.id LIMIT ?"
 )
 CURATED = f"SELECT text FROM memories m WHERE {CURRENT} AND {{scope}}"

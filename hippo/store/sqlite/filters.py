@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from hippo.store import clauses
-from hippo.store.clauses import CURRENT, UNVERIFIED
+from hippo.store.clauses import UNVERIFIED
 
 if TYPE_CHECKING:
     from hippo.store.filters import EchoFilters, SearchFilters
@@ -24,7 +24,9 @@ def _within(column: str, values: Sequence[Any], params: list[Any]) -> str:
 
 SQLITE = clauses.Dialect(param="?", true="1", false="0",
                          tagged="EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE value = ?)",
-                         within=_within)
+                         now="strftime('%Y-%m-%dT%H:%M:%fZ', 'now')", within=_within)
+# Active, not replaced, its validity not over: what a layer may load at all.
+CURRENT = clauses.current(SQLITE)
 
 
 def where(f: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:

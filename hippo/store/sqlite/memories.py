@@ -9,6 +9,7 @@ import apsw
 
 from hippo.records import FIELDS
 from hippo.store.sqlite import vector_log
+from hippo.store.sqlite.filters import CURRENT
 from hippo.store.sqlite.vector_log import VectorSync
 
 if TYPE_CHECKING:
@@ -32,10 +33,11 @@ FIND_SAME = (
 INSERT = (
     "INSERT INTO memories(id, text, type, tier, project, tags, importance, author, status, "
     "pinned, canonical, confidence, created_at, updated_at, confirmed_at, verified_at, "
-    "consolidated_into, superseded_by, source, dedup_key, content_hash) "
+    "consolidated_into, superseded_by, source, dedup_key, content_hash, valid_from, valid_to) "
     "VALUES (:id, :text, :type, :tier, :project, :tags, :importance, :author, :status, "
     ":pinned, :canonical, :confidence, :created_at, :updated_at, :confirmed_at, :verified_at, "
-    ":consolidated_into, :superseded_by, :source, :dedup_key, :content_hash)"
+    ":consolidated_into, :superseded_by, :source, :dedup_key, :content_hash, :valid_from, "
+    ":valid_to)"
 )
 REINFORCE = (
     "UPDATE memories SET confirmed_at = ?, updated_at = ?, confidence = ?, importance = ?, "
@@ -45,7 +47,7 @@ REINFORCE = (
 UPDATABLE = frozenset({
     "text", "type", "tier", "project", "tags", "importance", "status", "pinned", "canonical",
     "confidence", "confirmed_at", "verified_at", "consolidated_into", "superseded_by",
-    "source", "author", "dedup_key", "content_hash", "updated_at"})
+    "source", "author", "dedup_key", "content_hash", "updated_at", "valid_from", "valid_to"})
 UPDATE = "UPDATE memories SET {sets} WHERE id = :id"
 RESTORE = (
     "UPDATE memories SET text = :text, type = :type, tier = :tier, project = :project, "
@@ -54,7 +56,8 @@ RESTORE = (
     "created_at = :created_at, updated_at = :updated_at, confirmed_at = :confirmed_at, "
     "verified_at = :verified_at, consolidated_into = :consolidated_into, "
     "superseded_by = :superseded_by, source = :source, "
-    "dedup_key = :dedup_key, content_hash = :content_hash WHERE id = :id"
+    "dedup_key = :dedup_key, content_hash = :content_hash, valid_from = :valid_from, "
+    "valid_to = :valid_to WHERE id = :id"
 )
 DELETE_ROW = "DELETE FROM memories WHERE id = ?"
 SECURE_DELETE = "PRAGMA secure_delete = ON"
@@ -107,8 +110,9 @@ ALLOWED = "SELECT m.id FROM memories m WHERE {where}"
 # KNN scan), so an answer from memory orders exactly as the store's would.
 DISTANCES = "SELECT column1, vec_distance_cosine(column2, ?) FROM (VALUES {rows})"
 DISTANCE_BATCH = 4_000
-CURRENT_ACTIVE = (f"SELECT {COLUMNS} FROM memories WHERE id = ? AND status = 'active' "
-                  "AND superseded_by IS NULL")
+CURRENT_ACTIVE = f"SELECT {COLUMNS} FROM memories m WHERE id = ? AND {CURRENT}"
+# The memories this one replaced (validity in time: `hippo show`'s chain).
+REPLACED = f"SELECT {COLUMNS} FROM memories WHERE superseded_by = ? ORDER BY valid_to, id"
 # -- provenance links ------------------------------------------------------------------
 SOURCES = (
     "SELECT s.chunk_id, c.session_id, e.session_key, c.source_path, c.line_start, c.line_end, "
@@ -279,6 +283,9 @@ class SqliteMemories:
 
     def current_active(self, memory_id: int) -> Row | None:
         return self.db.row(CURRENT_ACTIVE, (memory_id,))
+
+    def replaced(self, memory_id: int) -> list[Row]:
+        return self.db.rows(REPLACED, (memory_id,))
 
     # -- provenance links ----------------------------------------------------------------
     def sources(self, memory_id: int) -> list[Row]:

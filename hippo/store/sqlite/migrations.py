@@ -21,6 +21,7 @@ from hippo.store.sqlite.schema import (
     M0005_PROJECT_DIRS,
     M0006_PRIVATE_CACHES,
     M0008_VECTOR_LOG,
+    M0009_VALIDITY,
 )
 
 if TYPE_CHECKING:
@@ -133,6 +134,7 @@ MIGRATIONS: tuple[tuple[str, Step], ...] = (
     ("0006_private_caches", M0006_PRIVATE_CACHES),
     ("0007_ids_never_reused", m0007_ids_never_reused),
     ("0008_vector_log", M0008_VECTOR_LOG),
+    ("0009_validity", M0009_VALIDITY),
 )
 
 

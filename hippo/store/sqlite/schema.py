@@ -269,3 +269,19 @@ CREATE TABLE vector_log (
 );
 CREATE INDEX vector_log_seq ON vector_log(seq);
 """
+
+# Validity in time (issue 32): `valid_from`, when the memory's source said it (the earliest
+# linked Echo chunk's start, in the canonical form, else when the memory was made); `valid_to`, when a later memory
+# replaced it (set with `superseded_by`: the supersede's audit time, else its last update).
+# A read command needs this step: every record carries the two fields.
+M0009_VALIDITY = """
+ALTER TABLE memories ADD COLUMN valid_from TEXT;
+ALTER TABLE memories ADD COLUMN valid_to TEXT;
+UPDATE memories SET valid_from = coalesce((
+  SELECT strftime('%Y-%m-%dT%H:%M:%fZ', min(c.started_at))
+  FROM memory_sources s JOIN echo_chunks c ON c.id = s.chunk_id
+  WHERE s.memory_id = memories.id), created_at);
+UPDATE memories SET valid_to = coalesce((
+  SELECT max(a.at) FROM audit a WHERE a.memory_id = memories.id AND a.action = 'supersede'),
+  updated_at) WHERE superseded_by IS NOT NULL;
+"""
