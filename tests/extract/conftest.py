@@ -31,7 +31,8 @@ def memories(db_path: Path) -> list[dict]:
         return [to_record(r) for r in db.rows(
             "SELECT id, text, type, tier, project, tags, importance, author, status, pinned, "
             "canonical, confidence, created_at, updated_at, confirmed_at, verified_at, "
-            "consolidated_into, superseded_by, source FROM memories ORDER BY id")]
+            "consolidated_into, superseded_by, source, valid_from, valid_to FROM memories "
+            "ORDER BY id")]
     finally:
         db.close()
 
