@@ -23,6 +23,7 @@ import orjson
 
 from hippo import brain
 from hippo.errors import HippoError, NotFoundError, UsageError
+from hippo.extract import supersede
 from hippo.extract.base import (
     PENDING_TAG,
     Candidate,
@@ -178,7 +179,8 @@ class Extraction:
     def _figures(self) -> dict[str, Any]:
         t = self.totals
         out = {k: t[k] for k in ("sessions", "sessions_skipped", "chunks", "candidates",
-                                 "added", "reinforced", "linked", "skipped", "done")}
+                                 "added", "reinforced", "linked", "skipped", "done",
+                                 "superseded")}
         out["watermark"] = watermark(self.h)
         out["dry_run"] = self.dry_run
         for key in ("calls", "retries"):
@@ -205,7 +207,8 @@ class Extraction:
         self.totals.update(sessions=1, chunks=len(session.chunks), candidates=len(found),
                            **counts)
         emit({"event": "session", **base, "status": "extracted", "candidates": len(found),
-              **{k: counts[k] for k in ("added", "reinforced", "linked", "skipped", "done")}})
+              **{k: counts[k] for k in ("added", "reinforced", "linked", "skipped", "done",
+                                        "superseded")}})
 
     def _hide_rolled_back(self, out: Outcome, ev: dict[str, Any]) -> None:
         """A dry run's ids of memories it only would have added mean nothing: hide them."""
@@ -230,34 +233,6 @@ class Extraction:
                 out.append(int(row["id"]))
         return out
 
-    def _close(self, session: SessionChunks, found: list[Candidate],
-               stored: list[int | None], events: list[dict[str, Any]],
-               counts: Counter[str]) -> None:
-        """Pending machine memories of the project that a close or a commit of this
-        session names: done, superseded by the memory that showed it (`extract.closing`)."""
-        closers = [(c, m) for c, m in zip(found, stored) if c.closes and m is not None]
-        if not closers:
-            return
-        from hippo.extract.closing import retired
-        from hippo.records import to_record
-        from hippo.store.memories import MemoryFilter
-
-        rows = [to_record(r) for r in self.h.db.memories.listing(
-            MemoryFilter(statuses=("active",), projects=(session.project,)))]
-        done: set[int] = set()
-        for cand, by in closers:
-            assert by is not None
-            for mid in retired(rows, cand.closes, by):
-                if mid in done:
-                    continue
-                done.add(mid)
-                brain.update(self.h.db, mid, {"status": "done", "superseded_by": by},
-                             actor=ACTOR, action="done", run_id=self.run_id)
-                counts["done"] += 1
-                events.append({"event": "memory", "action": "done", "id": mid, "by": by,
-                               "session": session.key,
-                               "reason": f"{', '.join(cand.closes)} shown done by memory {by}"})
-
     def _advance(self, seg: Segment) -> None:
         self.h.db.meta.set(WATERMARK, str(max(seg.last, watermark(self.h))))
 
@@ -267,7 +242,8 @@ class Extraction:
         mems = [to_memory(self.h, c, session, self.extractor.name) for c in found]
         vectors = self.h.embed([m.text for m in mems]) if mems and not self.dry_run else None
         events: list[dict[str, Any]] = []
-        counts: Counter[str] = Counter(added=0, reinforced=0, linked=0, skipped=0, done=0)
+        counts: Counter[str] = Counter(added=0, reinforced=0, linked=0, skipped=0, done=0,
+                                       superseded=0)
         plural = {"add": "added", "reinforce": "reinforced", "link": "linked", "skip": "skipped"}
         try:
             with db.transaction():
@@ -289,7 +265,10 @@ class Extraction:
                     if self.dry_run:
                         self._hide_rolled_back(out, ev)
                     events.append(ev)
-                self._close(session, found, stored_ids, events, counts)
+                for ev in supersede.retire(self.h, session, found, stored_ids,
+                                           run_id=self.run_id):
+                    counts[ev["action"]] += 1
+                    events.append(ev)
                 if any("summary" in c.roles for c in session.chunks):
                     for mid in self._listed_no_more(session, kept):
                         brain.update(db, mid, {"status": "done"}, actor=ACTOR, action="done",

@@ -69,12 +69,14 @@ _STATUS = re.compile(
     r"|\b(?:is|are) (?:clean|green|passing)\.?$|\beverything (?:compiles|passes|works)\b"
     r"|\b(?:tests?|suite|build|credo|lint|compile|compilation|checks?)\s+(?:is |are )?"
     r"(?:pass(?:es|ed|ing)?|green|clean|ok|succeed(?:s|ed)?)\b|\bworking tree clean\b"
-    r"|^(?:pushed|committed|merged|compiled|closed|claimed|done)\b", _I)
+    r"|^(?:pushed|committed|merged|compiled|closed|claimed|done)\b"
+    r"|^all (?:\d+|the) \w+ (?:are|were) (?:closed|done|complete|completed|finished)\b", _I)
 _PASSING = re.compile(r"\ball (?:\w+ )?(?:passing|pass|green)\b|\b0 failures\b", _I)
 _TRANSIENT = re.compile(
     r"\b(?:(?:does(?:n't| not)|do(?:n't| not)) exist yet|not yet|still (?:compiling|running"
     r"|waiting|building|loading|failing)|for now|at the moment|right now|first[- ]time"
-    r"|(?:is|are) (?:now )?(?:running|compiling|done)|stale|almost done|in a moment)\b", _I)
+    r"|(?:is|are) (?:now )?(?:running|compiling|done)|stale|almost done|in a moment"
+    r"|(?:is|are) now (?:un)?blocked)\b", _I)
 _REPORT = re.compile(r"^(?:i(?:'ve| have)?|we(?:'ve| have)?)\s+(?:just\s+|also\s+|now\s+)?"
                      r"(?:added|updated|changed|created|removed|fixed|wrote|written|implemented"
                      r"|made|moved|renamed|replaced|refactored|extracted|ran|run|applied|edited"
@@ -108,8 +110,7 @@ _CAUSE = re.compile(r"\b(?:bug|error|fail\w*|broke\w*|wrong|issue|problem|crash\
                     r"|instead of)\b", _I)
 _CONFIG = re.compile(r"(?-i:\b[A-Z][A-Z0-9]*_[A-Z0-9_]{2,}\b)|(?:^|\s)--[a-z][\w-]+|\bport\b"
                      r"|`[\w.-]+\s*[:=]\s*[^`]+`", _I)
-_COMMAND = re.compile(r"\b(?:run|use|call|invoke|execute|start)s?\b[^`]{0,40}`[^`]+ [^`]+`"
-                      r"|`[a-z][\w.-]* [^`]+`", _I)
+_COMMAND = re.compile(r"\b(?:run|use|call|invoke|execute|start)s?\b[^`]{0,40}`[^`]+ [^`]+`", _I)
 # What makes a failure's mention a cause: a causal connective, or a fix.
 _CAUSAL = re.compile(r"\b(?:because|since|caused|due to|so that|which means|root cause|the "
                      r"(?:problem|issue|bug|reason)|fix(?:ed|es)?|otherwise|instead of)\b", _I)

@@ -170,7 +170,7 @@ def _subject(text: str) -> str:
     if code:
         return code.group(0)
     head = re.split(r"\s+[-–—]\s+|:\s+", re.sub(r"\s*\([^()]*\)", "", text), maxsplit=1)[0]
-    return head.strip()
+    return head.strip().rstrip(":")
 
 
 def _items(items: list[_Item], intro: str, index: int) -> list[Unit]:

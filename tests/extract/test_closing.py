@@ -96,3 +96,43 @@ def test_a_session_that_closes_its_task_retires_the_task_and_undo_restores_it(
     assert mems["TODO: look at api-x1.31 after that"]["status"] == "active"  # a near-miss
     assert cli("undo", r.records[-1]["run_id"]).exit_code == 0
     assert cli("export").stdout == before
+
+
+def _gated(checks: list[str], n: int = 2) -> list[tuple[str, ...]]:
+    turns: list[tuple[str, ...]] = [("user", "Ship the two fixes, one commit each.")]
+    for i in range(n):
+        turns += [("call", "Edit", f"src/app{i}.py"), ("result", "ok")]
+        for check in checks:
+            turns += [("call", "Bash", check), ("result", "all good")]
+        turns += [("call", "Bash", f'git commit -m "fix {i}"'), ("result", f"[main a{i}] fix {i}")]
+    return turns
+
+
+def test_the_newest_gate_replaces_the_older_and_a_persons_gate_stays(cli, tmp_path: Path) -> None:
+    from tests.extract.excerpts import claude_code
+
+    human = "Before committing, run: `make check`"
+    assert cli("add", human, "--type", "procedure", "--tag", "gate",
+               "--project", "api").exit_code == 0
+    first = claude_code(tmp_path / "a.jsonl", "9f0c3a52-1111-4222-8333-000000000001", "/w/api",
+                        _gated(["ruff check", "pytest -q"]))
+    assert cli("ingest", str(first), "--idle-minutes", "0").exit_code == 0
+    assert cli("extract").exit_code == 0
+    second = claude_code(tmp_path / "b.jsonl", "9f0c3a52-1111-4222-8333-000000000002", "/w/api",
+                         _gated(["ruff check", "mypy src", "pytest -q"]))
+    assert cli("ingest", str(second), "--idle-minutes", "0").exit_code == 0
+    before = cli("export").stdout
+    r = cli("extract")
+    assert r.exit_code == 0, r.stderr
+    mems = {m["text"]: m for m in cli("list", "--all-projects", "--json").records}
+    old = mems["Before committing, run: `ruff check`, `pytest -q`"]
+    new = mems["Before committing, run: `ruff check`, `mypy src`, `pytest -q`"]
+    assert old["superseded_by"] == new["id"] and old["valid_to"] is not None
+    assert mems[human]["superseded_by"] is None  # a person's gate is never changed
+    assert [e["id"] for e in r.records if e.get("action") == "superseded"] == [old["id"]]
+    assert r.records[-1]["superseded"] == 1
+    found = [x["text"] for x in cli("search", "--project", "api", "--json",
+                                    "before committing run").records]
+    assert old["text"] not in found and new["text"] in found
+    assert cli("undo", r.records[-1]["run_id"]).exit_code == 0
+    assert cli("export").stdout == before

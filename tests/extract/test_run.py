@@ -29,7 +29,7 @@ def test_extract_writes_machine_memories_with_provenance(cli, ingest, db_path: P
     assert session == {"event": "session", "session": "alpha-1", "project": "alpha", "chunks": 1,
                        "first_chunk": 1, "last_chunk": 1, "status": "extracted",
                        "candidates": 2, "added": 2, "reinforced": 0, "linked": 0, "skipped": 0,
-                       "done": 0}
+                       "done": 0, "superseded": 0}
     summary = events[-1]
     assert summary["event"] == "summary" and summary["added"] == 2 and summary["watermark"] == 1
     assert summary["run_id"].startswith("extract-")

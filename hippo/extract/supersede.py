@@ -1,0 +1,75 @@
+"""What a session's new memories retire, in the extract run that writes them.
+
+- **A task shown done** (`hippo.extract.closing`): a tracker close or a commit that names a
+  task id retires the project's pending machine memories naming it: `status = done`,
+  superseded by the memory that showed it.
+- **The newest gate**: a session's pre-commit procedure ("Before committing, run: ...")
+  replaces the project's older machine-written gates: they stay `active`, superseded by the
+  new one, so search and the layers return only the newest (`--as-of` the old).
+
+Only machine memories change; a person's is never touched. Every change is audited under the
+run id, so `hippo undo RUN` restores it; `valid_to` is set by `brain.update` with
+`superseded_by`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from hippo import brain
+from hippo.extract.base import Candidate, SessionChunks
+from hippo.extract.closing import retired
+from hippo.extract.write import ACTOR
+
+if TYPE_CHECKING:
+    from hippo.core import Hippo
+
+GATE_TAG = "gate"
+
+
+def _rows(h: Hippo, project: str | None) -> list[dict[str, Any]]:
+    from hippo.records import to_record
+    from hippo.store.memories import MemoryFilter
+
+    return [to_record(r) for r in h.db.memories.listing(
+        MemoryFilter(statuses=("active",), projects=(project,), current=True))]
+
+
+def retire(h: Hippo, session: SessionChunks, found: Sequence[Candidate],
+           stored: Sequence[int | None], *, run_id: str | None) -> Iterator[dict[str, Any]]:
+    """Change what the new memories retire; one event per change (`action` done or
+    superseded)."""
+    movers = [(c, m) for c, m in zip(found, stored)
+              if m is not None and (c.closes or GATE_TAG in c.tags)]
+    if not movers:
+        return
+    rows = _rows(h, session.project)
+    changed: set[int] = set()
+    for cand, by in movers:
+        assert by is not None
+        if cand.closes:
+            for mid in retired(rows, cand.closes, by):
+                if mid not in changed:
+                    changed.add(mid)
+                    brain.update(h.db, mid, {"status": "done", "superseded_by": by},
+                                 actor=ACTOR, action="done", run_id=run_id)
+                    yield {"event": "memory", "action": "done", "id": mid, "by": by,
+                           "session": session.key,
+                           "reason": f"{', '.join(cand.closes)} shown done by memory {by}"}
+        if GATE_TAG in cand.tags:
+            for mid in older_gates(rows, by):
+                if mid not in changed:
+                    changed.add(mid)
+                    brain.update(h.db, mid, {"superseded_by": by}, actor=ACTOR,
+                                 action="supersede", run_id=run_id)
+                    yield {"event": "memory", "action": "superseded", "id": mid, "by": by,
+                           "session": session.key,
+                           "reason": f"the project's newer gate, memory {by}"}
+
+
+def older_gates(rows: Sequence[dict[str, Any]], newest: int) -> list[int]:
+    """The project's other current machine-written gates, older than `newest`."""
+    return [int(r["id"]) for r in rows
+            if r["id"] < newest and r["author"] == "machine" and r["type"] == "procedure"
+            and GATE_TAG in (r.get("tags") or ()) and r["superseded_by"] is None]
