@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from hippo.extract.units import Unit
+from hippo.extract.units import POINTS_BACK, Unit
 
 THRESHOLD = 0.6
 MIN_WORDS = 3
@@ -114,6 +114,10 @@ _COMMAND = re.compile(r"\b(?:run|use|call|invoke|execute|start)s?\b[^`]{0,40}`[^
 # What makes a failure's mention a cause: a causal connective, or a fix.
 _CAUSAL = re.compile(r"\b(?:because|since|caused|due to|so that|which means|root cause|the "
                      r"(?:problem|issue|bug|reason)|fix(?:ed|es)?|otherwise|instead of)\b", _I)
+_POINTS_BACK = re.compile(POINTS_BACK, _I)
+# "This is a TypeScript monorepo …", "It's an analytics dashboard …": a pronoun that
+# introduces what the sentence itself says (the project, usually).
+_INTRODUCES = re.compile(r"^(?:this|it)(?: is|'s) (?:a|an)\b", _I)
 _WORD = re.compile(r"\w+")
 _SO = re.compile(r"\bso (?:i|we|you) (?:don't|do not|no longer|won't|never)\b", _I)
 # Code spans, paths and parentheticals: what a statement names, not what it says.
@@ -150,32 +154,40 @@ def strip_chatter(text: str) -> str:
         text = text[m.end():]
 
 
+def _said_nothing(u: Unit, text: str, words: list[str], cue: bool, anchor: bool) -> bool:
+    """Not a statement by its form: an intro line, a bare pronoun subject, too short, a
+    question or conditional, code, status chatter, a bare change-log line."""
+    return (text.endswith(":")  # an intro to what follows (a list or code)
+            or (u.kind == "sentence" and bool(_POINTS_BACK.match(text))  # "That's …"
+                and not _INTRODUCES.match(text))
+            or len(words) < MIN_WORDS or bool(_QUESTION.search(text))
+            or bool(_CONDITIONAL.match(text))
+            or (len(words) < SHORT_WORDS and not (cue or anchor))
+            or len(_CODE_CHARS.findall(_NAMES.sub(" ", text))) >= 3  # code, not prose
+            or (bool(_STATUS.search(text)) and (len(words) < 12 or bool(_PASSING.search(text))))
+            or (u.kind != "list" and bool(_CHANGELOG.match(text)) and len(words) < 7)
+            # it names things but says nothing of them (a list of paths)
+            or len(_WORD.findall(_NAMES.sub(" ", text))) < MIN_WORDS)
+
+
+def _intent(text: str, where: Where, verbs: frozenset[str]) -> bool:
+    """Narration of what someone is about to do, not of what is."""
+    if _OWN_INTENT.match(text):
+        return True
+    if where.role != "assistant":
+        return False
+    m = _NOW_DO.match(text)
+    return bool(_NARRATION.match(text) or (m and m.group(1).lower() in verbs)
+                or _INTENT.search(text) or text.startswith("Continuing"))
+
+
 def features(u: Unit, where: Where, verbs: frozenset[str], cue: bool) -> dict[str, bool] | None:
     """The unit's features, or None when it is not a statement at all."""
     text = strip_chatter(u.text.replace("\u2019", "'")).strip()
     words = _WORD.findall(text)
-    if text.endswith(":"):
-        return None  # an intro to what follows (a list or code), not a statement itself
-    if len(words) < MIN_WORDS or _QUESTION.search(text) or _CONDITIONAL.match(text):
-        return None
     anchor = bool(_ANCHOR.search(text))
-    if len(words) < SHORT_WORDS and not (cue or anchor):
+    if _said_nothing(u, text, words, cue, anchor) or _intent(text, where, verbs):
         return None
-    if where.role == "assistant" and (_NARRATION.match(text) or (
-            (m := _NOW_DO.match(text)) and m.group(1).lower() in verbs)):
-        return None
-    if where.role == "assistant" and (_INTENT.search(text) or text.startswith("Continuing")):
-        return None
-    if _OWN_INTENT.match(text):
-        return None
-    if len(_CODE_CHARS.findall(_NAMES.sub(" ", text))) >= 3:
-        return None  # code, not prose
-    if _STATUS.search(text) and (len(words) < 12 or _PASSING.search(text)):
-        return None
-    if u.kind != "list" and _CHANGELOG.match(text) and len(words) < 7:
-        return None
-    if len(_WORD.findall(_NAMES.sub(" ", text))) < MIN_WORDS:
-        return None  # it names things but says nothing of them (a list of paths)
     order = imperative(text, verbs)
     if (where.role == "user" and order and not cue and not _STANDING.search(text)
             and not _REASON.search(text)):

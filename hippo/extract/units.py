@@ -39,6 +39,9 @@ _ANAPHOR = re.compile(
 # An intro to a list of what may or will be done, not of what is.
 _PROPOSAL = re.compile(r"\b(?:will|would|could|might|may|i can|propose[ds]?|suggest(?:ed|ions?)?"
                        r"|potential|involves?|here (?:are|is)|here's|options?|plan)\b", _I)
+# A pronoun subject: the sentence means nothing without the one it points back to.
+POINTS_BACK = r"^(?:it|it's|this|that|that's|these|those|they|they're)\b"
+_POINTS_BACK = re.compile(POINTS_BACK, _I)
 # Narration of what the agent is about to do: nothing to join a sentence to.
 _NARRATION = re.compile(r"^(?:let me|let's|i'll|i will|now,? (?:let|i)|next,? i)\b", _I)
 _DEFINES = re.compile(
@@ -205,6 +208,20 @@ def _defined(code: list[str]) -> list[str]:
     return list(dict.fromkeys(n for n in names if len(n) > 2))[:MAX_DEFINED]
 
 
+def _sentences(line: str, heading: str, out: list[Unit]) -> None:
+    """A line's sentences onto `out`; one that starts by pointing back (`It`, `This`) reads
+    with the sentence before it, in its line or the line above."""
+    said = [clean(s) for s in sentences(clean(line))]
+    for s, joined, fix in _join_back([s for s in said if s]):
+        prev = out[-1] if out else None
+        if (prev is not None and prev.kind == "sentence" and _POINTS_BACK.match(s)
+                and not _NARRATION.match(prev.text) and len(prev.text) + len(s) < MAX_CHARS):
+            prev.text, prev.joined = f"{prev.text} {s}", prev.joined + joined
+            prev.fix = prev.fix or fix
+            continue
+        out.append(Unit(s, "sentence", heading, len(out), joined, fix))
+
+
 def units(text: str) -> list[Unit]:
     """The units of one message, in order."""
     out: list[Unit] = []
@@ -228,9 +245,7 @@ def units(text: str) -> list[Unit]:
                 intro = out.pop().text  # "Analytics endpoints on X:" introduces the items
             out += _items(block.items, intro, len(out))
         else:
-            said = [clean(s) for s in sentences(clean(block.text))]
-            for s, joined, fix in _join_back([s for s in said if s]):
-                out.append(Unit(s, "sentence", heading, len(out), joined, fix))
+            _sentences(block.text, heading, out)
     for i, u in enumerate(out):
         u.index = i
     return out
