@@ -268,6 +268,12 @@ class Extraction:
                 for ev in supersede.retire(self.h, session, found, stored_ids,
                                            run_id=self.run_id):
                     counts[ev["action"]] += 1
+                    if self.dry_run and ev["by"] in self._would_add:
+                        # ids of memories only this dry run would add mean nothing
+                        ev.update(by=None, reason=ev["reason"].replace(
+                            f"memory {ev['by']}", "a memory this run would add"))
+                    if self.dry_run and ev["id"] in self._would_add:
+                        ev["id"] = None
                     events.append(ev)
                 if any("summary" in c.roles for c in session.chunks):
                     for mid in self._listed_no_more(session, kept):

@@ -8,8 +8,9 @@
   new one, so search and the layers return only the newest (`--as-of` the old).
 
 Only machine memories change; a person's is never touched. Every change is audited under the
-run id, so `hippo undo RUN` restores it; `valid_to` is set by `brain.update` with
-`superseded_by`.
+run id, so `hippo undo RUN` restores it. `valid_to` is when the evidence was said (the
+replacing memory's `valid_from`), so `--as-of` a time before the close still answers the
+task as open.
 """
 
 from __future__ import annotations
@@ -45,6 +46,15 @@ def retire(h: Hippo, session: SessionChunks, found: Sequence[Candidate],
     if not movers:
         return
     rows = _rows(h, session.project)
+    by_id = {int(r["id"]): r for r in rows}
+
+    def until(mid: int, by: int) -> str | None:
+        """When `mid` stopped holding: when its evidence was said (not when extract ran)."""
+        old, new = by_id.get(mid), by_id.get(by)
+        if old is None or new is None or not new.get("valid_from"):
+            return None
+        return max(str(old.get("valid_from") or ""), str(new["valid_from"]))
+
     changed: set[int] = set()
     for cand, by in movers:
         assert by is not None
@@ -52,7 +62,8 @@ def retire(h: Hippo, session: SessionChunks, found: Sequence[Candidate],
             for mid in retired(rows, cand.closes, by):
                 if mid not in changed:
                     changed.add(mid)
-                    brain.update(h.db, mid, {"status": "done", "superseded_by": by},
+                    brain.update(h.db, mid, _change({"status": "done", "superseded_by": by},
+                                                    until(mid, by)),
                                  actor=ACTOR, action="done", run_id=run_id)
                     yield {"event": "memory", "action": "done", "id": mid, "by": by,
                            "session": session.key,
@@ -61,11 +72,15 @@ def retire(h: Hippo, session: SessionChunks, found: Sequence[Candidate],
             for mid in older_gates(rows, by):
                 if mid not in changed:
                     changed.add(mid)
-                    brain.update(h.db, mid, {"superseded_by": by}, actor=ACTOR,
-                                 action="supersede", run_id=run_id)
+                    brain.update(h.db, mid, _change({"superseded_by": by}, until(mid, by)),
+                                 actor=ACTOR, action="supersede", run_id=run_id)
                     yield {"event": "memory", "action": "superseded", "id": mid, "by": by,
                            "session": session.key,
                            "reason": f"the project's newer gate, memory {by}"}
+
+
+def _change(changes: dict[str, Any], valid_to: str | None) -> dict[str, Any]:
+    return {**changes, "valid_to": valid_to} if valid_to else changes
 
 
 def older_gates(rows: Sequence[dict[str, Any]], newest: int) -> list[int]:
