@@ -210,6 +210,15 @@ class Extraction:
               **{k: counts[k] for k in ("added", "reinforced", "linked", "skipped", "done",
                                         "superseded")}})
 
+    def _hide_added(self, ev: dict[str, Any]) -> dict[str, Any]:
+        """A dry run's done/superseded event without the ids of memories it only would add."""
+        if ev["by"] in self._would_add:
+            ev.update(by=None, reason=ev["reason"].replace(f"memory {ev['by']}",
+                                                           "a memory this run would add"))
+        if ev["id"] in self._would_add:
+            ev["id"] = None
+        return ev
+
     def _hide_rolled_back(self, out: Outcome, ev: dict[str, Any]) -> None:
         """A dry run's ids of memories it only would have added mean nothing: hide them."""
         if out.action == "add" and out.memory_id is not None:
@@ -268,13 +277,7 @@ class Extraction:
                 for ev in supersede.retire(self.h, session, found, stored_ids,
                                            run_id=self.run_id):
                     counts[ev["action"]] += 1
-                    if self.dry_run and ev["by"] in self._would_add:
-                        # ids of memories only this dry run would add mean nothing
-                        ev.update(by=None, reason=ev["reason"].replace(
-                            f"memory {ev['by']}", "a memory this run would add"))
-                    if self.dry_run and ev["id"] in self._would_add:
-                        ev["id"] = None
-                    events.append(ev)
+                    events.append(self._hide_added(ev) if self.dry_run else ev)
                 if any("summary" in c.roles for c in session.chunks):
                     for mid in self._listed_no_more(session, kept):
                         brain.update(db, mid, {"status": "done"}, actor=ACTOR, action="done",
