@@ -70,3 +70,55 @@ def retired(rows: Iterable[dict], task_ids: Iterable[str], before: int) -> list[
                 and any(names(row["text"], t) for t in ids)):
             out.append(int(row["id"]))
     return out
+
+
+# An open problem as a memory states it, and what says it is solved.
+OPEN = re.compile(
+    r"^(?:current|open|blocked|blocker|blocking)\b\s*:|\b(?:still (?:fails|failing|broken|"
+    r"errors?)|is failing|fails with|needs? to (?:fix|restructure|resolve|rewrite)|not yet "
+    r"(?:fixed|resolved|working)|unresolved|open (?:bug|issue|problem)"
+    r"|(?:issues?|errors?|bugs?|problems?|failures?) to (?:fix|resolve))\b"
+    r"|\b(?:compile|credo|dialyzer|type|syntax|runtime|lint|test) (?:error|failure|warning)s?"
+    r"\b(?: (?:at|on|in) line \d+)?", re.IGNORECASE)
+SOLVED = re.compile(r"\b(?:fixed|resolved|solved|now passes|passes now|works now|no longer "
+                    r"fails)\b|; `[^`]+` passed$|it passed after editing", re.IGNORECASE)
+_STEM = re.compile(r"(?:ing|ed|es|s)$")
+_SALIENT = re.compile(r"[A-Za-z][\w.:/\[\]-]*[\w\]]")
+_GENERIC = frozenset(["error", "errors", "issue", "issues", "problem", "problems", "compile", "compiled", "compiling", "failed", "fails", "failing", "fixed", "fixes", "resolve", "resolved", "restructure", "inside", "function", "module", "added", "should", "would", "could", "which", "where", "there", "their", "about", "after", "before", "cannot", "because"])
+
+
+def salient(text: str) -> frozenset[str]:
+    """The words that say what a problem is about: names (with `_`, `.`, `/`, digits, inner
+    capitals) and words of five letters or more, less the words every problem uses."""
+    out = set()
+    for w in _SALIENT.findall(text):
+        low = w.lower()
+        if low in _GENERIC:
+            continue
+        if re.search(r"[_./:\d]|[a-z][A-Z]", w):
+            out.add(low)  # a name, as written
+        elif len(w) >= 5:
+            out.add(_STEM.sub("", low) if len(low) >= 6 else low)  # nested ~ nesting
+    return frozenset(out)
+
+
+def solves(problem: str, evidence: str) -> bool:
+    """`evidence` says the open `problem` is solved: it reports a fix and shares two of
+    the problem's salient words (or one name, like `compute_groups` or `a.ex`)."""
+    if not OPEN.search(problem) or SOLVED.search(problem) or not SOLVED.search(evidence):
+        return False
+    shared = salient(problem) & salient(evidence)
+    return len(shared) >= 2 or any(re.search(r"[_./:]|\d", w) for w in shared)
+
+
+def solved(rows: Iterable[dict], evidence: str, session: str, before: int) -> list[int]:
+    """Open problems this session wrote (machine memories older than `before`) that the
+    `evidence` of the same session shows solved."""
+    out = []
+    for row in rows:
+        sessions = (row.get("source") or {}).get("session")
+        keys = sessions if isinstance(sessions, list) else [sessions]
+        if (row["id"] < before and row["author"] == "machine" and row["status"] == "active"
+                and session in keys and solves(row["text"], evidence)):
+            out.append(int(row["id"]))
+    return out

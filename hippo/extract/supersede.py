@@ -3,6 +3,10 @@
 - **A task shown done** (`hippo.extract.closing`): a tracker close or a commit that names a
   task id retires the project's pending machine memories naming it: `status = done`,
   superseded by the memory that showed it.
+- **A problem shown solved**: an open problem this session's memories stated ("CURRENT:
+  …", "still fails", "needs to restructure …") is done once a later memory of the same
+  session reports the fix (a close, "Fixed …", a failing command that then passed) and shares
+  two of its salient words or one of its names.
 - **The newest gate**: a session's pre-commit procedure ("Before committing, run: ...")
   replaces the project's older machine-written gates: they stay `active`, superseded by the
   new one, so search and the layers return only the newest (`--as-of` the old).
@@ -20,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from hippo import brain
 from hippo.extract.base import Candidate, SessionChunks
-from hippo.extract.closing import retired
+from hippo.extract.closing import SOLVED, retired, solved
 from hippo.extract.write import ACTOR
 
 if TYPE_CHECKING:
@@ -42,7 +46,7 @@ def retire(h: Hippo, session: SessionChunks, found: Sequence[Candidate],
     """Change what the new memories retire; one event per change (`action` done or
     superseded)."""
     movers = [(c, m) for c, m in zip(found, stored)
-              if m is not None and (c.closes or GATE_TAG in c.tags)]
+              if m is not None and (c.closes or GATE_TAG in c.tags or SOLVED.search(c.text))]
     if not movers:
         return
     rows = _rows(h, session.project)
@@ -58,25 +62,30 @@ def retire(h: Hippo, session: SessionChunks, found: Sequence[Candidate],
     changed: set[int] = set()
     for cand, by in movers:
         assert by is not None
-        if cand.closes:
-            for mid in retired(rows, cand.closes, by):
-                if mid not in changed:
-                    changed.add(mid)
-                    brain.update(h.db, mid, _change({"status": "done", "superseded_by": by},
-                                                    until(mid, by)),
-                                 actor=ACTOR, action="done", run_id=run_id)
-                    yield {"event": "memory", "action": "done", "id": mid, "by": by,
-                           "session": session.key,
-                           "reason": f"{', '.join(cand.closes)} shown done by memory {by}"}
-        if GATE_TAG in cand.tags:
-            for mid in older_gates(rows, by):
-                if mid not in changed:
-                    changed.add(mid)
-                    brain.update(h.db, mid, _change({"superseded_by": by}, until(mid, by)),
-                                 actor=ACTOR, action="supersede", run_id=run_id)
-                    yield {"event": "memory", "action": "superseded", "id": mid, "by": by,
-                           "session": session.key,
-                           "reason": f"the project's newer gate, memory {by}"}
+        for mid, action, reason in _what_it_retires(rows, cand, by, session.key):
+            if mid in changed:
+                continue
+            changed.add(mid)
+            change = {"status": "done"} if action == "done" else {}
+            brain.update(h.db, mid, _change({**change, "superseded_by": by}, until(mid, by)),
+                         actor=ACTOR, action="done" if action == "done" else "supersede",
+                         run_id=run_id)
+            yield {"event": "memory", "action": action, "id": mid, "by": by,
+                   "session": session.key, "reason": reason}
+
+
+def _what_it_retires(rows: Sequence[dict[str, Any]], cand: Candidate, by: int,
+                     session: str) -> Iterator[tuple[int, str, str]]:
+    """(memory id, done | superseded, why) for each memory the new memory `by` retires."""
+    if cand.closes:
+        for mid in retired(rows, cand.closes, by):
+            yield mid, "done", f"{', '.join(cand.closes)} shown done by memory {by}"
+    if SOLVED.search(cand.text):
+        for mid in solved(rows, cand.text, session, by):
+            yield mid, "done", f"shown solved by memory {by}"
+    if GATE_TAG in cand.tags:
+        for mid in older_gates(rows, by):
+            yield mid, "superseded", f"the project's newer gate, memory {by}"
 
 
 def _change(changes: dict[str, Any], valid_to: str | None) -> dict[str, Any]:

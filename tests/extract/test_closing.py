@@ -136,3 +136,36 @@ def test_the_newest_gate_replaces_the_older_and_a_persons_gate_stays(cli, tmp_pa
     assert old["text"] not in found and new["text"] in found
     assert cli("undo", r.records[-1]["run_id"]).exit_code == 0
     assert cli("export").stdout == before
+
+
+P_NEST = ("`lib/app/view.ex`: Credo error at line 152: nested too deep in `compute_groups` "
+          "case expression")
+P_GUARD = "CURRENT: Cannot invoke Access.get/2 inside guard in `render_row`. Need to restructure."
+
+
+@pytest.mark.parametrize("problem, evidence, solved_", [
+    (P_NEST, "Fixed the nesting in `compute_groups` by extracting a helper.", True),
+    (P_GUARD, "Fixed the nesting in `compute_groups` by extracting a helper.", False),
+    (P_GUARD, "proj-a.3 closed: Fixed guard clause in render_row and the credo nesting.", True),
+    (P_GUARD, "The guard clause in render_row is documented in the README.", False),  # no fix
+    ("`render_row` renders one line of the transcript", "Fixed `render_row` padding.", False),
+    ("Fixed: Access.get in a guard; now pattern-matches", "Fixed the guard in render_row.",
+     False),  # it was never open
+    (P_NEST, "Fixed the error in the parser.", False),  # shares only what every problem says
+])
+def test_a_problem_is_solved_only_by_a_fix_that_names_it(problem: str, evidence: str,
+                                                          solved_: bool) -> None:
+    from hippo.extract.closing import solves
+
+    assert solves(problem, evidence) is solved_
+
+
+def test_only_this_sessions_open_problems_are_solved() -> None:
+    from hippo.extract.closing import solved
+
+    rows = [
+        {**_row(1, P_NEST, type_="fact"), "source": {"session": "s1"}},
+        {**_row(2, P_NEST, type_="fact"), "source": {"session": "s0"}},  # another session
+        {**_row(3, P_NEST, type_="fact", author="human"), "source": {"session": "s1"}},
+    ]
+    assert solved(rows, "Fixed the nesting in `compute_groups`.", "s1", before=9) == [1]
