@@ -47,11 +47,11 @@ _INJECTED = re.compile(
 )
 _INLINE_TAGS = re.compile(
     r"<(system-reminder|environment_context|user_instructions)>.*?(?:</\1>|\Z)", re.DOTALL)
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _SKIP_LINE = re.compile(r"^\s*(?:>|[│█⋮|]|<{7}|={7}|>{7}|\+{3}|-{3} |@@)")
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 _HEADING = re.compile(r"^\s*#{1,6}\s+")
-_EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
+EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
 _SENTENCE_END = re.compile(
     r"(?<![.\s][a-z]\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<!\bcf\.)"
     r"(?<=[.!?])\s+(?=[\"'`(\[A-Z0-9])"
@@ -134,7 +134,7 @@ def prose_lines(text: str) -> Iterator[str]:
     text = _INLINE_TAGS.sub("", text)
     fence: str | None = None
     for raw in text.splitlines():
-        m = _FENCE.match(raw)
+        m = FENCE.match(raw)
         if m:
             mark = m.group(1)
             if fence is None:
@@ -147,7 +147,7 @@ def prose_lines(text: str) -> Iterator[str]:
         if raw.startswith(("    ", "\t")) and not _BULLET.match(raw):
             continue
         line = _HEADING.sub("", _BULLET.sub("", raw, count=1), count=1)
-        line = _EMPHASIS.sub(r"\2", line).strip()
+        line = EMPHASIS.sub(r"\2", line).strip()
         if line:
             yield line
 

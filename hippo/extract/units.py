@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hippo.extract.blocks import sentences
+from hippo.extract.blocks import EMPHASIS, FENCE, sentences
 
 MAX_CHARS = 420
 LIST_ITEM_CHARS = 170  # items this short (each) are one list unit when they fit MAX_CHARS
@@ -22,13 +22,11 @@ SUBJECT_CHARS = 90
 MAX_DEFINED = 3
 _I = re.IGNORECASE
 
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _BULLET = re.compile(r"^(\s*)(?:[-*+•]|\d{1,2}[.)])\s+(.*)$")
 _HEADING = re.compile(r"^\s{0,3}(?:#{1,6}\s+(.+?)\s*#*\s*$|\*\*([^*\n]{2,100})\*\*:?\s*$)")
 _SKIP = re.compile(r"^\s*(?:>|[│█⋮|]|<{7}|={7}|>{7}|\+{3}|-{3}|@@|[-=_*]{3,}\s*$)")
 # "`name` — what it is": a paragraph that defines a term reads as a list item.
 _DEFINITION = re.compile(r"^`[^`]+`\s*(?:[—–:]|-\s)\s*\S")
-_EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
 # A sentence that points back to what the one before it named.
 _ANAPHOR = re.compile(
     r"^(?:it|its|it's|this|that|these|those|they|their|there|here|which|so that|both"
@@ -87,7 +85,7 @@ _LINK = re.compile(r"\[([^\]\n]+)\]\([^)\s]+\)")  # a markdown link reads as its
 def clean(text: str) -> str:
     """Emphasis dropped outside code spans (`__init__` stays), spaces collapsed."""
     parts = _CODE_SPAN.split(text)
-    text = "".join(p if i % 2 else _LINK.sub(r"\1", _EMPHASIS.sub(r"\2", p))
+    text = "".join(p if i % 2 else _LINK.sub(r"\1", EMPHASIS.sub(r"\2", p))
                    for i, p in enumerate(parts))
     return re.sub(r"\s+", " ", text).strip(" -–—;,")
 
@@ -98,7 +96,7 @@ def _blocks(text: str) -> list[_Block]:
     fence: str | None = None
     stack: list[_Item] = []
     for raw in text.splitlines():
-        m = _FENCE.match(raw)
+        m = FENCE.match(raw)
         if fence is not None:
             if m and m.group(1).startswith(fence):
                 fence = None

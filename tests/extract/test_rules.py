@@ -83,11 +83,11 @@ def test_importance_follows_cue_strength() -> None:
     "I like it.",
     "What is this repo doing?",
 ])
-def test_no_cue_no_memory(sentence: str) -> None:
+def test_questions_conditionals_and_chit_chat_are_no_statements(sentence: str) -> None:
     assert found([("user", sentence)]) == []
 
 
-def test_assistant_only_for_explicit_decisions() -> None:
+def test_the_agents_instructions_are_not_the_persons_rules() -> None:
     got = found([
         ("user", "can you look at the flaky test"),
         ("assistant", ("Always run tests with -x. I prefer small diffs. TODO: clean up. "
