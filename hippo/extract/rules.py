@@ -51,18 +51,15 @@ class _Found:
 
     def add(self, mtype: str, text: str, importance: float, evidence: Sequence[int],
             tags: Sequence[str] = (), confidence: float = 0.4,
-            closes: tuple[str, ...] = ()) -> tuple[str, str] | None:
-        """Add a candidate; its key when it is new (None when it repeated one)."""
+            closes: tuple[str, ...] = ()) -> None:
         key = (mtype, normalise_text(text))
         prev = self.found.get(key)
         if prev is None:
             self.found[key] = Candidate(mtype, text, round(importance, 2), list(evidence),
                                         list(tags), confidence, closes)
-            return key
         else:
             prev.importance = max(prev.importance, round(importance, 2))
             prev.evidence += [c for c in evidence if c not in prev.evidence]
-            return None
 
     def collapsed(self) -> list[Candidate]:
         """The candidates, a statement repeated in other words folded into the fuller one

@@ -217,7 +217,7 @@ def score(feats: dict[str, bool]) -> float:
 def typed(u: Unit, where: Where, verbs: frozenset[str]) -> str:
     """A statement's type by its structure (when no cue phrase gave one)."""
     text = strip_chatter(u.text)
-    if u.pending or _PENDING.search(u.heading) or _PENDING.search(text[:40]):
+    if _PENDING.search(u.heading) or _PENDING.search(text[:40]):
         return "task"
     if u.joined > 1 and _SO.search(text):
         return "insight"  # "X does Y. So I don't need Z": a finding and what follows

@@ -60,7 +60,6 @@ class Unit:
     index: int = 0  # its order in the message
     joined: int = 1  # source sentences it holds
     fix: bool = False  # a cause joined with its fix ("Fix: ...")
-    pending: bool = False  # under a heading or intro that says it is pending
 
 
 @dataclass(slots=True)
