@@ -125,15 +125,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def measure(db: Path, base: Path, questions: list[dict[str, Any]], projects: dict[str, str],
             paths: list[Path], args: argparse.Namespace) -> dict[str, Any]:
-    import hippo
     from hippo.tokens import count
 
-    h = hippo.open(db)
-    env = rc.cli_env(db) if args.cli else None
-    known = rc.sessions(h)
-    mems = rc.memories(h)
-    if args.list:
-        rc.print_memories(mems)
+    h, env, known, mems = rc.open_store(db, args.cli, args.list)
     brain = [rc.ask_brain(h, q["question"], env) for q in questions]
     echo = [rc.ask_echo(h, q["question"], env) for q in questions]
     h.close()

@@ -74,6 +74,20 @@ def memories(h: Any) -> list[dict[str, Any]]:
     return [to_record(r) for r in h.db.rows("SELECT * FROM memories ORDER BY id")]
 
 
+def open_store(db: Path, cli: bool, listing: bool
+               ) -> tuple[Any, dict[str, str] | None, dict[str, dict[str, Any]],
+                          list[dict[str, Any]]]:
+    """The built store opened for measuring: the handle, the CLI environment (`--cli`), its
+    sessions and memories (printed with `--list`)."""
+    import hippo
+
+    h = hippo.open(db)
+    known, mems = sessions(h), memories(h)
+    if listing:
+        print_memories(mems)
+    return h, cli_env(db) if cli else None, known, mems
+
+
 def sessions(h: Any) -> dict[str, dict[str, Any]]:
     rows = h.db.rows("SELECT session_key, parent_key, project, messages FROM echo_sessions")
     return {r["session_key"]: dict(r) for r in rows}

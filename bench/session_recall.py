@@ -71,15 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     paths = transcripts(args.data)
     print(rc.build_line(rc.build(db, paths)))
 
-    import hippo
     from hippo.tokens import count
 
-    h = hippo.open(db)
-    env = rc.cli_env(db) if args.cli else None
-    known = rc.sessions(h)
-    mems = rc.memories(h)
-    if args.list:
-        rc.print_memories(mems)
+    h, env, known, mems = rc.open_store(db, args.cli, args.list)
     counts = rc.per_session(mems, known)
     words = rc.prose_words(paths)
 

@@ -48,7 +48,7 @@ _INJECTED = re.compile(
 _INLINE_TAGS = re.compile(
     r"<(system-reminder|environment_context|user_instructions)>.*?(?:</\1>|\Z)", re.DOTALL)
 FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
-_SKIP_LINE = re.compile(r"^\s*(?:>|[│█⋮|]|<{7}|={7}|>{7}|\+{3}|-{3} |@@)")
+SKIP_LINE = re.compile(r"^\s*(?:>|[│█⋮|]|<{7}|={7}|>{7}|\+{3}|-{3} |@@)")
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 _HEADING = re.compile(r"^\s*#{1,6}\s+")
 EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
@@ -142,7 +142,7 @@ def prose_lines(text: str) -> Iterator[str]:
             elif mark.startswith(fence):
                 fence = None
             continue
-        if fence is not None or not raw.strip() or _SKIP_LINE.match(raw):
+        if fence is not None or not raw.strip() or SKIP_LINE.match(raw):
             continue
         if raw.startswith(("    ", "\t")) and not _BULLET.match(raw):
             continue

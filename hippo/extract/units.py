@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hippo.extract.blocks import EMPHASIS, FENCE, sentences
+from hippo.extract.blocks import EMPHASIS, FENCE, SKIP_LINE, sentences
 
 MAX_CHARS = 420
 LIST_ITEM_CHARS = 170  # items this short (each) are one list unit when they fit MAX_CHARS
@@ -24,7 +24,7 @@ _I = re.IGNORECASE
 
 _BULLET = re.compile(r"^(\s*)(?:[-*+•]|\d{1,2}[.)])\s+(.*)$")
 _HEADING = re.compile(r"^\s{0,3}(?:#{1,6}\s+(.+?)\s*#*\s*$|\*\*([^*\n]{2,100})\*\*:?\s*$)")
-_SKIP = re.compile(r"^\s*(?:>|[│█⋮|]|<{7}|={7}|>{7}|\+{3}|-{3}|@@|[-=_*]{3,}\s*$)")
+_RULE = re.compile(r"^\s*[-=_*]{3,}\s*$")  # a horizontal rule
 # "`name` — what it is": a paragraph that defines a term reads as a list item.
 _DEFINITION = re.compile(r"^`[^`]+`\s*(?:[—–:]|-\s)\s*\S")
 # A sentence that points back to what the one before it named.
@@ -107,7 +107,7 @@ def _blocks(text: str) -> list[_Block]:
             out.append(_Block("code"))
             stack = []
             continue
-        if not raw.strip() or _SKIP.match(raw):
+        if not raw.strip() or SKIP_LINE.match(raw) or _RULE.match(raw):
             continue
         h = _HEADING.match(raw)
         if h:

@@ -28,11 +28,7 @@ def memories(db_path: Path) -> list[dict]:
 
     db = connect(db_path)
     try:
-        return [to_record(r) for r in db.rows(
-            "SELECT id, text, type, tier, project, tags, importance, author, status, pinned, "
-            "canonical, confidence, created_at, updated_at, confirmed_at, verified_at, "
-            "consolidated_into, superseded_by, source, valid_from, valid_to FROM memories "
-            "ORDER BY id")]
+        return [to_record(r) for r in db.rows("SELECT * FROM memories ORDER BY id")]
     finally:
         db.close()
 
