@@ -21,7 +21,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from hippo.extract.blocks import Message
-from hippo.extract.closing import ids_in_commit
 from hippo.extract.summary import Statement, parse, statements_of
 
 MAX_WRAPUP_STATEMENTS = 20
@@ -288,26 +287,6 @@ def retries(seq: Sequence[Call]) -> Iterator[Statement]:
                 yield Statement("insight", text, 0.55, (), evidence=tuple(dict.fromkeys(
                     (*bad.chunk_ids, *bad.result_chunks, *good.chunk_ids))))
             break
-
-
-def closes(seq: Sequence[Call]) -> Iterator[tuple[Statement, tuple[str, ...]]]:
-    """What the session shows done, with the task ids it closes: a task closed in a tracker
-    with a reason (in the closer's words), and a commit whose message names a task id (its
-    subject)."""
-    for c in seq:
-        if c.result is None or _FAILED.search(c.result[:200]):
-            continue
-        m = _CLOSE.search(c.arg)
-        if m is not None:
-            reason = " ".join(m.group(3).split())
-            yield (Statement("fact", f"{m.group(1)} closed: {reason}"[:400], 0.5, (),
-                             evidence=c.chunk_ids), (m.group(1),))
-        elif is_commit(c) and (message := commit_message(c.arg)):
-            ids = ids_in_commit(message)
-            subject = message.strip().splitlines()[0].strip()
-            if ids and len(subject.split()) >= 4:
-                yield (Statement("fact", subject[:400], 0.5, (), evidence=c.chunk_ids),
-                       tuple(ids))
 
 
 # The message of `-m "..."`; a line the reader cut short ends the message where it stops.

@@ -18,8 +18,9 @@ from collections.abc import Sequence
 
 from hippo.extract.base import PENDING_TAG, Candidate, Extractor, SessionChunks
 from hippo.extract.blocks import _INLINE_TAGS, Message, messages
-from hippo.extract.conversation import calls, closes, error_fixes, gate, retries
+from hippo.extract.conversation import calls, error_fixes, gate, retries
 from hippo.extract.cues import ANSWER, EMPHATIC, IMPERATIVE, MAX_CHARS, Cue, scan
+from hippo.extract.evidence import STATE_TAG, closes, states
 from hippo.extract.statements import (
     THRESHOLD,
     Where,
@@ -194,4 +195,6 @@ class RulesExtractor(Extractor):
             found.add(stmt.type, stmt.text, stmt.importance, stmt.evidence)
         for stmt, ids in closes(seq):
             found.add(stmt.type, stmt.text, stmt.importance, stmt.evidence, closes=ids)
+        for state in states(seq):
+            found.add("observability", state.text, 0.5, state.evidence, (STATE_TAG,))
         return found.collapsed()

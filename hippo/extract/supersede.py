@@ -7,6 +7,10 @@
   …", "still fails", "needs to restructure …") is done once a later memory of the same
   session reports the fix (a close, "Fixed …", a failing command that then passed) and shares
   two of its salient words or one of its names.
+- **The newest state** (`hippo.extract.evidence`): a test suite's counts, a work tree, a push
+  replace the project's older machine states of the same subject; a test suite's counts also
+  replace what the same session said before them of how many tests pass (a state claim in
+  prose).
 - **The newest gate**: a session's pre-commit procedure ("Before committing, run: ...")
   replaces the project's older machine-written gates: they stay `active`, superseded by the
   new one, so search and the layers return only the newest (`--as-of` the old).
@@ -25,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from hippo import brain
 from hippo.extract.base import Candidate, SessionChunks
 from hippo.extract.closing import SOLVED, retired, solved
+from hippo.extract.evidence import STATE_TAG, count_claim, subject_of, suite_state
 from hippo.extract.write import ACTOR
 
 if TYPE_CHECKING:
@@ -46,7 +51,8 @@ def retire(h: Hippo, session: SessionChunks, found: Sequence[Candidate],
     """Change what the new memories retire; one event per change (`action` done or
     superseded)."""
     movers = [(c, m) for c, m in zip(found, stored)
-              if m is not None and (c.closes or GATE_TAG in c.tags or SOLVED.search(c.text))]
+              if m is not None and (c.closes or GATE_TAG in c.tags or STATE_TAG in c.tags
+                                       or SOLVED.search(c.text))]
     if not movers:
         return
     rows = _rows(h, session.project)
@@ -86,6 +92,9 @@ def _what_it_retires(rows: Sequence[dict[str, Any]], cand: Candidate, by: int,
     if GATE_TAG in cand.tags:
         for mid in older_gates(rows, by):
             yield mid, "superseded", f"the project's newer gate, memory {by}"
+    if STATE_TAG in cand.tags:
+        for mid in older_states(rows, cand.text, by, session):
+            yield mid, "superseded", f"a newer state of the same thing, memory {by}"
 
 
 def _change(changes: dict[str, Any], valid_to: str | None) -> dict[str, Any]:
@@ -97,3 +106,30 @@ def older_gates(rows: Sequence[dict[str, Any]], newest: int) -> list[int]:
     return [int(r["id"]) for r in rows
             if r["id"] < newest and r["author"] == "machine" and r["type"] == "procedure"
             and GATE_TAG in (r.get("tags") or ()) and r["superseded_by"] is None]
+
+
+def older_states(rows: Sequence[dict[str, Any]], text: str, newest: int, session: str
+                 ) -> list[int]:
+    """The project's machine states of the subject `text` is a state of, said before it;
+    and for a test suite's counts, what the same session said earlier of how many pass."""
+    subject = subject_of(text)
+    new = next((r for r in rows if r["id"] == newest), None)
+    if subject is None or new is None:
+        return []
+    said = str(new.get("valid_from") or "")
+    out = []
+    for r in rows:
+        if r["id"] == newest or r["author"] != "machine" or r["superseded_by"] is not None \
+                or str(r.get("valid_from") or "") > said:
+            continue
+        if STATE_TAG in (r.get("tags") or ()):
+            if subject_of(r["text"]) == subject:
+                out.append(int(r["id"]))
+        elif suite_state(text) and count_claim(r["text"]) and _of_session(r, session):
+            out.append(int(r["id"]))
+    return out
+
+
+def _of_session(row: dict[str, Any], session: str) -> bool:
+    sessions = (row.get("source") or {}).get("session")
+    return session in (sessions if isinstance(sessions, list) else [sessions])

@@ -23,7 +23,8 @@ def _ts(i: int, day: str = "2026-04-07") -> str:
     return f"{day}T09:{i // 60:02d}:{i % 60:02d}.000Z"
 
 
-def claude_code(path: Path, session: str, cwd: str, turns: Sequence[Turn]) -> Path:
+def claude_code(path: Path, session: str, cwd: str, turns: Sequence[Turn],
+                day: str = "2026-04-07") -> Path:
     """A Claude Code session JSONL: user/assistant records on a uuid chain, tool_use blocks
     in the assistant's message, tool_result blocks in the next user record, injected text
     as `isMeta` user records."""
@@ -34,7 +35,7 @@ def claude_code(path: Path, session: str, cwd: str, turns: Sequence[Turn]) -> Pa
         uuid = f"{session[:8]}-{i:04d}"
         base = {"parentUuid": parent, "isSidechain": False, "userType": "external",
                 "cwd": cwd, "sessionId": session, "version": "2.1.7", "gitBranch": "main",
-                "uuid": uuid, "timestamp": _ts(i)}
+                "uuid": uuid, "timestamp": _ts(i, day)}
         kind = turn[0]
         if kind == "user":
             rec = {**base, "type": "user", "message": {"role": "user", "content": turn[1]}}

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from hippo.extract.closing import ids_in_commit, names, retired
-from hippo.extract.conversation import Call, closes, commit_message
+from hippo.extract.conversation import Call, commit_message
+from hippo.extract.evidence import closes
 
 
 @pytest.mark.parametrize("message, ids", [
@@ -65,8 +66,8 @@ def test_a_tracker_close_and_a_commit_naming_a_task_are_what_closes_it(tmp_path:
         Call("Bash", 'git commit -m "wip"', (7,), "[main 4d5e6f] wip", (8,)),  # names nothing
     ]
     got = [(s.text, ids) for s, ids in closes(seq)]
-    assert got == [("proj-abc.6 closed: close handler with tests", ("proj-abc.6",)),
-                   ("feat: launch review (proj-abc.7)", ("proj-abc.7",))]
+    assert got == [("Closed proj-abc.6: close handler with tests", ("proj-abc.6",)),
+                   ("Committed 1a2b3c on main: feat: launch review (proj-abc.7)", ("proj-abc.7",))]
     assert commit_message('git commit -m "fix: x (#3)"') == "fix: x (#3)"
 
 
@@ -90,7 +91,7 @@ def test_a_session_that_closes_its_task_retires_the_task_and_undo_restores_it(
     mems = {m["text"]: m for m in cli("list", "--all-projects", "--status", "all",
                                       "--json").records}
     task = mems["TODO: finish api-x1.3 with tests for the retry loop"]
-    close = mems["api-x1.3 closed: retry loop covered by three tests"]
+    close = mems["Closed api-x1.3: retry loop covered by three tests"]
     assert [(e["id"], e["by"]) for e in done] == [(task["id"], close["id"])]
     assert task["status"] == "done" and task["superseded_by"] == close["id"]
     assert mems["TODO: look at api-x1.31 after that"]["status"] == "active"  # a near-miss
