@@ -29,6 +29,7 @@ MIN_BULLETS = 2
 _BULLET_LINE = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+\S", re.MULTILINE)
 _COMMIT = re.compile(r"(?:^|[;&|(]\s*|\s)git\b(?:\s+-\S+(?:\s+\S+)?)*\s+commit\b")
 _GIT = re.compile(r"\bgit\s")
+_COMMIT_OUT = re.compile(r"\[[\w./@+-]+(?: \(root-commit\))? [0-9a-f]{4,40}\] \S")
 _SEGMENTS = re.compile(r"\s*(?:&&|\|\||;|\n)\s*")
 _ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PATHISH = re.compile(r"[/\\]|^\.|\.[A-Za-z0-9]{1,5}$|^[\"'$<>{(]|^\d|[=*?]")
@@ -69,13 +70,22 @@ def calls(msgs: Sequence[Message]) -> list[Call]:
             pending.append(len(out) - 1)
         elif msg.role == "tool" and pending:
             after_result = True
-            i = pending.pop(0)
+            i = pending.pop(_answered(out, pending, msg.text))
             c = out[i]
             out[i] = Call(c.name, c.arg, c.chunk_ids, msg.text, tuple(msg.chunk_ids))
         elif msg.is_prose:
             pending.clear()
             after_result = False
     return out
+
+
+def _answered(out: list[Call], pending: list[int], result: str) -> int:
+    """Which waiting call (its place in `pending`) a result answers: the first, but for
+    what only a commit answers (`[branch hash] subject`) when a commit waits (a call
+    before it whose empty result the reader dropped would take it otherwise)."""
+    if _COMMIT_OUT.match(result):
+        return next((n for n, i in enumerate(pending) if is_commit(out[i])), 0)
+    return 0
 
 
 def is_commit(call: Call) -> bool:

@@ -89,11 +89,12 @@ def commit_text(call: Call, subject: str) -> str:
 
 
 def runner(arg: str) -> str | None:
-    """The command of a shell line that printed the result: the last segment before a pipe
-    that runs a program (not `cd`, an assignment or a sleep), quoted as a person would."""
-    head = re.split(r"\s\|\s?|\s\|$", arg.strip().splitlines()[0] if arg.strip() else "")[0]
-    segments = [s.strip() for s in re.split(r"&&|\|\||;", head) if s.strip()]
-    for seg in reversed(segments):
+    """The command of a shell line that printed the result: its last segment that runs a
+    program (not `cd`, an assignment or a sleep), without what its output was piped to,
+    quoted as a person would."""
+    line = arg.strip().splitlines()[0] if arg.strip() else ""
+    segments = [re.split(r"\s\|(?!\|)", s)[0].strip() for s in re.split(r"&&|\|\||;", line)]
+    for seg in reversed([s for s in segments if s]):
         try:
             words = shlex.split(seg)
         except ValueError:
@@ -164,13 +165,39 @@ def push(call: Call) -> State | None:
     return State(subject, f"{subject}: {said}", (*call.chunk_ids, *call.result_chunks))
 
 
-def states(seq: Sequence[Call]) -> list[State]:
-    """The session's last state of each subject, in the order they were last seen."""
-    last: dict[str, State] = {}
+def branches(seq: Sequence[Call]) -> list[tuple[str, tuple[int, ...]] | None]:
+    """The branch each call ran on, as far as git's answers in the session show it (with the
+    chunks that show it): the last one named before the call (`On branch X`, a commit's
+    `[X hash]`), else the first after."""
+    named: list[tuple[str, tuple[int, ...]] | None] = []
     for call in seq:
+        got = None
+        if call.result is not None:
+            if (made := committed(call)) is not None:
+                got = made[0]
+            elif _GIT_SUB.search(call.arg) and (m := _BRANCH.search(call.result)):
+                got = m.group(1)
+        named.append((got, (*call.chunk_ids, *call.result_chunks)) if got else None)
+    out: list[tuple[str, tuple[int, ...]] | None] = []
+    last = next((b for b in named if b), None)
+    for b in named:
+        last = b or last
+        out.append(last)
+    return out
+
+
+def states(seq: Sequence[Call]) -> list[State]:
+    """The session's last state of each subject, in the order they were last seen. A test
+    run's subject names the branch it ran on, when git's answers show it."""
+    last: dict[str, State] = {}
+    for call, branch in zip(seq, branches(seq), strict=True):
         for read in (suite, tree, push):
             got = read(call)
             if got is not None:
+                if read is suite and branch is not None:
+                    subject = f"{got.subject} on {branch[0]}"
+                    got = State(subject, subject + got.text[len(got.subject):],
+                                tuple(dict.fromkeys((*got.evidence, *branch[1]))))
                 last.pop(got.subject, None)
                 last[got.subject] = got
                 break

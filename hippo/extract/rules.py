@@ -69,9 +69,9 @@ class _Found:
         for cand in self.found.values():
             words = content_words(cand.text)
             for i, (kept, kept_words) in enumerate(out):
-                if PENDING_TAG in kept.tags or PENDING_TAG in cand.tags or kept.closes \
+                if {PENDING_TAG, STATE_TAG} & {*kept.tags, *cand.tags} or kept.closes \
                         or cand.closes:
-                    continue  # a pending task or what closes one stays itself
+                    continue  # a pending task, a state, or what closes a task stays itself
                 short, long = sorted(((cand, words), (kept, kept_words)),
                                      key=lambda cw: len(cw[1]))
                 if repeats(short[1], long[1]):

@@ -58,10 +58,12 @@ def test_a_suite_run_is_its_last_count_line_and_a_file_run_is_its_own_subject() 
 
 
 def test_a_work_tree_and_a_push_are_states_of_their_branch() -> None:
-    seq = [call("git status", STATUS_DIRTY), call("git push 2>&1", PUSH_NEW, 3),
-           call("git status 2>&1", STATUS_CLEAN, 5)]
+    seq = [call("pytest -q", "3 passed in 0.1s", 0), call("git status", STATUS_DIRTY),
+           call("git push 2>&1", PUSH_NEW, 3), call("git status 2>&1", STATUS_CLEAN, 5)]
     got = {s.subject: s.text for s in states(seq)}
     assert got == {
+        # a test run is a state of the branch it ran on (the first git names, if none before)
+        "`pytest -q` on feat-x": "`pytest -q` on feat-x: 3 passed",
         "`git push` of feat-x": "`git push` of feat-x: feat-x -> feat-x at github.com:acme/app.git;"
                                 " branch 'feat-x' set up to track 'origin/feat-x'",
         "`git status` on feat-x": "`git status` on feat-x: ahead of 'origin/feat-x' by 2 commits;"
@@ -138,3 +140,17 @@ def test_a_newer_state_supersedes_the_older_one_across_sessions(cli, tmp_path: P
     assert "`pytest -q`: 1 failed, 42 passed" in texts and "`pytest -q`: 40 passed" not in texts
     assert cli("undo", r.records[-1]["run_id"]).exit_code == 0
     assert cli("export").stdout == before
+
+
+def test_a_commit_answer_pairs_with_the_commit_when_a_call_beside_it_printed_nothing() -> None:
+    from hippo.extract.blocks import Message
+    from hippo.extract.conversation import calls
+
+    msgs = [Message("assistant", "Bash: git add src/a.py", [1], tool_call=True),
+            Message("assistant", 'Bash: git commit -m "feat: a (app-1.2)"', [2], tool_call=True),
+            # git add's empty answer was dropped by the reader: only the commit's is here
+            Message("tool", "[main abc1234] feat: a (app-1.2)", [3])]
+    add, commit = calls(msgs)
+    assert add.result is None and commit.result == "[main abc1234] feat: a (app-1.2)"
+    ((stmt, ids),) = list(closes([add, commit]))
+    assert stmt.text == "Committed abc1234 on main: feat: a (app-1.2)"
