@@ -147,10 +147,10 @@ def test_a_commit_answer_pairs_with_the_commit_when_a_call_beside_it_printed_not
     from hippo.extract.conversation import calls
 
     msgs = [Message("assistant", "Bash: git add src/a.py", [1], tool_call=True),
-            Message("assistant", 'Bash: git commit -m "feat: a (app-1.2)"', [2], tool_call=True),
+            Message("assistant", 'Bash: git commit -m "feat: retry the upload (app-1.2)"', [2], tool_call=True),
             # git add's empty answer was dropped by the reader: only the commit's is here
-            Message("tool", "[main abc1234] feat: a (app-1.2)", [3])]
+            Message("tool", "[main abc1234] feat: retry the upload (app-1.2)", [3])]
     add, commit = calls(msgs)
-    assert add.result is None and commit.result == "[main abc1234] feat: a (app-1.2)"
+    assert add.result is None and commit.result == "[main abc1234] feat: retry the upload (app-1.2)"
     ((stmt, ids),) = list(closes([add, commit]))
-    assert stmt.text == "Committed abc1234 on main: feat: a (app-1.2)"
+    assert stmt.text == "Committed abc1234 on main: feat: retry the upload (app-1.2)"
