@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from hippo import conflicts
 from hippo.maintain import session_job
 from hippo.vectors import store_model
 
@@ -34,6 +35,8 @@ def collect(db: Store) -> dict[str, Any]:
             "by_author": stats.memories_by("author", active=True),
             # Machine-written rules/preferences no layer loads until a person reviews them.
             "unverified": stats.unverified(),
+            # Machine memories that contradict a person's, waiting for a person to settle.
+            "conflicts": conflicts.count(db),
             "by_project": {("(global)" if k == "None" else k): v
                            for k, v in stats.memories_by("project", active=True).items()},
             "embed_model": brain_model[0] if brain_model else None,

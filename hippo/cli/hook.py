@@ -140,6 +140,11 @@ def _answer(ctx: typer.Context, agent: str, event: str | None, resolved: list[st
             parts.append(guidance(h.db, where))
         text = render(parts)
         sys.stderr.write(report(parts, text) + "\n")
+        from hippo.conflicts import waiting_line
+
+        waiting = waiting_line(h.db, h.project)
+        if waiting:
+            text = f"{text}\n\n{waiting}" if text else waiting
         return text, answer_as
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():

@@ -31,6 +31,10 @@ def list_(
     unverified: Annotated[bool, typer.Option(
         "--unverified", help="Only machine-written rules and preferences no person has "
         "verified or pinned: what the rule floor holds back until `hippo verify ID`.")] = False,
+    conflicts: Annotated[bool, typer.Option(
+        "--conflicts", help="Only machine-written memories that contradict a person's, each "
+        "with `conflicts_with` (the person's memories): what waits for a person to settle "
+        "with `hippo supersede` or `forget`.")] = False,
     project: ProjectOpt = None,
     db: DbOpt = None,
     json: JsonOpt = False,
@@ -43,6 +47,7 @@ def list_(
       hippo list --type rule
       hippo list --status all --since 7d --wide
       hippo list --as-of 2025-03-01
+      hippo list --conflicts
       hippo list --all-projects --limit 0 --json > all.jsonl
     """
     from hippo import brain
@@ -57,6 +62,13 @@ def list_(
         from hippo.memtypes import resolve
 
         resolve(t, h.types)
+    if conflicts:
+        from hippo.conflicts import open_conflicts
+
+        found = open_conflicts(h.db, projects)
+        emit(found[:limit] if limit else found, json_flag=json,
+             columns=WIDE if wide else COLUMNS, wide=wide, shown=lambda r: _contradicts(r, wide))
+        return
     rows = brain.listing(
         h.db, types=type_ or [], tiers=tier or [], projects=projects, statuses=statuses,
         since=iso(parse_since(since)) if since else None, tags=tag or [], limit=limit,
@@ -73,3 +85,9 @@ def _shown(rec: dict[str, Any], wide: bool) -> dict[str, Any]:
     return {**rec, "project": rec["project"] or "global", "date": day(rec["created_at"]),
             "created_at": day(rec["created_at"], wide=True),
             "updated_at": day(rec["updated_at"], wide=True)}
+
+
+def _contradicts(rec: dict[str, Any], wide: bool) -> dict[str, Any]:
+    """A conflict at a terminal: the machine memory, then what of the person's it contradicts."""
+    said = "; ".join(f"#{o['id']} {o['text']}" for o in rec["conflicts_with"])
+    return {**_shown(rec, wide), "text": f"{rec['text']}  — contradicts {said}"}

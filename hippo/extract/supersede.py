@@ -11,6 +11,10 @@
   replace the project's older machine states of the same subject; a test suite's counts also
   replace what the same session said before them of how many tests pass (a state claim in
   prose).
+- **A named thing given a new value** (`hippo.extract.values`: "switched from X to Y", "use
+  Y instead of X", "S is now V"): the project's memories that state the old value of the same
+  thing are superseded when a machine wrote them; a person's becomes a conflict instead
+  (`hippo.conflicts`: the new memory is tagged, `hippo list --conflicts` shows it).
 - **The newest gate**: a session's pre-commit procedure ("Before committing, run: ...")
   replaces the project's older machine-written gates: they stay `active`, superseded by the
   new one, so search and the layers return only the newest (`--as-of` the old).
@@ -30,6 +34,8 @@ from hippo import brain
 from hippo.extract.base import Candidate, SessionChunks
 from hippo.extract.closing import SOLVED, retired, solved
 from hippo.extract.evidence import STATE_TAG, count_claim, subject_of, suite_state
+from hippo.extract.values import change as stated_change
+from hippo.extract.values import overturned
 from hippo.extract.write import ACTOR
 
 if TYPE_CHECKING:
@@ -52,7 +58,7 @@ def retire(h: Hippo, session: SessionChunks, found: Sequence[Candidate],
     superseded)."""
     movers = [(c, m) for c, m in zip(found, stored)
               if m is not None and (c.closes or GATE_TAG in c.tags or STATE_TAG in c.tags
-                                       or SOLVED.search(c.text))]
+                                       or SOLVED.search(c.text) or stated_change(c.text))]
     if not movers:
         return
     rows = _rows(h, session.project)
@@ -69,6 +75,9 @@ def retire(h: Hippo, session: SessionChunks, found: Sequence[Candidate],
     for cand, by in movers:
         assert by is not None
         for mid, action, reason in _what_it_retires(rows, cand, by, session.key):
+            if action == "conflict":
+                yield _conflict(h, by, mid, reason, session.key, run_id)
+                continue
             if mid in changed:
                 continue
             changed.add(mid)
@@ -92,9 +101,26 @@ def _what_it_retires(rows: Sequence[dict[str, Any]], cand: Candidate, by: int,
     if GATE_TAG in cand.tags:
         for mid in older_gates(rows, by):
             yield mid, "superseded", f"the project's newer gate, memory {by}"
+    for row in overturned(rows, cand.text, by):
+        if row["author"] == "machine":
+            yield int(row["id"]), "superseded", f"a new value of the same thing, memory {by}"
+        else:  # a person's memory is never changed: a person decides
+            yield int(row["id"]), "conflict", f"memory {by} contradicts a person's memory"
     if STATE_TAG in cand.tags:
         for mid in older_states(rows, cand.text, by, session):
             yield mid, "superseded", f"a newer state of the same thing, memory {by}"
+
+
+def _conflict(h: Hippo, by: int, person: int, reason: str, session: str,
+              run_id: str | None) -> dict[str, Any]:
+    """Mark the new machine memory `by` as contradicting the person's memory `person`."""
+    from hippo import conflicts
+
+    tags = brain.get(h.db, by)["tags"]
+    brain.update(h.db, by, {"tags": conflicts.tags_for(tags, person)}, actor=ACTOR,
+                 action="conflict", run_id=run_id)
+    return {"event": "memory", "action": "conflict", "id": by, "with": person,
+            "session": session, "reason": reason}
 
 
 def _change(changes: dict[str, Any], valid_to: str | None) -> dict[str, Any]:
