@@ -53,6 +53,9 @@ class Candidate:
     tags: list[str] = field(default_factory=list)
     confidence: float = 0.5
     closes: tuple[str, ...] = ()  # task ids it shows done (a tracker close, a commit)
+    # A commit's: the files edited since the commit before it, each with the chunk of its
+    # first edit (what it may have fixed, `hippo.extract.supersede`).
+    touches: tuple[tuple[str, int], ...] = ()
 
 
 #: Tag of a task a compaction summary lists as pending. When a session's newest summary no

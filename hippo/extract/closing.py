@@ -87,6 +87,15 @@ _SALIENT = re.compile(r"[A-Za-z][\w.:/\[\]-]*[\w\]]")
 _GENERIC = frozenset(["error", "errors", "issue", "issues", "problem", "problems", "compile", "compiled", "compiling", "failed", "fails", "failing", "fixed", "fixes", "resolve", "resolved", "restructure", "inside", "function", "module", "added", "should", "would", "could", "which", "where", "there", "their", "about", "after", "before", "cannot", "because"])
 
 
+# A diagnostic as compilers and linters print it: `path/file.ext:LINE:kind` or `file.ext:LINE: …`.
+DIAGNOSTIC = re.compile(r"[\w./-]+\.[A-Za-z]{1,6}:\d+(?::\d+)?:\s?\w")
+
+
+def is_problem(text: str) -> bool:
+    """`text` states an open problem: an error, a failing check, a diagnostic."""
+    return bool((OPEN.search(text) or DIAGNOSTIC.search(text)) and not SOLVED.search(text))
+
+
 def salient(text: str) -> frozenset[str]:
     """The words that say what a problem is about: names (with `_`, `.`, `/`, digits, inner
     capitals) and words of five letters or more, less the words every problem uses."""
@@ -122,3 +131,32 @@ def solved(rows: Iterable[dict], evidence: str, session: str, before: int) -> li
                 and session in keys and solves(row["text"], evidence)):
             out.append(int(row["id"]))
     return out
+
+
+def fixed(rows: Iterable[dict], touches: Iterable[tuple[str, int]], session: str,
+          before: int) -> list[int]:
+    """Open problems this session wrote (machine memories older than `before`) whose files
+    (every one they name) the session edited after saying them (`touches`: file name,
+    chunk of its edit) and then committed."""
+    out = []
+    for row in rows:
+        source = row.get("source") or {}
+        sessions = source.get("session")
+        keys = sessions if isinstance(sessions, list) else [sessions]
+        said = min(source.get("chunks") or [0])
+        if (row["id"] < before and row["author"] == "machine" and row["status"] == "active"
+                and session in keys and is_problem(row["text"])):
+            named = files_named(row["text"])
+            after = {name for name, chunk in touches if said <= chunk}
+            if named and named <= after:
+                out.append(int(row["id"]))
+    return out
+
+
+_FILE = re.compile(r"(?<![\w.-])(?:[\w.@-]+/)*([\w-]+(?:\.[\w-]+)*\.[A-Za-z]{1,6})(?![\w/-]|\.\w)")
+
+
+def files_named(text: str) -> set[str]:
+    """The file names (last path component, with an extension) `text` names."""
+    return {m.group(1) for m in _FILE.finditer(text)
+            if not m.group(1)[0].isdigit() and len(m.group(1).split(".")[0]) > 1}

@@ -300,7 +300,7 @@ def retries(seq: Sequence[Call]) -> Iterator[Statement]:
 
 
 # The message of `-m "..."`; a line the reader cut short ends the message where it stops.
-_MESSAGE = re.compile(r"""(?:^|\s)(?:-m|--message)(?:=|\s+)(["'])(.*?)(?:(?<!\\)\1|$)""",
+_MESSAGE = re.compile(r"""(?:^|\s)(?:-[a-zA-Z]*m|--message)(?:=|\s+)(["'])(.*?)(?:(?<!\\)\1|$)""",
                       re.DOTALL)
 _HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?\n(.*?)(?:\n\s*\1\b|$)", re.DOTALL)
 

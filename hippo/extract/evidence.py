@@ -26,7 +26,17 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from hippo.extract.closing import ids_in_commit
-from hippo.extract.conversation import _CLOSE, _FAILED, Call, brief, commit_message, is_commit
+from hippo.extract.conversation import (
+    _CLOSE,
+    _FAILED,
+    EDIT_RESULT_CHARS,
+    Call,
+    _is_file,
+    _is_path,
+    brief,
+    commit_message,
+    is_commit,
+)
 from hippo.extract.summary import Statement
 
 STATE_TAG = "state"
@@ -210,27 +220,46 @@ def subject_of(text: str) -> str | None:
     return m.group(1) if m else None
 
 
-def closes(seq: Sequence[Call]) -> Iterator[tuple[Statement, tuple[str, ...]]]:
+def closes(seq: Sequence[Call]) -> Iterator[tuple[Statement, tuple[str, ...],
+                                                 tuple[tuple[str, int], ...]]]:
     """What the session shows done, with the task ids it closes: a task closed in a tracker
     with a reason (in the closer's words), and a commit whose message names a task id (its
-    subject)."""
+    subject), with the files edited since the commit before it."""
+    edited: dict[str, int] = {}
     for c in seq:
+        if c.result is not None and edits(c):
+            edited.setdefault(_basename(c.arg), c.chunk_ids[0] if c.chunk_ids else 0)
         if c.result is None or _FAILED.search(c.result[:200]):
             continue
         m = _CLOSE.search(c.arg)
         if m is not None:
             reason = " ".join(m.group(3).split())
             yield (Statement("fact", f"Closed {m.group(1)}: {reason}"[:400], 0.5, (),
-                             evidence=c.chunk_ids), (m.group(1),))
+                             evidence=c.chunk_ids), (m.group(1),), ())
         elif is_commit(c) and (message := commit_message(c.arg)):
             ids = ids_in_commit(message)
             subject = message.strip().splitlines()[0].strip()
+            touched = tuple(edited.items())
+            if committed(c) is not None:
+                edited = {}
             if ids and len(subject.split()) >= 4:
                 yield (Statement("fact", commit_text(c, subject)[:400], 0.5, (), evidence=(
-                    *c.chunk_ids, *c.result_chunks)),
-                       tuple(ids))
+                    *c.chunk_ids, *c.result_chunks)), tuple(ids), touched)
 
 
+def edits(call: Call) -> bool:
+    """A call of a tool (not the shell) on a file of the work tree that answered briefly:
+    an edit or a write, not a read (which returns the file)."""
+    return (not is_shell(call) and _is_file(call.arg) and call.result is not None
+            and len(call.result) < EDIT_RESULT_CHARS and not _FAILED.search(call.result[:200]))
+
+
+def is_shell(call: Call) -> bool:
+    return bool(_PROGRAM.match(call.arg)) and not _is_path(call.arg)
+
+
+def _basename(arg: str) -> str:
+    return re.split(r"[/\\]", arg.split(" ", 1)[0])[-1]
 
 # How many tests pass, as prose says it: "All 49 tests passed", "10 of 12 pass now".
 _CLAIM = re.compile(r"\b(?:all )?\d+(?: of \d+)? (?:\w+ ){0,2}(?:tests?|doctests?|specs?)"

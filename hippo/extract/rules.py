@@ -52,12 +52,12 @@ class _Found:
 
     def add(self, mtype: str, text: str, importance: float, evidence: Sequence[int],
             tags: Sequence[str] = (), confidence: float = 0.4,
-            closes: tuple[str, ...] = ()) -> None:
+            closes: tuple[str, ...] = (), touches: tuple[tuple[str, int], ...] = ()) -> None:
         key = (mtype, normalise_text(text))
         prev = self.found.get(key)
         if prev is None:
             self.found[key] = Candidate(mtype, text, round(importance, 2), list(evidence),
-                                        list(tags), confidence, closes)
+                                        list(tags), confidence, closes, touches)
         else:
             prev.importance = max(prev.importance, round(importance, 2))
             prev.evidence += [c for c in evidence if c not in prev.evidence]
@@ -193,8 +193,9 @@ class RulesExtractor(Extractor):
                       procedure.evidence, ("gate",), 0.5)
         for stmt in (*error_fixes(seq), *retries(seq)):
             found.add(stmt.type, stmt.text, stmt.importance, stmt.evidence)
-        for stmt, ids in closes(seq):
-            found.add(stmt.type, stmt.text, stmt.importance, stmt.evidence, closes=ids)
+        for stmt, ids, touched in closes(seq):
+            found.add(stmt.type, stmt.text, stmt.importance, stmt.evidence, closes=ids,
+                      touches=touched)
         for state in states(seq):
             found.add("observability", state.text, 0.5, state.evidence, (STATE_TAG,))
         return found.collapsed()

@@ -7,6 +7,9 @@
   …", "still fails", "needs to restructure …") is done once a later memory of the same
   session reports the fix (a close, "Fixed …", a failing command that then passed) and shares
   two of its salient words or one of its names.
+- **A problem in a file, edited then committed**: an open problem this session stated that
+  names a file is done once the session edits that file after it and then commits (the
+  commit memory, when its message names a task, is the evidence).
 - **The newest state** (`hippo.extract.evidence`): a test suite's counts, a work tree, a push
   replace the project's older machine states of the same subject; a test suite's counts also
   replace what the same session said before them of how many tests pass (a state claim in
@@ -32,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from hippo import brain
 from hippo.extract.base import Candidate, SessionChunks
-from hippo.extract.closing import SOLVED, retired, solved
+from hippo.extract.closing import SOLVED, fixed, retired, solved
 from hippo.extract.evidence import STATE_TAG, count_claim, subject_of, suite_state
 from hippo.extract.values import change as stated_change
 from hippo.extract.values import overturned
@@ -57,7 +60,7 @@ def retire(h: Hippo, session: SessionChunks, found: Sequence[Candidate],
     """Change what the new memories retire; one event per change (`action` done or
     superseded)."""
     movers = [(c, m) for c, m in zip(found, stored)
-              if m is not None and (c.closes or GATE_TAG in c.tags or STATE_TAG in c.tags
+              if m is not None and (c.closes or c.touches or GATE_TAG in c.tags or STATE_TAG in c.tags
                                        or SOLVED.search(c.text) or stated_change(c.text))]
     if not movers:
         return
@@ -91,13 +94,9 @@ def retire(h: Hippo, session: SessionChunks, found: Sequence[Candidate],
 
 def _what_it_retires(rows: Sequence[dict[str, Any]], cand: Candidate, by: int,
                      session: str) -> Iterator[tuple[int, str, str]]:
-    """(memory id, done | superseded, why) for each memory the new memory `by` retires."""
-    if cand.closes:
-        for mid in retired(rows, cand.closes, by):
-            yield mid, "done", f"{', '.join(cand.closes)} shown done by memory {by}"
-    if SOLVED.search(cand.text):
-        for mid in solved(rows, cand.text, session, by):
-            yield mid, "done", f"shown solved by memory {by}"
+    """(memory id, done | superseded | conflict, why) for each memory the new memory `by`
+    retires (or, for a person's, contradicts)."""
+    yield from _shown_done(rows, cand, by, session)
     if GATE_TAG in cand.tags:
         for mid in older_gates(rows, by):
             yield mid, "superseded", f"the project's newer gate, memory {by}"
@@ -109,6 +108,20 @@ def _what_it_retires(rows: Sequence[dict[str, Any]], cand: Candidate, by: int,
     if STATE_TAG in cand.tags:
         for mid in older_states(rows, cand.text, by, session):
             yield mid, "superseded", f"a newer state of the same thing, memory {by}"
+
+
+def _shown_done(rows: Sequence[dict[str, Any]], cand: Candidate, by: int,
+                session: str) -> Iterator[tuple[int, str, str]]:
+    """Tasks shown done and problems shown solved by the new memory `by`."""
+    if cand.closes:
+        for mid in retired(rows, cand.closes, by):
+            yield mid, "done", f"{', '.join(cand.closes)} shown done by memory {by}"
+    if SOLVED.search(cand.text):
+        for mid in solved(rows, cand.text, session, by):
+            yield mid, "done", f"shown solved by memory {by}"
+    if cand.touches:
+        for mid in fixed(rows, cand.touches, session, by):
+            yield mid, "done", f"its file edited, then committed: memory {by}"
 
 
 def _conflict(h: Hippo, by: int, person: int, reason: str, session: str,

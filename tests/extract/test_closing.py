@@ -65,7 +65,7 @@ def test_a_tracker_close_and_a_commit_naming_a_task_are_what_closes_it(tmp_path:
              (6,)),  # it failed: nothing closed
         Call("Bash", 'git commit -m "wip"', (7,), "[main 4d5e6f] wip", (8,)),  # names nothing
     ]
-    got = [(s.text, ids) for s, ids in closes(seq)]
+    got = [(s.text, ids) for s, ids, _ in closes(seq)]
     assert got == [("Closed proj-abc.6: close handler with tests", ("proj-abc.6",)),
                    ("Committed 1a2b3c on main: feat: launch review (proj-abc.7)", ("proj-abc.7",))]
     assert commit_message('git commit -m "fix: x (#3)"') == "fix: x (#3)"

@@ -80,7 +80,7 @@ def test_a_work_tree_and_a_push_are_states_of_their_branch() -> None:
 def test_a_commit_names_its_hash_and_branch() -> None:
     seq = [call('git commit -m "fix: retry on timeout (app-k2.4)"',
                 "[feat-x 05fd186] fix: retry on timeout (app-k2.4)\n 2 files changed")]
-    ((stmt, ids),) = list(closes(seq))
+    ((stmt, ids, _),) = list(closes(seq))
     assert (stmt.text, ids) == ("Committed 05fd186 on feat-x: fix: retry on timeout (app-k2.4)",
                                 ("app-k2.4",))
     assert stmt.evidence == (1, 2)  # the call and what git answered
@@ -152,5 +152,46 @@ def test_a_commit_answer_pairs_with_the_commit_when_a_call_beside_it_printed_not
             Message("tool", "[main abc1234] feat: retry the upload (app-1.2)", [3])]
     add, commit = calls(msgs)
     assert add.result is None and commit.result == "[main abc1234] feat: retry the upload (app-1.2)"
-    ((stmt, ids),) = list(closes([add, commit]))
+    ((stmt, _, _),) = list(closes([add, commit]))
     assert stmt.text == "Committed abc1234 on main: feat: retry the upload (app-1.2)"
+
+
+def test_a_problem_in_a_file_is_done_once_the_file_is_edited_then_committed(
+        cli, tmp_path: Path) -> None:
+    from tests.extract.excerpts import claude_code
+
+    path = claude_code(tmp_path / "s.jsonl", "33333333-3333-4333-8333-333333333333", "/w/app", [
+        ("user", "Fix the build please"),
+        ("assistant", "The build fails: `src/render.py:171: TypeError` in `render_row`."),
+        ("call", "Edit", "/w/app/src/render.py"),
+        ("result", "The file /w/app/src/render.py has been updated successfully."),
+        ("call", "Bash", 'git commit -am "fix: render rows again (app-3.1)"'),
+        ("result", "[main 9c1d2e3] fix: render rows again (app-3.1)\n 1 file changed"),
+        ("assistant", "Done."),
+    ])
+    assert cli("ingest", str(path), "--idle-minutes", "0").exit_code == 0
+    r = cli("extract")
+    assert r.exit_code == 0, r.stderr
+    mems = {m["text"]: m for m in cli("list", "--all-projects", "--status", "all",
+                                      "--json").records}
+    problem = next(m for t, m in mems.items() if t.startswith("The build fails"))
+    commit = mems["Committed 9c1d2e3 on main: fix: render rows again (app-3.1)"]
+    assert (problem["status"], problem["superseded_by"]) == ("done", commit["id"])
+    # a problem in a file that was not edited stays open, and one in two files of which
+    # only one was edited
+    path2 = claude_code(tmp_path / "t.jsonl", "44444444-4444-4444-8444-444444444444", "/w/app", [
+        ("user", "And the parser?"),
+        ("assistant", "The parser still fails: `src/parse.py:12: SyntaxError` in the header."),
+        ("user", "What else?"),
+        ("assistant", "The table view fails: `src/render.py:40: IndexError` since "
+                      "`src/table.py` passes an empty list."),
+        ("call", "Edit", "/w/app/src/render.py"),
+        ("result", "The file /w/app/src/render.py has been updated successfully."),
+        ("call", "Bash", 'git commit -am "fix: render padding for wide rows (app-3.2)"'),
+        ("result", "[main 1a2b3c4] fix: render padding for wide rows (app-3.2)"),
+    ], day="2026-04-08")
+    assert cli("ingest", str(path2), "--idle-minutes", "0").exit_code == 0
+    assert cli("extract").exit_code == 0
+    active = [m["text"] for m in cli("list", "--all-projects", "--json").records]
+    assert any(t.startswith("The parser still fails") for t in active)
+    assert any(t.startswith("The table view fails") for t in active)
