@@ -183,8 +183,8 @@ def test_a_problem_in_a_file_is_done_once_the_file_is_edited_then_committed(
         ("user", "And the parser?"),
         ("assistant", "The parser still fails: `src/parse.py:12: SyntaxError` in the header."),
         ("user", "What else?"),
-        ("assistant", "The table view fails: `src/render.py:40: IndexError` since "
-                      "`src/table.py` passes an empty list."),
+        ("assistant", ("The table view fails: `src/render.py:40: IndexError` since "
+                      "`src/table.py` passes an empty list.")),
         ("call", "Edit", "/w/app/src/render.py"),
         ("result", "The file /w/app/src/render.py has been updated successfully."),
         ("call", "Bash", 'git commit -am "fix: render padding for wide rows (app-3.2)"'),
