@@ -54,7 +54,7 @@ class Candidate:
     confidence: float = 0.5
     closes: tuple[str, ...] = ()  # task ids it shows done (a tracker close, a commit)
     # A commit's: the files edited since the commit before it, each with the chunk of its
-    # first edit (what it may have fixed, `hippo.extract.supersede`).
+    # latest edit (what it may have fixed, `hippo.extract.supersede`).
     touches: tuple[tuple[str, int], ...] = ()
 
 

@@ -153,10 +153,19 @@ def fixed(rows: Iterable[dict], touches: Iterable[tuple[str, int]], session: str
     return out
 
 
-_FILE = re.compile(r"(?<![\w.-])(?:[\w.@-]+/)*([\w-]+(?:\.[\w-]+)*\.[A-Za-z]{1,6})(?![\w/-]|\.\w)")
+_FILE = re.compile(r"(?<![\w.-])((?:[\w.@-]+/)*)([\w-]+(?:\.[\w-]+)*\.([A-Za-z]{1,6}))"
+                   r"(?![\w/-]|\.\w)")
+# Extensions of source, config and docs files; a name with another one (`Access.get`,
+# `os.path`) is a file only when a path leads to it.
+_SOURCE_EXT = frozenset(
+    "py pyi js mjs cjs ts tsx jsx go rs rb ex exs erl hs ml java kt kts scala c h cc cpp hpp "
+    "cs php swift m mm dart lua r jl zig nim clj sh bash zsh ps1 sql css scss sass less html "
+    "htm vue svelte md rst txt json jsonl yaml yml toml ini cfg conf env lock xml gradle "
+    "proto graphql tf mk cmake dockerfile".split())
 
 
 def files_named(text: str) -> set[str]:
     """The file names (last path component, with an extension) `text` names."""
-    return {m.group(1) for m in _FILE.finditer(text)
-            if not m.group(1)[0].isdigit() and len(m.group(1).split(".")[0]) > 1}
+    return {m.group(2) for m in _FILE.finditer(text)
+            if not m.group(2)[0].isdigit() and len(m.group(2).split(".")[0]) > 1
+            and (m.group(1) or m.group(3).lower() in _SOURCE_EXT)}

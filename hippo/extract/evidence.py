@@ -228,7 +228,7 @@ def closes(seq: Sequence[Call]) -> Iterator[tuple[Statement, tuple[str, ...],
     edited: dict[str, int] = {}
     for c in seq:
         if c.result is not None and edits(c):
-            edited.setdefault(_basename(c.arg), c.chunk_ids[0] if c.chunk_ids else 0)
+            edited[_basename(c.arg)] = c.chunk_ids[-1] if c.chunk_ids else 0  # the latest
         if c.result is None or _FAILED.search(c.result[:200]):
             continue
         m = _CLOSE.search(c.arg)

@@ -170,3 +170,13 @@ def test_only_this_sessions_open_problems_are_solved() -> None:
         {**_row(3, P_NEST, type_="fact", author="human"), "source": {"session": "s1"}},
     ]
     assert solved(rows, "Fixed the nesting in `compute_groups`.", "s1", before=9) == [1]
+
+
+def test_the_files_a_problem_names() -> None:
+    from hippo.extract.closing import files_named
+
+    assert files_named("`lib/app/view.ex`: Compile error: Access.get can't be in a guard") == \
+        {"view.ex"}
+    assert files_named("`subagent_live.ex:25:guard_fail` and src/deep/file.weird") == \
+        {"subagent_live.ex", "file.weird"}
+    assert files_named("Use os.path and e.g. version 1.2.3") == set()
