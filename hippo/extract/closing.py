@@ -157,11 +157,13 @@ _FILE = re.compile(r"(?<![\w.-])((?:[\w.@-]+/)*)([\w-]+(?:\.[\w-]+)*\.([A-Za-z]{
                    r"(?![\w/-]|\.\w)")
 # Extensions of source, config and docs files; a name with another one (`Access.get`,
 # `os.path`) is a file only when a path leads to it.
-_SOURCE_EXT = frozenset(
-    "py pyi js mjs cjs ts tsx jsx go rs rb ex exs erl hs ml java kt kts scala c h cc cpp hpp "
-    "cs php swift m mm dart lua r jl zig nim clj sh bash zsh ps1 sql css scss sass less html "
-    "htm vue svelte md rst txt json jsonl yaml yml toml ini cfg conf env lock xml gradle "
-    "proto graphql tf mk cmake dockerfile".split())
+_SOURCE_EXT = frozenset([
+    "py", "pyi", "js", "mjs", "cjs", "ts", "tsx", "jsx", "go", "rs", "rb", "ex", "exs", "erl",
+    "hs", "ml", "java", "kt", "kts", "scala", "c", "h", "cc", "cpp", "hpp", "cs", "php",
+    "swift", "m", "mm", "dart", "lua", "r", "jl", "zig", "nim", "clj", "sh", "bash", "zsh",
+    "ps1", "sql", "css", "scss", "sass", "less", "html", "htm", "vue", "svelte", "md", "rst",
+    "txt", "json", "jsonl", "yaml", "yml", "toml", "ini", "cfg", "conf", "env", "lock", "xml",
+    "gradle", "proto", "graphql", "tf", "mk", "cmake", "dockerfile"])
 
 
 def files_named(text: str) -> set[str]:

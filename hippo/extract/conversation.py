@@ -29,6 +29,9 @@ MIN_BULLETS = 2
 _BULLET_LINE = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+\S", re.MULTILINE)
 _COMMIT = re.compile(r"(?:^|[;&|(]\s*|\s)git\b(?:\s+-\S+(?:\s+\S+)?)*\s+commit\b")
 _GIT = re.compile(r"\bgit\s")
+# A test command (a runner, or a script or target named for tests), and what its run prints.
+TESTER = re.compile(r"test|spec|jest|mocha|phpunit|\b(?:tox|nox|karma|ava|check)\b", re.IGNORECASE)
+SUITE_OUT = re.compile(r"\b\d+ (?:tests?|examples?|passed|passing|failures?|failed)\b")
 _COMMIT_OUT = re.compile(r"\[[\w./@+-]+(?: \(root-commit\))? [0-9a-f]{4,40}\] \S")
 _SEGMENTS = re.compile(r"\s*(?:&&|\|\||;|\n)\s*")
 _ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -81,10 +84,13 @@ def calls(msgs: Sequence[Message]) -> list[Call]:
 
 def _answered(out: list[Call], pending: list[int], result: str) -> int:
     """Which waiting call (its place in `pending`) a result answers: the first, but for
-    what only a commit answers (`[branch hash] subject`) when a commit waits (a call
-    before it whose empty result the reader dropped would take it otherwise)."""
+    what only a commit answers (`[branch hash] subject`) when a commit waits, and a test
+    run's counts when a test command waits (a call before it whose empty result the reader
+    dropped would take it otherwise)."""
     if _COMMIT_OUT.match(result):
         return next((n for n, i in enumerate(pending) if is_commit(out[i])), 0)
+    if SUITE_OUT.search(result[-400:]):
+        return next((n for n, i in enumerate(pending) if TESTER.search(out[i].arg)), 0)
     return 0
 
 

@@ -30,6 +30,7 @@ from hippo.extract.conversation import (
     _CLOSE,
     _FAILED,
     EDIT_RESULT_CHARS,
+    TESTER,
     Call,
     _is_file,
     _is_path,
@@ -122,7 +123,7 @@ def suite(call: Call) -> State | None:
     if call.result is None:
         return None
     cmd = runner(call.arg)
-    if cmd is None or _GIT_SUB.search(call.arg):
+    if cmd is None or not TESTER.search(cmd) or _GIT_SUB.search(call.arg):
         return None
     lines = [ln.strip(" =-*\t") for ln in call.result.splitlines()]
     found = [ln for ln in lines if len(ln) <= 200 and not _PATH.search(ln) and _SUITE_LINE.search(ln)

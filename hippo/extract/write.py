@@ -1,7 +1,8 @@
 """Write-time dedup: store an extracted memory, or strengthen the one it repeats.
 
 A candidate that repeats a memory (same dedup key, or an ACTIVE memory of the same type and
-project with cosine >= the threshold, found by vec0 KNN) does not become a copy:
+project with cosine >= the threshold, found by vec0 KNN, that states the same numbers: a port,
+a count, a version or a hash that differs makes it another statement) does not become a copy:
 - a human-authored match is never touched: the candidate is skipped ("covered by human
   memory N");
 - a machine match seen in ANOTHER session is reinforced (confidence up, confirmed_at set,
@@ -14,6 +15,7 @@ Every change is audited under the run id (so `hippo undo RUN` reverts an extract
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -62,9 +64,17 @@ def nearest(db: Store, mem: NewMemory, vector: np.ndarray,
         if similarity < threshold:
             break
         row = db.memories.current_active(memory_id)
-        if row is not None:
+        if row is not None and numbers(row["text"]) == numbers(mem.text):
             return to_record(row), similarity
     return None
+
+
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.:]\d+)*(?!\w)|\b[0-9a-f]{7,40}\b")
+
+
+def numbers(text: str) -> set[str]:
+    """The numbers a statement gives (counts, ports, versions, short hashes)."""
+    return set(_NUMBER.findall(text))
 
 
 def _sessions(source: dict[str, Any] | None) -> list[Any]:

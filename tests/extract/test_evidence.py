@@ -195,3 +195,37 @@ def test_a_problem_in_a_file_is_done_once_the_file_is_edited_then_committed(
     active = [m["text"] for m in cli("list", "--all-projects", "--json").records]
     assert any(t.startswith("The parser still fails") for t in active)
     assert any(t.startswith("The table view fails") for t in active)
+
+
+def test_a_test_runs_counts_pair_with_the_test_command_beside_a_silent_build() -> None:
+    from hippo.extract.blocks import Message
+    from hippo.extract.conversation import calls
+
+    msgs = [Message("assistant", "Bash: make build", [1], tool_call=True),
+            Message("assistant", "Bash: make test", [2], tool_call=True),
+            Message("tool", "ok\n12 tests, 0 failures", [3])]  # the build printed nothing
+    build, test = calls(msgs)
+    assert build.result is None and test.result is not None
+    assert [s.text for s in states([build, test])] == ["`make test`: 12 tests, 0 failures"]
+    # counts a command that runs no tests printed are not its state
+    assert states([call("make build", "12 tests, 0 failures")]) == []
+
+
+def test_states_of_other_numbers_are_not_repeats(cli, tmp_path: Path) -> None:
+    from hippo.extract.write import numbers
+    from tests.extract.excerpts import claude_code
+
+    assert numbers("`pytest` on a: 14 doctests, 127 tests, 0 failures") == {"14", "127", "0"}
+    runs = []
+    for n, (branch, count) in enumerate((("feat-a", 87), ("feat-b", 127))):
+        runs.append(claude_code(
+            tmp_path / f"{n}.jsonl", f"5555555{n}-5555-4555-8555-555555555555", "/w/app", [
+                ("user", "Run the suite"),
+                ("call", "Bash", "git status"),
+                ("result", f"On branch {branch}\nnothing to commit, working tree clean"),
+                ("call", "Bash", "pytest -q"), ("result", f"{count} passed in 1.20s")],
+            day=f"2026-04-0{n + 7}"))
+    assert cli("ingest", *map(str, runs), "--idle-minutes", "0").exit_code == 0
+    assert cli("extract").exit_code == 0
+    texts = {m["text"] for m in cli("list", "--all-projects", "--json").records}
+    assert {"`pytest -q` on feat-a: 87 passed", "`pytest -q` on feat-b: 127 passed"} <= texts
