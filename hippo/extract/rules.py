@@ -40,6 +40,9 @@ SUMMARY_TAGS = ("summary",)
 PENDING_TAGS = ("summary", PENDING_TAG)
 #: The most statements one message gives (its strongest): a long report is not a flood.
 MAX_PER_MESSAGE = 12
+#: A state (a test run's counts, a work tree, a push) matters while it is current and when
+#: asked for, not beside what the session established: it ranks below a statement.
+STATE_IMPORTANCE = 0.3
 _I = re.IGNORECASE
 
 
@@ -197,5 +200,5 @@ class RulesExtractor(Extractor):
             found.add(stmt.type, stmt.text, stmt.importance, stmt.evidence, closes=ids,
                       touches=touched)
         for state in states(seq):
-            found.add("observability", state.text, 0.5, state.evidence, (STATE_TAG,))
+            found.add("observability", state.text, STATE_IMPORTANCE, state.evidence, (STATE_TAG,))
         return found.collapsed()

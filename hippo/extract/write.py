@@ -1,8 +1,10 @@
 """Write-time dedup: store an extracted memory, or strengthen the one it repeats.
 
 A candidate that repeats a memory (same dedup key, or an ACTIVE memory of the same type and
-project with cosine >= the threshold, found by vec0 KNN, that states the same numbers: a port,
-a count, a version or a hash that differs makes it another statement) does not become a copy:
+project with cosine >= the threshold, found by vec0 KNN) does not become a copy. A state (a
+test run's counts, a work tree) and a statement of change ("the port is now 9090") repeat
+only word for word: near them in meaning is another branch's state, or the value they replace.
+Otherwise:
 - a human-authored match is never touched: the candidate is skipped ("covered by human
   memory N");
 - a machine match seen in ANOTHER session is reinforced (confidence up, confirmed_at set,
@@ -15,7 +17,6 @@ Every change is audited under the run id (so `hippo undo RUN` reverts an extract
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -64,17 +65,17 @@ def nearest(db: Store, mem: NewMemory, vector: np.ndarray,
         if similarity < threshold:
             break
         row = db.memories.current_active(memory_id)
-        if row is not None and numbers(row["text"]) == numbers(mem.text):
+        if row is not None:
             return to_record(row), similarity
     return None
 
 
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.:]\d+)*(?!\w)|\b[0-9a-f]{7,40}\b")
+def exact_only(mem: NewMemory) -> bool:
+    """A state or a statement of change: a repeat only when word for word the same."""
+    from hippo.extract.evidence import STATE_TAG
+    from hippo.extract.values import change
 
-
-def numbers(text: str) -> set[str]:
-    """The numbers a statement gives (counts, ports, versions, short hashes)."""
-    return set(_NUMBER.findall(text))
+    return STATE_TAG in mem.tags or change(mem.text) is not None
 
 
 def _sessions(source: dict[str, Any] | None) -> list[Any]:
@@ -86,7 +87,7 @@ def write(db: Store, mem: NewMemory, vector: np.ndarray, chunks: list[int], *,
           threshold: float, run_id: str | None) -> Outcome:
     """Store `mem` (with provenance links to `chunks`) or strengthen what it repeats."""
     match, similarity = brain.find_same(db, mem), 1.0
-    if match is None:
+    if match is None and not exact_only(mem):
         near = nearest(db, mem, vector, threshold)
         if near is not None:
             match, similarity = near
