@@ -29,7 +29,7 @@ _hippo_options() {  # $1: command path -> its options
         "hook") echo "--budget -b --route --topic --limit -n --min-score --plain --project -p --db --json --help -h" ;;
         "import") echo "--db --embedder --json --help -h" ;;
         "ingest") echo "--idle-minutes --backstop --format --db --embedder --json --help -h" ;;
-        "list") echo "--type -t --tier --status --tag --since --as-of --all-projects --limit --unverified --project -p --db --json --wide -w --help -h" ;;
+        "list") echo "--type -t --tier --status --tag --since --as-of --all-projects --limit --unverified --conflicts --project -p --db --json --wide -w --help -h" ;;
         "mcp") echo "--max-writes --project -p --db --embedder --json --help -h" ;;
         "pin") echo "--db --json --help -h" ;;
         "project") echo "--help -h" ;;

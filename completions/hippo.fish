@@ -203,6 +203,7 @@ complete -c hippo -n '__fish_seen_subcommand_from list' -l as-of -r -f -d 'What 
 complete -c hippo -n '__fish_seen_subcommand_from list' -l all-projects -d 'Every project.'
 complete -c hippo -n '__fish_seen_subcommand_from list' -l limit -r -f -d 'At most this many (0: no limit).'
 complete -c hippo -n '__fish_seen_subcommand_from list' -l unverified -d 'Only machine-written rules and preferences no person has ve…'
+complete -c hippo -n '__fish_seen_subcommand_from list' -l conflicts -d 'Only machine-written memories that contradict a person\'s, e…'
 complete -c hippo -n '__fish_seen_subcommand_from list' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: the git repositor…'
 complete -c hippo -n '__fish_seen_subcommand_from list' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from list' -l json -d 'JSON lines on stdout even at a terminal.'
