@@ -55,19 +55,32 @@ def names(text: str, task_id: str) -> bool:
     return False
 
 
+# Anything shaped like a task id, as text names it (`Spotter-fum.4`, `fum.2`, `ABC-12`, `#3`).
+_ANY_ID = re.compile(r"(?<![\w#.-])(?:(?:[a-z][a-z0-9]*-)?[a-z][a-z0-9]*(?:\.\d+)+|[a-z]+-\d+|#\d+)"
+                     r"(?![\w-]|\.\d)", re.IGNORECASE)
+
+
+def about(text: str, task_id: str) -> bool:
+    """`text` is about `task_id`: the first task id it names is that one ("fum.4, blocked by
+    fum.2" is about fum.4, not fum.2)."""
+    first = _ANY_ID.search(text)
+    return first is not None and names(first.group(0), task_id)
+
+
 def pending(row: dict, tags: Iterable[str]) -> bool:
     return row["type"] in PENDING_TYPES or PENDING_TAG in set(tags)
 
 
 def retired(rows: Iterable[dict], task_ids: Iterable[str], before: int) -> list[int]:
     """Ids of the rows (active memories of the project, as records) that are pending
-    machine memories written before memory `before` and name one of `task_ids`."""
+    machine memories written before memory `before` and are about one of `task_ids` (the
+    first task they name)."""
     ids = list(task_ids)
     out = []
     for row in rows:
         if (row["id"] < before and row["author"] == "machine" and row["status"] == "active"
                 and pending(row, row.get("tags") or ())
-                and any(names(row["text"], t) for t in ids)):
+                and any(about(row["text"], t) for t in ids)):
             out.append(int(row["id"]))
     return out
 

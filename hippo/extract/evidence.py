@@ -277,3 +277,13 @@ def count_claim(text: str) -> bool:
 def suite_state(text: str) -> bool:
     """`text` is a state `states` wrote of a test run's counts."""
     return subject_of(text) is not None and bool(_TESTISH.search(text))
+
+
+def whole_suite(text: str) -> bool:
+    """A state of a test run that names no file or folder (or every package: `./...`): the
+    whole suite, not one file's tests."""
+    subject = subject_of(text)
+    if subject is None or not suite_state(text):
+        return False
+    cmd = subject.split("`")[1].replace("./...", "")
+    return not re.search(r"[/\\]|\w\.[A-Za-z]{1,5}\b", cmd)

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from hippo import brain
 from hippo.extract.base import Candidate, SessionChunks
 from hippo.extract.closing import SOLVED, fixed, retired, solved
-from hippo.extract.evidence import STATE_TAG, count_claim, subject_of, suite_state
+from hippo.extract.evidence import STATE_TAG, count_claim, subject_of, whole_suite
 from hippo.extract.values import change as stated_change
 from hippo.extract.values import overturned
 from hippo.extract.write import ACTOR
@@ -150,7 +150,7 @@ def older_gates(rows: Sequence[dict[str, Any]], newest: int) -> list[int]:
 def older_states(rows: Sequence[dict[str, Any]], text: str, newest: int, session: str
                  ) -> list[int]:
     """The project's machine states of the subject `text` is a state of, said before it;
-    and for a test suite's counts, what the same session said earlier of how many pass."""
+    and for a whole suite's counts, what the same session said earlier of how many pass."""
     subject = subject_of(text)
     new = next((r for r in rows if r["id"] == newest), None)
     if subject is None or new is None:
@@ -164,7 +164,7 @@ def older_states(rows: Sequence[dict[str, Any]], text: str, newest: int, session
         if STATE_TAG in (r.get("tags") or ()):
             if subject_of(r["text"]) == subject:
                 out.append(int(r["id"]))
-        elif suite_state(text) and count_claim(r["text"]) and _of_session(r, session):
+        elif whole_suite(text) and count_claim(r["text"]) and _of_session(r, session):
             out.append(int(r["id"]))
     return out
 

@@ -180,3 +180,14 @@ def test_the_files_a_problem_names() -> None:
     assert files_named("`subagent_live.ex:25:guard_fail` and src/deep/file.weird") == \
         {"subagent_live.ex", "file.weird"}
     assert files_named("Use os.path and e.g. version 1.2.3") == set()
+
+
+def test_a_task_is_about_the_first_id_it_names() -> None:
+    from hippo.extract.closing import about
+
+    blocked = "Spotter-fum.4 (OPEN, was blocked by fum.2 and fum.3): add regression coverage"
+    assert about(blocked, "spotter-fum.4")
+    assert not about(blocked, "spotter-fum.2")  # closing a blocker does not close the task
+    assert about("Complete gqc.6 with tests, then proceed to gqc.7", "spotter-gqc.6")
+    assert not about("TODO: look at api-x1.31 after that", "api-x1.3")
+    assert about("Fix #12 before #13", "#12") and not about("Fix #12 before #13", "#13")

@@ -227,3 +227,13 @@ def test_states_of_other_numbers_are_not_repeats(cli, tmp_path: Path) -> None:
     assert cli("extract").exit_code == 0
     texts = {m["text"] for m in cli("list", "--all-projects", "--json").records}
     assert {"`pytest -q` on feat-a: 87 passed", "`pytest -q` on feat-b: 127 passed"} <= texts
+
+
+def test_only_a_whole_suite_run_replaces_what_was_said_of_how_many_pass() -> None:
+    from hippo.extract.evidence import whole_suite
+
+    assert whole_suite("`mix test` on main: 14 doctests, 410 tests, 0 failures")
+    assert whole_suite("`go test ./...`: ok")  is False  # no count: not a suite's state
+    assert whole_suite("`go test ./...`: 12 passed")
+    assert not whole_suite("`mix test test/a_test.exs` on main: 72 tests, 0 failures")
+    assert not whole_suite("`pytest -q tests/test_io.py`: 5 passed")
