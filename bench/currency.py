@@ -12,6 +12,9 @@ For each case, the top 5 of `hippo search --all-projects QUESTION` (in-process, 
 the current truth is in the top 5 when one result holds every key group (`bench/keys.py`),
 and the top 1 is stale when it holds the stale groups without the keys. Echo's top 5 is
 reported beside it (it keeps every word, old and new). Reported per kind and overall.
+`as_of_old@5` asks the spotter cases again `--as-of` the moment the old claim was said (the
+start of the first Echo chunk that holds it): the old claim (its stale groups) is in that
+top 5 when the store answers what was held then.
 
     python bench/currency.py [--data DIR] [--transcripts DIR] [--devmem DIR] [--db FILE]
                              [--devmem-db FILE] [--misses] [--cli]
@@ -78,6 +81,38 @@ def ask(db: Path, cases: list[dict[str, Any]], cli: bool) -> tuple[list[list[str
     return brain, echo
 
 
+def claim_times(h: Any, cases: list[dict[str, Any]]) -> list[str | None]:
+    """For each case, the start of the first Echo chunk holding its old claim."""
+    rows = h.db.rows("SELECT text, started_at FROM echo_chunks ORDER BY started_at, id")
+    texts = [(" ".join(r["text"].split()), r["started_at"]) for r in rows if r["started_at"]]
+    out: list[str | None] = []
+    for c in cases:
+        said = " ".join(c["old_claim"].split())
+        out.append(next((t for text, t in texts if said in text), None))
+    return out
+
+
+def as_of_old(db: Path, cases: list[dict[str, Any]]) -> tuple[int, int, int]:
+    """(cases whose old claim is in the top 5 as of when it was said, cases where a memory
+    holding it was valid then, cases asked)."""
+    import hippo
+
+    h = hippo.open(db)
+    mems = [m for m in rc.memories(h) if m["status"] in ("active", "done")]
+    found = held = asked = 0
+    for c, t in zip(cases, claim_times(h, cases), strict=True):
+        if t is None or not c.get("stale"):
+            continue
+        asked += 1
+        held += int(any(hit([m["text"]], c["stale"], "one") and m["valid_from"] <= t
+                        and (not m["valid_to"] or m["valid_to"] > t) for m in mems))
+        top = [r["text"] for r in hippo.search(h, c["question"], limit=rc.LIMIT, projects=None,
+                                               as_of=t).results]
+        found += int(any(hit([x], c["stale"], "one") for x in top))
+    h.close()
+    return found, held, asked
+
+
 def table(title: str, counts: dict[str, Counter[str]], kinds: tuple[str, ...]) -> None:
     print(f"{title:<20}{'n':>4}{'current@5':>11}{'stale@1':>9}{'echo cur':>10}{'echo st':>9}")
     for kind in (*kinds, "all"):
@@ -123,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     dm_db, _, _ = devmem.build(sessions, args.devmem_db, Path(tmp.name) / "devmem")
     dm_brain, dm_echo = ask(dm_db, updates, args.cli)
 
+    old_found, old_held, old_asked = as_of_old(spotter_db, cases)
     spotter = score(cases, brain, echo)
     dm = score(updates, dm_brain, dm_echo)
     both = score(cases + updates, brain + dm_brain, echo + dm_echo)
@@ -130,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
     table("devmembench", dm, (UPDATE,))
     print(f"all {both['all']['n']} cases: current truth in the Brain's top 5 for "
           f"{both['all']['current']}, a stale top 1 for {both['all']['stale']}")
+    print(f"--as-of when the old claim was said: it is in the top 5 for {old_found} of "
+          f"{old_asked} spotter cases ({old_held} where the Brain held it then)")
     if args.misses:
         for c, b in zip(cases + updates, brain + dm_brain, strict=True):
             cur, st = hit(b, c["keys"], "one"), stale_top(b, c["keys"], c.get("stale") or [])
@@ -144,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         "by_kind": {k: figures(spotter[k]) for k in KINDS if k in spotter},
         "knowledge_update": figures(dm["all"]),
         "all": figures(both["all"]),
+        "as_of_old@5": old_found, "as_of_held": old_held, "as_of_asked": old_asked,
     }))
     tmp.cleanup()
     return 0

@@ -92,8 +92,10 @@ def _projects(d: Dialect, projects: Sequence[str | None], alias: str,
 
 
 def memory_where(d: Dialect, f: SearchFilters, alias: str = "m") -> tuple[str, list[Any]]:
-    """The WHERE clause over `memories` (alias `alias`) of active memories `f` allows."""
-    where_, params = among(d, statuses=["active"], types=f.types, tiers=f.tiers,
+    """The WHERE clause over `memories` (alias `alias`) of active memories `f` allows (and,
+    as of a time, the memories done since: a task was open then)."""
+    where_, params = among(d, statuses=["active", "done"] if f.as_of else ["active"],
+                           types=f.types, tiers=f.tiers,
                            projects=f.projects, since=f.since, until=f.until, tags=f.tags,
                            alias=alias)
     if f.as_of:
