@@ -191,3 +191,25 @@ def test_a_task_is_about_the_first_id_it_names() -> None:
     assert about("Complete gqc.6 with tests, then proceed to gqc.7", "spotter-gqc.6")
     assert not about("TODO: look at api-x1.31 after that", "api-x1.3")
     assert about("Fix #12 before #13", "#12") and not about("Fix #12 before #13", "#13")
+
+
+def test_as_of_before_a_later_sessions_close_the_task_is_open(cli, tmp_path: Path) -> None:
+    from tests.extract.excerpts import claude_code
+
+    one = claude_code(tmp_path / "a.jsonl", "9f0c3a52-1111-4222-8333-444455556666", "/w/api", [
+        ("user", "TODO: finish api-x1.3 with tests for the retry loop"),
+        ("assistant", "Noted: api-x1.3 stays open until the retry loop has its tests.")])
+    two = claude_code(tmp_path / "b.jsonl", "9f0c3a52-2222-4222-8333-444455556666", "/w/api", [
+        ("call", "Bash", 'bd close api-x1.3 --reason="retry loop covered by three tests"'),
+        ("result", "✓ Closed api-x1.3"), ("assistant", "Closed.")], day="2026-04-08")
+    for path in (one, two):
+        assert cli("ingest", str(path), "--idle-minutes", "0").exit_code == 0
+        assert cli("extract").exit_code == 0
+    task = "TODO: finish api-x1.3 with tests for the retry loop"
+    close = "Closed api-x1.3: retry loop covered by three tests"
+    then = [x["text"] for x in cli("search", "--all-projects", "retry loop tests", "--as-of",
+                                   "2026-04-07T23:00:00Z", "--json").records]
+    assert task in then and close not in then  # a done memory answers what was held then
+    now = [x["text"] for x in cli("search", "--all-projects", "retry loop tests",
+                                  "--json").records]
+    assert task not in now and close in now
