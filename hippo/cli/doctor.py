@@ -27,12 +27,11 @@ def doctor(
 
     On a damaged file --fix salvages every readable row into a new file that takes its
     place (the damaged one is kept beside it) and exits 3 when some rows were lost."""
-    from hippo import doctor as doc
-    from hippo.output import emit
-
     import os
 
+    from hippo import doctor as doc
     from hippo.errors import NoDatabase
+    from hippo.output import emit
     from hippo.setup.status import checks as agent_checks
 
     try:

@@ -5,6 +5,7 @@ new containers, so everything the user had stays where it was."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import shlex
 from collections.abc import Callable, MutableMapping, MutableSequence
@@ -39,7 +40,7 @@ def is_hippo_hook(command: Any) -> bool:
         return False
     before = words[:words.index("hook")]
     return any(os.path.basename(w) == "hippo" for w in before) or \
-        any(a == "-m" and b == "hippo" for a, b in zip(before, before[1:]))
+        any(a == "-m" and b == "hippo" for a, b in itertools.pairwise(before))
 
 
 def _handlers(group: Any) -> list[Any]:

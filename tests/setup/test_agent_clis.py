@@ -71,10 +71,10 @@ def test_claude_code_project_setup_runs_the_hooks_and_server_and_removes_cleanly
     assert "Not logged in" in done.stdout + done.stderr
     text = log.read_text()
     assert "Successfully parsed and validated hook JSON output" in text
-    for event, how in (("SessionStart", "hook claude-code session-start) provided "
-                        "additionalContext"),
-                       ("UserPromptSubmit", "hook claude-code prompt) provided "
-                        "additionalContext")):
+    for event, how in (("SessionStart", ("hook claude-code session-start) provided "
+                        "additionalContext")),
+                       ("UserPromptSubmit", ("hook claude-code prompt) provided "
+                        "additionalContext"))):
         assert f"Hook {event} (" in text and how in text, event
     assert "hook claude-code session-end] completed with status 0" in text
     assert "Deploys go through make ship" in text  # hippo's context, as Claude read it

@@ -109,7 +109,7 @@ def test_codex_toml_keeps_comments_order_and_other_entries(hippo: Hippo, home: P
                                               "args": ["-y", "@upstash/context7-mcp"]}
     assert doc["mcp_servers"]["hippo"]["args"][-1] == "mcp"
     assert doc["mcp_servers"]["hippo"]["startup_timeout_sec"] == 30
-    assert [h["command"] for g in doc["hooks"]["Stop"] for h in g["hooks"]][0] == \
+    assert next(h["command"] for g in doc["hooks"]["Stop"] for h in g["hooks"]) == \
         "notify-send 'codex done'"
     assert {e: [h["command"].split(" hook ")[1] for g in gs for h in g["hooks"]
                 if "hippo" in h["command"]] for e, gs in doc["hooks"].items()} == {
