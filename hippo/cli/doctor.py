@@ -40,7 +40,10 @@ def doctor(
     except NoDatabase as exc:  # no store yet: the agents' setup is still worth checking
         sys.stderr.write(f"hippo: {exc}\n")
         checks = []
-    checks += agent_checks(os.getcwd())
+    first = checks[0] if checks else None
+    if not (any(c.name == "schema" for c in checks)  # the store's early stops say only that
+            or (first and first.data.get("damaged") and not first.fixed)):
+        checks += agent_checks(os.getcwd())
     emit([c.record() for c in checks], json_flag=json, columns=("check", "ok", "detail", "fixed"))
     lost = [p for c in checks for p in c.data.get("problems", ())]
     for problem in lost:

@@ -65,5 +65,5 @@ def setup(
     records = st.apply(changes, agent, scope, state, removing=remove)
     emit([r for r in records if r["action"] != "absent"], json_flag=json,
          columns=("agent", "scope", "action", "file", "backup"))
-    if not remove and any(ch.changes for ch in changes) and agent in NOTES:
+    if not remove and any(ch.differs for ch in changes) and agent in NOTES:
         sys.stderr.write(f"hippo: {NOTES[agent]}\n")

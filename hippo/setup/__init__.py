@@ -32,7 +32,7 @@ class Change:
     action: str  # written, created, unchanged, restored, removed, deleted, absent
 
     @property
-    def changes(self) -> bool:
+    def differs(self) -> bool:
         return self.after != self.before
 
 
@@ -143,7 +143,7 @@ def apply(changes: list[Change], agent: str, scope: str, state: files.State, *,
         path = ch.target.path
         rec: dict[str, Any] = {"event": "setup", "agent": agent, "scope": scope,
                                "file": str(path), "action": ch.action}
-        if ch.changes:
+        if ch.differs:
             saved = files.backup(path, ch.before) if ch.before is not None else None
             if saved:
                 rec["backup"] = str(saved)
@@ -169,7 +169,7 @@ def apply(changes: list[Change], agent: str, scope: str, state: files.State, *,
 def dry_run(changes: list[Change]) -> str:
     """The unified diff of every file that would change."""
     return "".join(files.diff(ch.target.path, ch.before, ch.after)
-                   for ch in changes if ch.changes)
+                   for ch in changes if ch.differs)
 
 
 __all__ = ["AGENTS", "Change", "apply", "client", "dry_run", "plan", "plan_remove"]
