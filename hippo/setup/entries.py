@@ -19,6 +19,7 @@ class Kind:
 
     table: Callable[[], MutableMapping[str, Any]] = dict
     tables: Callable[[], MutableSequence[Any]] = list
+    spaced: Callable[[Any], None] = lambda table: None  # a blank line after a new table
 
 
 JSON = Kind()
@@ -158,7 +159,8 @@ def put_server(doc: MutableMapping[str, Any], where: tuple[str, ...], name: str,
     assert table is not None
     if name in table and _plain(table[name]) == spec:
         return  # the same server: leave it (and its formatting) alone
-    table[name] = _build(spec, kind)
+    table[name] = new = _build(spec, kind)
+    kind.spaced(new)
 
 
 def _plain(value: Any) -> Any:

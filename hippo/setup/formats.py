@@ -56,7 +56,8 @@ class TomlFormat(Format):
     def __init__(self) -> None:
         import tomlkit
 
-        self.kind = Kind(table=lambda: tomlkit.table(), tables=lambda: tomlkit.aot())
+        self.kind = Kind(table=lambda: tomlkit.table(), tables=lambda: tomlkit.aot(),
+                         spaced=lambda table: table.add(tomlkit.nl()))
 
     def load(self, data: bytes, path: str) -> Any:
         import tomlkit
