@@ -77,7 +77,10 @@ def make_dirs(folder: Path) -> list[str]:
 
 def write(path: Path, data: bytes) -> None:
     """Replace `path` with `data` at once (a reader sees the old or the new file), keeping
-    the old file's permissions."""
+    the old file's permissions. A symlink (dotfiles kept in a repository) stays one: the
+    file it points to is what changes."""
+    if path.is_symlink():
+        path = path.resolve()
     try:
         mode = stat.S_IMODE(path.stat().st_mode)
     except FileNotFoundError:

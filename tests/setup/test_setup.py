@@ -254,3 +254,14 @@ def test_doctor_lists_agents_and_a_hook_that_no_longer_resolves(
     assert r.exit_code == 1
     bad = next(x for x in r.records if x["check"] == "agent:claude-code:project")
     assert bad["ok"] is False and bad["detail"].endswith("does not resolve: /gone/venv/bin/hippo")
+
+
+def test_a_symlinked_config_stays_a_link(hippo: Hippo, home: Path, tmp_path: Path) -> None:
+    real = put(tmp_path / "dotfiles" / "cursor-mcp.json", CURSOR_MCP)
+    (home / ".cursor").mkdir()
+    link = home / ".cursor" / "mcp.json"
+    link.symlink_to(real)
+    assert hippo("setup", "cursor").exit_code == 0
+    assert link.is_symlink() and "hippo" in json.loads(real.read_bytes())["mcpServers"]
+    assert hippo("setup", "cursor", "--remove").exit_code == 0
+    assert link.is_symlink() and real.read_bytes() == CURSOR_MCP
