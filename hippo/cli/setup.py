@@ -54,13 +54,14 @@ def setup(
         changes = st.plan_remove(agent, scope, cwd, state)
     else:
         changes = st.plan(agent, scope, cwd, hippo_argv(db))
-    if dry_run:
-        sys.stdout.write(st.dry_run(changes))
-        return
     if remove and all(ch.action == "absent" for ch in changes):
-        st.apply(changes, agent, scope, state, removing=True)  # forget stale records
+        if not dry_run:
+            st.apply(changes, agent, scope, state, removing=True)  # forget stale records
         sys.stderr.write(f"hippo: nothing of hippo's is set up for {agent} ({scope} scope); "
                          "nothing changed\n")
+        return
+    if dry_run:
+        sys.stdout.write(st.dry_run(changes))
         return
     records = st.apply(changes, agent, scope, state, removing=remove)
     emit([r for r in records if r["action"] != "absent"], json_flag=json,
