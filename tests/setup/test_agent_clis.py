@@ -113,3 +113,15 @@ def test_the_claude_code_plugin_installs_from_the_repository(home: Path, repo: P
     assert "Skills (1)  hippo-memory" in details
     assert "Hooks (3)  SessionStart, UserPromptSubmit, SessionEnd" in details
     assert "MCP servers (1)  hippo" in details
+
+
+def test_codex_installs_the_same_plugin_with_its_mcp_server(home: Path, repo: Path) -> None:
+    codex = client("codex")
+    (home / ".codex").mkdir()
+    added = run([codex, "plugin", "marketplace", "add", str(REPO)], repo, home)
+    assert added.returncode == 0, added.stderr
+    installed = run([codex, "plugin", "add", "hippo@hippo"], repo, home)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    row = next(x for x in run([codex, "mcp", "list"], repo, home).stdout.splitlines()
+               if x.startswith("hippo "))
+    assert row.split()[:3] == ["hippo", "hippo", "mcp"] and "enabled" in row
