@@ -26,9 +26,12 @@ def resolves(program: str) -> bool:
     return shutil.which(program) is not None
 
 
-def _found(agent: str, scope: str, cwd: str) -> tuple[list[str], list[str], list[str]]:
-    """(parts found, programs that do not resolve, files that cannot be parsed)."""
+def _found(agent: str, scope: str, cwd: str
+           ) -> tuple[list[str], list[str], list[str], list[str]]:
+    """(parts found, the programs they run, those that do not resolve, files that cannot
+    be parsed)."""
     parts: list[str] = []
+    runs: list[str] = []
     broken: list[str] = []
     bad: list[str] = []
     for target in CLIENTS[agent].targets(scope, project_root(cwd), ["hippo"]):
@@ -49,8 +52,9 @@ def _found(agent: str, scope: str, cwd: str) -> tuple[list[str], list[str], list
         if isinstance(spec, MutableMapping):
             parts.append("MCP server")
             programs.append(str(spec.get("command", "")))
-        broken += [p for p in dict.fromkeys(programs) if not resolves(p)]
-    return parts, broken, bad
+        runs += [p for p in dict.fromkeys(programs) if p not in runs]
+        broken += [p for p in dict.fromkeys(programs) if not resolves(p) and p not in broken]
+    return parts, runs, broken, bad
 
 
 def checks(cwd: str) -> list[Check]:
@@ -58,13 +62,13 @@ def checks(cwd: str) -> list[Check]:
     out = []
     for agent in CLIENTS:
         for scope in SCOPES:
-            parts, broken, bad = _found(agent, scope, cwd)
+            parts, runs, broken, bad = _found(agent, scope, cwd)
             if bad:
                 out.append(Check(f"agent:{agent}:{scope}", False,
                                  f"cannot parse {', '.join(bad)}"))
             elif parts:
                 detail = "; ".join(parts)
                 detail += (f"; does not resolve: {', '.join(broken)}" if broken
-                           else "; commands resolve")
+                           else f"; runs {', '.join(runs)}")
                 out.append(Check(f"agent:{agent}:{scope}", not broken, detail))
     return out or [Check("agents", True, "no agent set up (`hippo setup AGENT`)")]

@@ -237,19 +237,18 @@ def test_doctor_lists_agents_and_a_hook_that_no_longer_resolves(
                              "detail": "no agent set up (`hippo setup AGENT`)"}
     assert hippo("setup", "gemini").exit_code == 0
     assert hippo("setup", "claude-code", "--scope", "project").exit_code == 0
+    local = repo / ".claude" / "settings.local.json"
+    exe = json.loads(local.read_text())["hooks"]["SessionEnd"][0]["hooks"][0]["command"] \
+        .split()[0]
     agents = {x["check"]: x for x in hippo("doctor", "--json").records
               if x["check"].startswith("agent")}
     assert agents == {
         "agent:claude-code:project": {"event": "check", "check": "agent:claude-code:project",
                                       "ok": True, "detail": "hooks SessionStart, "
-                                      "UserPromptSubmit, SessionEnd; MCP server; commands "
-                                      "resolve"},
+                                      f"UserPromptSubmit, SessionEnd; MCP server; runs {exe}"},
         "agent:gemini:user": {"event": "check", "check": "agent:gemini:user", "ok": True,
-                              "detail": "MCP server; commands resolve"}}
-    local = repo / ".claude" / "settings.local.json"
-    local.write_text(local.read_text().replace(str(Path(
-        json.loads(local.read_text())["hooks"]["SessionEnd"][0]["hooks"][0]["command"]
-        .split()[0])), "/gone/venv/bin/hippo"))
+                              "detail": f"MCP server; runs {exe}"}}
+    local.write_text(local.read_text().replace(exe, "/gone/venv/bin/hippo"))
     r = hippo("doctor", "--json")
     assert r.exit_code == 1
     bad = next(x for x in r.records if x["check"] == "agent:claude-code:project")
