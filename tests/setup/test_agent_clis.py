@@ -88,13 +88,16 @@ def test_claude_code_project_setup_runs_the_hooks_and_server_and_removes_cleanly
     assert not (repo / ".mcp.json").exists()
 
 
-def test_codex_and_gemini_list_hippo_after_setup(hippo: Hippo, home: Path, repo: Path,
-                                                 store: Path) -> None:
-    codex, gemini = client("codex"), client("gemini")
-    (home / ".codex").mkdir()
-    (home / ".gemini").mkdir()
-    assert hippo("setup", "codex").exit_code == 0
-    assert hippo("setup", "gemini").exit_code == 0
+def test_user_scope_claude_codex_and_gemini_list_hippo_after_setup(
+        hippo: Hippo, home: Path, repo: Path, store: Path) -> None:
+    claude, codex, gemini = client("claude"), client("codex"), client("gemini")
+    for folder in (".claude", ".codex", ".gemini"):
+        (home / folder).mkdir()
+    for agent in ("claude-code", "codex", "gemini"):
+        assert hippo("setup", agent).exit_code == 0
+    listed = run([claude, "mcp", "list"], repo, home)  # the server in ~/.claude.json
+    row = next(x for x in listed.stdout.splitlines() if x.startswith("hippo:"))
+    assert f"--db {store} mcp" in row and "Connected" in row
     listed = run([codex, "mcp", "list"], repo, home)
     row = next(x for x in listed.stdout.splitlines() if x.startswith("hippo "))
     assert f"--db {store} mcp" in row and "enabled" in row
