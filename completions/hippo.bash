@@ -5,7 +5,7 @@
 
 _hippo_subcommands() {  # $1: command path -> its subcommands
     case "$1" in
-        "") echo "add config consolidate context cron doctor done echo edit export extract forget guidance hook import ingest list mcp pin project reindex retire search serve show stats supersede undo unpin verify" ;;
+        "") echo "add config consolidate context cron doctor done echo edit export extract forget guidance hook import ingest list mcp pin project reindex retire search serve setup show stats supersede undo unpin verify" ;;
         "project") echo "list merge rename" ;;
     esac
 }
@@ -40,6 +40,7 @@ _hippo_options() {  # $1: command path -> its options
         "retire") echo "--now --dry-run --db --json --help -h" ;;
         "search") echo "--limit -n --type -t --tier --tag --since --until --all-projects --include-superseded --as-of --explain --rerank --no-rerank --format -f --budget -b --min-score --project -p --db --embedder --json --wide -w --help -h" ;;
         "serve") echo "--stop --status --detach --idle-minutes --db --json --help -h" ;;
+        "setup") echo "--scope --dry-run --remove --json --help -h" ;;
         "show") echo "--history --no-history --db --json --help -h" ;;
         "stats") echo "--layers --no-layers --project -p --db --json --help -h" ;;
         "supersede") echo "--by --clear --db --json --help -h" ;;
@@ -78,6 +79,7 @@ _hippo_takes_value() {  # $1: command path, $2: option -> true when it takes a v
         "retire --now"|"retire --db") return 0 ;;
         "search --limit"|"search -n"|"search --type"|"search -t"|"search --tier"|"search --tag"|"search --since"|"search --until"|"search --as-of"|"search --format"|"search -f"|"search --budget"|"search -b"|"search --min-score"|"search --project"|"search -p"|"search --db"|"search --embedder") return 0 ;;
         "serve --idle-minutes"|"serve --db") return 0 ;;
+        "setup --scope") return 0 ;;
         "show --db") return 0 ;;
         "stats --project"|"stats -p"|"stats --db") return 0 ;;
         "supersede --by"|"supersede --db") return 0 ;;
@@ -115,6 +117,7 @@ _hippo_option_values() {  # $1: command path, $2: option -> words:... | file | d
         "search --type"|"search -t") echo "words:architecture config decision fact insight observability people preference procedure rule task todo tool" ;;
         "search --tier") echo "words:procedural semantic episodic" ;;
         "search --embedder") echo "words:hash local openai" ;;
+        "setup --scope") echo "words:user project" ;;
     esac
 }
 
@@ -123,6 +126,7 @@ _hippo_argument_values() {  # $1: command path, $2: argument index -> words:... 
         "hook "0) echo "words:claude-code codex" ;;
         "hook "1) echo "words:session-start prompt session-end stop" ;;
         "ingest "*) echo "file" ;;
+        "setup "0) echo "words:claude-code codex gemini cursor" ;;
     esac
 }
 

@@ -28,6 +28,7 @@ complete -c hippo -n '__fish_use_subcommand' -a reindex -d 'Re-embed a store; ol
 complete -c hippo -n '__fish_use_subcommand' -a retire -d 'Retire done memories and episodic ones past their window, u…'
 complete -c hippo -n '__fish_use_subcommand' -a search -d 'Search memories: keywords and meaning together, best first.'
 complete -c hippo -n '__fish_use_subcommand' -a serve -d 'Run the warm server: searches, echo, context and hooks answ…'
+complete -c hippo -n '__fish_use_subcommand' -a setup -d 'Set an agent up: hippo\'s hooks and MCP server in its own co…'
 complete -c hippo -n '__fish_use_subcommand' -a show -d 'Show memories: every field, where each came from, and what…'
 complete -c hippo -n '__fish_use_subcommand' -a stats -d 'Show what is in the database and how healthy it is.'
 complete -c hippo -n '__fish_use_subcommand' -a supersede -d 'Mark OLD as replaced by NEW: it leaves default search (see…'
@@ -293,6 +294,14 @@ complete -c hippo -n '__fish_seen_subcommand_from serve' -l idle-minutes -r -f -
 complete -c hippo -n '__fish_seen_subcommand_from serve' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from serve' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from serve' -l help -s h -d 'Show the help and exit.'
+
+# hippo setup
+complete -c hippo -n '__fish_seen_subcommand_from setup' -l scope -r -f -a 'user project' -d 'user: the agent\'s config in your home (every project); proj…'
+complete -c hippo -n '__fish_seen_subcommand_from setup' -l dry-run -d 'Print the change as a unified diff; write nothing.'
+complete -c hippo -n '__fish_seen_subcommand_from setup' -l remove -d 'Take hippo\'s entries out again (the file as it was before s…'
+complete -c hippo -n '__fish_seen_subcommand_from setup' -l json -d 'JSON lines on stdout even at a terminal.'
+complete -c hippo -n '__fish_seen_subcommand_from setup' -l help -s h -d 'Show the help and exit.'
+complete -c hippo -n '__fish_seen_subcommand_from setup' -a 'claude-code codex gemini cursor' -d 'The agent: claude-code, codex, gemini or cursor.'
 
 # hippo show
 complete -c hippo -n '__fish_seen_subcommand_from show' -l history -l no-history -d 'Include the audit history.'
