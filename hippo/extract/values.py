@@ -4,7 +4,9 @@ A statement of change says, in one of a few fixed forms, that a thing's value is
 what it was:
 
 - "switched / moved / migrated / changed from X to Y", "replaced X with Y", "Y replaced X",
-  "use Y instead of X", "Y instead of X": the old value X is named;
+  "use (prefer, chose, went with) Y instead of X": the old value X is named (never a word
+  like "my", "it", "the usual": "playing strategy games instead of my usual ones" names
+  no value);
 - "S is now V", "S now defaults to V", "S changed to V": the subject S is named, the old value
   is whatever an older statement of S gave it.
 
@@ -35,12 +37,19 @@ _REPLACED_WITH = re.compile(rf"\breplac(?:ed|e|ing)\s+(?P<old>{_NAME})\s+(?:with
                             rf"(?P<new>{_NAME})", _I)
 _REPLACES = re.compile(rf"(?P<new>{_NAME})\s+(?:now\s+)?(?:replaced|replaces|supersedes|"
                        rf"superseded)\s+(?P<old>{_NAME})", _I)
-_INSTEAD = re.compile(rf"(?P<new>{_NAME})\s+instead\s+of\s+(?P<old>{_NAME})", _I)
+_INSTEAD = re.compile(rf"\b(?:use[sd]?|using|prefer(?:s|red)?|chose|choose|picked|pick|went\s+with|"
+                      rf"go\s+with)\s+(?P<new>{_NAME})\s+instead\s+of\s+(?P<old>{_NAME})", _I)
 _IS_NOW = re.compile(rf"^(?P<subject>.{{3,80}}?)\s+(?:is|are)\s+now\s+(?:set\s+to\s+)?"
                      rf"(?P<new>{_NAME})|^(?P<subject2>.{{3,80}}?)\s+(?:now\s+defaults\s+to|"
                      rf"changed\s+to|was\s+changed\s+to)\s+(?P<new2>{_NAME})", _I)
 _NUMBER = re.compile(r"\d+(?:\.\d+)*")
-_STOP = frozenset(["the", "a", "an", "our", "its", "their", "this", "that", "default"])
+# Words that are never a value: what "instead of my usual games" or "from it to them" name.
+_STOP = frozenset([
+    "the", "a", "an", "our", "its", "their", "this", "that", "these", "those", "default", "my",
+    "your", "his", "her", "me", "us", "you", "i", "we", "they", "it", "them", "one", "some",
+    "any", "all", "each", "every", "other", "another", "usual", "same", "new", "old", "there",
+    "here", "what", "which", "who", "how", "when", "where", "then", "now", "just", "only",
+    "more", "less", "much", "many"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +71,8 @@ def change(text: str) -> Change | None:
         m = pattern.search(text)
         if m is not None:
             old, new = _bare(m.group("old")), _bare(m.group("new"))
-            if old and new and old.lower() != new.lower() and old.lower() not in _STOP:
+            if (len(old) > 1 and len(new) > 1 and old.lower() != new.lower()
+                    and old.lower() not in _STOP and new.lower() not in _STOP):
                 return Change(new, old)
     m = _IS_NOW.search(text)
     if m is not None:

@@ -42,6 +42,10 @@ def test_what_a_statement_of_change_overturns(new: str, old: str, expected: bool
 def test_no_statement_of_change_no_change() -> None:
     assert change("The API server listens on port 8080.") is None
     assert change("Let me check which port the server uses.") is None
+    # "instead of" names a value only after a choice ("use", "went with"), and never a word
+    # like "my" or "the usual"
+    assert change("I've been playing strategy games instead of my usual shooters.") is None
+    assert change("We switched from it to them last week.") is None
 
 
 def _session(tmp_path: Path, name: str, sid: str, text: str, day: str) -> Path:
