@@ -131,6 +131,10 @@ LINKED_TO = ("SELECT DISTINCT memory_id FROM memory_sources WHERE chunk_id = ANY
 
 # What `hippo extract` reads of Echo: the chunks past its watermark, session by session.
 PENDING = "SELECT id, session_id FROM echo_chunks WHERE id > %s ORDER BY id"
+# On a team store, each member's extraction reads their own sessions only (its watermark
+# is theirs too: `postgres.meta.PER_USER`), even when the team shares Echo.
+OWN_PENDING = ("SELECT c.id, c.session_id FROM echo_chunks c JOIN echo_sessions e "
+               f"ON e.id = c.session_id WHERE c.id > %s AND {OWN} ORDER BY c.id")
 SESSION = ("SELECT id, session_key, project, format, started_at, parent_key FROM echo_sessions "
            "WHERE id = %s")
 # A key the user may see (their own session first: a key is unique per owner).
@@ -327,7 +331,7 @@ class PgMemories:
 
     # -- what `hippo extract` reads of Echo --------------------------------------------
     def chunks_after(self, after: int) -> list[Row]:
-        return self.db.rows(PENDING, (after,))
+        return self.db.rows(OWN_PENDING if self.db.team else PENDING, (after,))
 
     def session(self, session_id: int) -> Row | None:
         return self.db.row(SESSION, (session_id,))
