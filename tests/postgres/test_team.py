@@ -136,14 +136,14 @@ NO_ROWS = [f"UPDATE echo_chunks SET text = 'gone' WHERE session_id IN {ALICES}",
            "DELETE FROM meta WHERE key LIKE 'user/alice/%'",
            "UPDATE meta SET value = 'on' WHERE key = 'echo.shared'"]
 REFUSED = [
-    "INSERT INTO audit(memory_id, actor, action, at, by_user) "
-    "VALUES (1, 'human', 'edit', '2026-01-01', 'alice')",
+    ("INSERT INTO audit(memory_id, actor, action, at, by_user) "
+    "VALUES (1, 'human', 'edit', '2026-01-01', 'alice')"),
     "UPDATE audit SET by_user = 'bob'", "DELETE FROM audit",
     "UPDATE audit SET after = 'forged' WHERE by_user = 'alice'",
-    "INSERT INTO echo_sessions(session_key, format, source_path, owner) "
-    "VALUES ('forged', 'generic-jsonl', '/x', 'alice')",
-    "INSERT INTO echo_chunks(session_id, seq, source_path, roles, text, content_hash, "
-    "created_at) SELECT 1, 99, '/x', 'user', 'forged', 'h', 'now'",
+    ("INSERT INTO echo_sessions(session_key, format, source_path, owner) "
+    "VALUES ('forged', 'generic-jsonl', '/x', 'alice')"),
+    ("INSERT INTO echo_chunks(session_id, seq, source_path, roles, text, content_hash, "
+    "created_at) SELECT 1, 99, '/x', 'user', 'forged', 'h', 'now'"),
     "INSERT INTO watermarks(owner, path, updated_at) VALUES ('alice', '/x', 'now')",
     "INSERT INTO meta(key, value) VALUES ('echo.shared', 'on')",
     "INSERT INTO meta(key, value) VALUES ('user/alice/extract.last_chunk_id', '0')",
