@@ -237,6 +237,8 @@ def test_sharing_echo_is_the_administrators_switch(team: Team) -> None:
         before = _alices_rows(team)
         for query in NO_ROWS:  # ...and still not Bob's to change
             assert team.psql("bob", query).stdout.split()[-1] == "0", query
+        gone = team.hippo("bob", "echo", "--forget-session", team.alice_session)
+        assert gone.returncode == 1 and "no session" in gone.stderr
         assert _alices_rows(team) == before
     finally:
         assert team.hippo("store-admin", "config", "--set", "echo.shared=off").returncode == 0

@@ -140,6 +140,8 @@ SESSION = ("SELECT id, session_key, project, format, started_at, parent_key FROM
 # A key the user may see (their own session first: a key is unique per owner).
 SESSION_BY_KEY = (f"SELECT e.id FROM echo_sessions e WHERE e.session_key = %s AND {VISIBLE} "
                   f"ORDER BY ({OWN}) DESC, e.id LIMIT 1")
+# On a team store, only one's own: what a member forgets or extracts by key is theirs.
+OWN_SESSION_BY_KEY = f"SELECT e.id FROM echo_sessions e WHERE e.session_key = %s AND {OWN}"
 SEGMENT = ("SELECT id, seq, source_path, roles, line_start, line_end, message_ids, started_at, "
            "text FROM echo_chunks WHERE session_id = %s AND id BETWEEN %s AND %s "
            "ORDER BY seq, id")
@@ -337,7 +339,8 @@ class PgMemories:
         return self.db.row(SESSION, (session_id,))
 
     def session_id(self, session_key: str) -> int | None:
-        sid = self.db.scalar(SESSION_BY_KEY, (session_key,))
+        sid = self.db.scalar(OWN_SESSION_BY_KEY if self.db.team else SESSION_BY_KEY,
+                             (session_key,))
         return None if sid is None else int(sid)
 
     def session_span(self, session_id: int) -> tuple[int | None, int | None]:
