@@ -284,3 +284,48 @@ def test_team_init_again_is_a_no_op_and_refuses_a_shared_roles_store(team: Team)
     records(team.hippo("legacy", "add", "A store of the shared role."))
     r = team.hippo("admin", "team", "init", "--team", "legacy_team", "--schema", "legacy")
     assert r.returncode == 78 and "set up without `hippo team init`" in r.stderr
+
+
+def test_a_shared_roles_store_moves_to_the_team_store_label_by_label(team: Team) -> None:
+    """The migration docs/postgres.md describes: the Brain once, each label's Echo by the
+    member it names, into their own role's rows."""
+    with team.server.admin(team.database) as conn:
+        conn.execute("CREATE SCHEMA shared_role")
+    team.urls["old"] = team.server.url(database=team.database, schema="shared_role")
+    team.passwords["old"] = ADMIN_PASSWORD
+    folder = team.home / "dave-transcripts"
+    folder.mkdir()
+    write_transcript(folder / "gamma-1.jsonl", "gamma-1", BOB_TURNS, cwd="/home/dave/gamma")
+    records(team.hippo("old", "ingest", str(folder), "--idle-minutes", "0", "--format",
+                       "generic-jsonl", HIPPO_USER="Dave Smith"))
+    records(team.hippo("old", "extract"))
+    brain = team.hippo("old", "export")
+    echo = team.hippo("old", "export", "--store", "echo", HIPPO_USER="Dave Smith")
+    assert records(echo) and records(brain)
+    fresh = f"{team.name}_new"  # an import restores into an empty store
+    records(team.hippo("admin", "team", "init", "--team", fresh))
+    dave = records(team.hippo("admin", "team", "add-member", "dave", "--team", fresh))[0]
+    erin = records(team.hippo("admin", "team", "add-member", "erin", "--team", fresh))[0]
+    team.urls["erin"], team.passwords["erin"] = erin["url"], erin["password"]
+    team.urls["dave"], team.passwords["dave"] = dave["url"], dave["password"]
+    for stream in (brain.stdout, echo.stdout):
+        full = {k: v for k, v in os.environ.items() if not k.startswith(("HIPPO_", "PG"))}
+        full.update(HIPPO_HOME=str(team.home / "dave"), HIPPO_EMBEDDER="hash",
+                    HIPPO_DB=team.urls["dave"], PGPASSWORD=team.passwords["dave"])
+        r = subprocess.run([sys.executable, "-m", "hippo", "import"], input=stream, env=full,
+                           capture_output=True, text=True, timeout=180, check=False)
+        assert r.returncode == 0, r.stderr
+    with team.server.admin(team.database) as conn:
+        conn.execute(f'SET search_path TO "{fresh}", public')
+        assert conn.execute("SELECT DISTINCT owner FROM echo_sessions").fetchall() \
+            == [("dave",)]
+        assert conn.execute("SELECT count(*) FROM memories").fetchall()[0][0] > 0
+        chunks = conn.execute("SELECT count(*) FROM echo_chunks").fetchall()
+    assert {r["session"] for r in records(team.hippo("dave", "export", "--store", "echo"))} \
+        == {"gamma-1"}
+    assert records(team.hippo("erin", "export", "--store", "echo")) == []
+    again = records(team.hippo("dave", "ingest", str(folder), "--idle-minutes", "0",
+                               "--format", "generic-jsonl"))
+    with team.server.admin(team.database) as conn:
+        conn.execute(f'SET search_path TO "{fresh}", public')
+        assert conn.execute("SELECT count(*) FROM echo_chunks").fetchall() == chunks, again
