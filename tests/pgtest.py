@@ -5,6 +5,10 @@
 directory in the temp dir (`HIPPO_TEST_PGDATA`), shared by the processes that use it and
 stopped when the last one exits. Each test's store is a fresh schema, dropped afterwards:
 `search_path` in the URL's `options` puts hippo's tables there.
+
+`HIPPO_TEST_PG_TEAM=1`: each store is a team store instead (`hippo team init`: row-level
+security, the tables owned by a role of the store's own), and the URL names a member's
+role (pgserver trusts every login), so the suite runs under the policies.
 """
 
 from __future__ import annotations
@@ -51,11 +55,27 @@ def with_schema(url: str, schema: str) -> str:
     return f"{url}{'&' if '?' in url else '?'}options={option}"
 
 
+def team_mode() -> bool:
+    return os.environ.get("HIPPO_TEST_PG_TEAM") == "1"
+
+
+def as_role(url: str, role: str) -> str:
+    """`url` logging in as `role` (no password: the test server trusts logins)."""
+    scheme, rest = url.split("://", 1)
+    return f"{scheme}://{role}@{rest.split('@', 1)[1]}"
+
+
 def create_schema(prefix: str = "t") -> tuple[str, str]:
     """A new empty schema: (its name, the URL of a store in it)."""
     import psycopg
 
     name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    if team_mode():
+        from hippo.store.postgres.team import add_member, init
+
+        init(base_url(), name)
+        add_member(base_url(), name, f"{name}_m", password=False)
+        return name, with_schema(as_role(base_url(), f"{name}_m"), name)
     with psycopg.connect(base_url(), autocommit=True) as conn:
         conn.execute(f'CREATE SCHEMA "{name}"')
     return name, with_schema(base_url(), name)
@@ -72,6 +92,11 @@ def drop_schema(name: str) -> None:
                      "= to_regnamespace(%s) AND l.pid <> pg_backend_pid()) AS holders",
                      (f'"{name}"',))
         conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+        if team_mode():
+            for role in (f"{name}_m", name, f"{name}_owner"):
+                if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
+                    conn.execute(f'DROP OWNED BY "{role}"')
+                    conn.execute(f'DROP ROLE "{role}"')
 
 
 @contextlib.contextmanager

@@ -69,9 +69,10 @@ class ScramServer:
         finally:
             with self.admin() as conn:
                 conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
-                for (role,) in conn.execute("SELECT rolname FROM pg_roles").fetchall():
-                    if role not in roles_before:
-                        conn.execute(f'DROP ROLE "{role}"')
+                made = [r for (r,) in conn.execute("SELECT rolname FROM pg_roles").fetchall()
+                        if r not in roles_before]
+                if made:  # in one statement: grants among them go with them
+                    conn.execute("DROP ROLE " + ", ".join(f'"{r}"' for r in made))
 
 
 @contextlib.contextmanager

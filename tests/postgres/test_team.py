@@ -329,3 +329,27 @@ def test_a_shared_roles_store_moves_to_the_team_store_label_by_label(team: Team)
     with team.server.admin(team.database) as conn:
         conn.execute(f'SET search_path TO "{fresh}", public')
         assert conn.execute("SELECT count(*) FROM echo_chunks").fetchall() == chunks, again
+
+
+def test_a_createrole_administrator_sets_up_a_team_without_being_superuser(
+        scram: ScramServer, tmp_path: Path) -> None:
+    with scram.database() as database:
+        with scram.admin(database) as conn:
+            conn.execute("CREATE EXTENSION vector")
+            conn.execute("CREATE ROLE dba LOGIN CREATEROLE PASSWORD 'dba-pw'")
+            conn.execute(f'GRANT CREATE ON DATABASE "{database}" TO dba')
+        t = Team(scram, database, "crew", {"dba": scram.url("dba", database)},
+                 {"dba": "dba-pw"}, tmp_path, "")
+        records(t.hippo("dba", "team", "init", "--team", "crew"))
+        member = records(t.hippo("dba", "team", "add-member", "frank", "--team", "crew"))[0]
+        t.urls["frank"], t.passwords["frank"] = member["url"], member["password"]
+        assert records(t.hippo("frank", "add", "Frank's first memory."))[0]["id"] == 1
+        assert t.admin("SELECT DISTINCT tableowner FROM pg_tables WHERE schemaname = 'crew'") \
+            == [("crew_owner",)]
+
+
+def test_team_init_on_a_server_without_pgvector_is_78(pg15, tmp_path: Path) -> None:
+    t = Team(ScramServer(pg15.socket_dir), "postgres", "x",
+             {"admin": pg15.url()}, {"admin": pg15.password}, tmp_path, "")
+    r = t.hippo("admin", "team", "init", "--team", "nopgv")
+    assert r.returncode == 78 and r.stderr.count("\n") == 1 and "pgvector" in r.stderr

@@ -17,10 +17,12 @@ if TYPE_CHECKING:
     from hippo.store.postgres.database import PgDatabase, PgSql
 
 # A team store (`hippo team init`: FORCE ROW LEVEL SECURITY on its tables) records the
-# role as who did what and ignores HIPPO_USER; `granted`: whether this role may use it.
+# role (`current_user`, what its policies check) as who did what and ignores HIPPO_USER;
+# `granted`: whether this role may use it.
 TEAM = ("coalesce((SELECT c.relforcerowsecurity FROM pg_class c "
         "WHERE c.oid = to_regclass('meta')), false)")
-SETUP = (f"SELECT set_config('hippo.user', CASE WHEN {TEAM} THEN '' ELSE %s END, false), "
+SETUP = (f"SELECT set_config('hippo.user', CASE WHEN {TEAM} THEN current_user::text "
+         "ELSE %s END, false), "
          "set_config('lock_timeout', %s, false), "
          "to_regtype('vector')::oid AS vector_oid, to_regclass('meta') IS NOT NULL AS ours, "
          f"{TEAM} AS team, current_user AS role, "

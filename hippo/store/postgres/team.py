@@ -34,6 +34,7 @@ SCHEMA_OWNER = ("SELECT pg_get_userbyid(nspowner) FROM pg_namespace WHERE nspnam
 SCHEMAS_OF = ("SELECT nspname FROM pg_namespace WHERE nspowner = to_regrole(%s) "
               "ORDER BY nspname")
 HAS_VECTOR = "SELECT 1 FROM pg_extension WHERE extname = 'vector'"
+AVAILABLE = "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"
 LEGACY = ("SELECT NOT c.relforcerowsecurity FROM pg_class c WHERE c.oid = to_regclass(%s)")
 
 
@@ -106,6 +107,9 @@ def init(url: str, team: str, schema: str | None = None) -> dict[str, Any]:
     try:
         powers = admin.may_set_up("init")
         if not admin.one(HAS_VECTOR):
+            if not admin.one(AVAILABLE):
+                raise ConfigError(f"PostgreSQL at {admin.label} has no pgvector extension "
+                                  "(`vector`); install pgvector 0.5 or newer on the server")
             admin.run("CREATE EXTENSION IF NOT EXISTS vector")
         with admin.conn.transaction():
             _ensure_role(admin, owner, powers)
