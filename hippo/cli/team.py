@@ -38,9 +38,19 @@ def _url(ctx: typer.Context, db: str | None) -> str:
 
 
 def _emit(record: dict[str, Any], json: bool) -> None:
-    from hippo.output import emit
+    """One JSON line; at a terminal, `field: value` lines (whole: a password or URL is
+    never cut to a column's width)."""
+    import sys
 
-    emit([record], json_flag=json, columns=tuple(record))
+    from hippo.output import want_json, write_json_lines
+
+    if want_json(json):
+        write_json_lines([record])
+        return
+    for key, value in record.items():
+        if value not in (None, [], ""):
+            shown = ", ".join(value) if isinstance(value, list) else value
+            sys.stdout.write(f"{key}: {shown}\n")
 
 
 @GROUP.command("init")

@@ -114,7 +114,7 @@ def init(url: str, team: str, schema: str | None = None) -> dict[str, Any]:
         with admin.conn.transaction():
             _ensure_role(admin, owner, powers)
             _ensure_role(admin, team, powers)
-            _ensure_schema(admin, schema, owner)
+            _ensure_schema(admin, schema, owner, team)
         ident = sql.Identifier
         admin.run(sql.SQL("SET ROLE {}").format(ident(owner)))
         admin.run(sql.SQL("SET search_path TO {}, public").format(ident(schema)))
@@ -131,7 +131,7 @@ def init(url: str, team: str, schema: str | None = None) -> dict[str, Any]:
         admin.close()
 
 
-def _ensure_schema(admin: Admin, schema: str, owner: str) -> None:
+def _ensure_schema(admin: Admin, schema: str, owner: str, team: str) -> None:
     found = admin.one(SCHEMA_OWNER, (schema,))
     ident = sql.Identifier
     if found is None:
@@ -143,8 +143,7 @@ def _ensure_schema(admin: Admin, schema: str, owner: str) -> None:
         raise ConfigError(f"schema {schema} at {admin.label} {what}; choose another --schema "
                           "(docs/postgres.md: moving a shared store to a team store)")
     admin.run(sql.SQL("REVOKE CREATE ON SCHEMA {} FROM PUBLIC").format(ident(schema)))
-    admin.run(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(ident(schema),
-                                                              ident(owner[:-len("_owner")])))
+    admin.run(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(ident(schema), ident(team)))
 
 
 def member_url(admin: Admin, name: str, schema: str) -> str:
