@@ -118,5 +118,12 @@ def scram() -> Iterator[object]:
 
     if not (bin_dir() / "initdb").exists():
         pytest.skip(f"pgserver's binaries not found in {bin_dir()}")
-    with scram_server() as server:
-        yield server
+    try:
+        server = scram_server()
+        started = server.__enter__()
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+    try:
+        yield started
+    finally:
+        server.__exit__(None, None, None)

@@ -34,6 +34,26 @@ def bin_dir() -> Path:
     return Path(POSTGRES_BIN_PATH)
 
 
+def _prepare_root() -> None:
+    """As root: pgserver's system user, and its binaries readable by it (what pgserver
+    itself does before its first start)."""
+    import stat
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from pgserver.utils import (
+            ensure_folder_permissions,
+            ensure_prefix_permissions,
+            ensure_user_exists,
+        )
+    ensure_user_exists("pgserver")
+    ensure_prefix_permissions(bin_dir())
+    read, run = stat.S_IRGRP | stat.S_IROTH, stat.S_IXGRP | stat.S_IXOTH
+    ensure_folder_permissions(bin_dir(), read | run)
+    ensure_folder_permissions(bin_dir().parent / "lib", read)
+
+
 def _as_owner(argv: list[str]) -> list[str]:
     """`argv` run as pgserver's system user when we are root (PostgreSQL refuses root)."""
     if os.geteuid() != 0:
@@ -83,17 +103,23 @@ def scram_server() -> Iterator[ScramServer]:
     pwfile = root / "pw"
     pwfile.write_text(ADMIN_PASSWORD + "\n")
     if os.geteuid() == 0:
+        _prepare_root()
         os.chmod(root, 0o755)
         for path in (root, pwfile):
             shutil.chown(path, "pgserver")
     data = root / "data"
-    subprocess.run(_as_owner([str(binaries / "initdb"), "-D", str(data), "-U", ADMIN, "-E",
-                              "UTF8", "--auth=scram-sha-256", f"--pwfile={pwfile}",
-                              "--no-sync"]), check=True, capture_output=True, timeout=180)
-    subprocess.run(_as_owner([str(binaries / "pg_ctl"), "-D", str(data), "-l",
-                              str(root / "log"), "-w", "-o",
-                              f"-k {root} -c listen_addresses='' -c fsync=off", "start"]),
-                   check=True, capture_output=True, timeout=180)
+    try:
+        subprocess.run(_as_owner([str(binaries / "initdb"), "-D", str(data), "-U", ADMIN,
+                                  "-E", "UTF8", "--auth=scram-sha-256", f"--pwfile={pwfile}",
+                                  "--no-sync"]), check=True, capture_output=True, timeout=180)
+        subprocess.run(_as_owner([str(binaries / "pg_ctl"), "-D", str(data), "-l",
+                                  str(root / "log"), "-w", "-o",
+                                  f"-k {root} -c listen_addresses='' -c fsync=off", "start"]),
+                       check=True, capture_output=True, timeout=180)
+    except subprocess.CalledProcessError as exc:
+        shutil.rmtree(root, ignore_errors=True)
+        raise RuntimeError("the scram server did not start: "
+                           + exc.stderr.decode(errors="replace")[-300:]) from None
     try:
         yield ScramServer(root)
     finally:
