@@ -258,6 +258,16 @@ def test_a_role_outside_the_team_is_told_to_ask_for_hippo_team(team: Team) -> No
         assert r.stdout == ""
 
 
+def test_a_member_url_without_the_teams_schema_is_told_where_stores_come_from(
+        team: Team) -> None:
+    team.urls["bob-no-schema"] = team.server.url("bob", team.database)
+    team.passwords["bob-no-schema"] = team.passwords["bob"]
+    r = team.hippo("bob-no-schema", "add", "Where does this go?")
+    assert r.returncode == 78 and r.stderr.count("\n") == 1
+    assert "may not create hippo's tables in schema public" in r.stderr
+    assert "hippo team" in r.stderr
+
+
 def test_team_init_without_the_privileges_is_refused_with_one_line(team: Team) -> None:
     r = team.hippo("bob", "team", "init", "--team", "bobs_team", "--db",
                    team.server.url("bob", team.database))

@@ -49,6 +49,25 @@ def _locked_out(db: PgSql) -> bool:
     return bool(names) and db.scalar(LOCKED_OUT, (names,)) is not None
 
 
+def _migrate(db: PgDatabase, role: str) -> None:
+    """Create or migrate hippo's tables; a role that may not is told who sets a store up."""
+    import psycopg
+
+    from hippo.errors import HippoError
+    from hippo.store.postgres import migrations
+
+    try:
+        migrations.migrate(db)
+    except HippoError as exc:
+        if not isinstance(exc.__cause__, psycopg.errors.InsufficientPrivilege):
+            raise
+        schema = db.scalar("SELECT current_schema()")
+        raise ConfigError(
+            f"role {role} may not create hippo's tables in schema {schema} at {db.label}; "
+            "a team store's URL names its schema (`hippo team add-member` prints it), and "
+            "an administrator sets one up with `hippo team init`") from None
+
+
 def setup(db: PgDatabase, migrate: bool) -> None:
     from hippo.store.postgres import migrations
     from hippo.store.postgres.vector import register
@@ -81,7 +100,7 @@ def setup(db: PgDatabase, migrate: bool) -> None:
         if row["vector_oid"] is None and not db.scalar(HAS_VECTOR):
             raise ConfigError(f"PostgreSQL at {db.label} has no pgvector extension (`vector`); "
                               "install pgvector 0.5 or newer on the server")
-        migrations.migrate(db)
+        _migrate(db, row["role"])
     oid = row["vector_oid"] or db.scalar(VECTOR_OID)
     if oid:
         register(db.conn, int(oid))
