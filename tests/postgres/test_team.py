@@ -363,3 +363,9 @@ def test_team_init_on_a_server_without_pgvector_is_78(pg15, tmp_path: Path) -> N
              {"admin": pg15.url()}, {"admin": pg15.password}, tmp_path, "")
     r = t.hippo("admin", "team", "init", "--team", "nopgv")
     assert r.returncode == 78 and r.stderr.count("\n") == 1 and "pgvector" in r.stderr
+
+
+def test_team_on_a_sqlite_file_is_a_usage_error(cli, tmp_path: Path) -> None:
+    r = cli("team", "init", "--db", str(tmp_path / "one.db"))
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and "postgresql://" in r.stderr
