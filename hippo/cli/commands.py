@@ -39,11 +39,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "stats": ("hippo.cli.stats", "stats"),
     "doctor": ("hippo.cli.doctor", "doctor"),
     "config": ("hippo.cli.config_cmd", "config"),
-    "team": ("hippo.cli.team", "team"),
     "hook": ("hippo.cli.hook", "hook"),
     "mcp": ("hippo.cli.mcp", "mcp"),
     "serve": ("hippo.cli.serve", "serve"),
     "cron": ("hippo.cli.cron", "cron"),
+    "team": ("hippo.cli.team", "team"),
 }
 
 # First sentence of each command's help, so `hippo --help` lists the commands without
@@ -75,11 +75,11 @@ SUMMARIES: dict[str, str] = {
     "stats": "Show what is in the database and how healthy it is.",
     "doctor": "Check the database; exit 1 when a problem remains (after --fix, if given).",
     "config": "Show effective settings and paths with their origin (flag, env, file, default).",
-    "team": "Set up a team store on PostgreSQL: per-member roles, row-level security (admin).",
     "hook": "Answer an agent hook: read its JSON on stdin, print the context it adds.",
     "mcp": "Serve MCP over stdio: search, remember, echo, context, get and more as agent tools.",
     "serve": "Run the warm server: searches, echo, context and hooks answered in milliseconds.",
     "cron": "Print crontab lines: hourly ingest+extract, daily backstop, nightly consolidate+retire.",
+    "team": "Set up a team store on PostgreSQL: per-member roles, row-level security (admin).",
 }
 
 
