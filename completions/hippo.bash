@@ -5,8 +5,9 @@
 
 _hippo_subcommands() {  # $1: command path -> its subcommands
     case "$1" in
-        "") echo "add config consolidate context cron doctor done echo edit export extract forget guidance hook import ingest list mcp pin project reindex retire search serve setup show stats supersede undo unpin verify" ;;
+        "") echo "add config consolidate context cron doctor done echo edit export extract forget guidance hook import ingest list mcp pin project reindex retire search serve setup show stats supersede team undo unpin verify" ;;
         "project") echo "list merge rename" ;;
+        "team") echo "add-member init" ;;
     esac
 }
 
@@ -44,6 +45,9 @@ _hippo_options() {  # $1: command path -> its options
         "show") echo "--history --no-history --db --json --help -h" ;;
         "stats") echo "--layers --no-layers --project -p --db --json --help -h" ;;
         "supersede") echo "--by --clear --db --json --help -h" ;;
+        "team") echo "--help -h" ;;
+        "team add-member") echo "--team --no-password --db --json --help -h" ;;
+        "team init") echo "--team --schema --db --json --help -h" ;;
         "undo") echo "--force --dry-run --db --json --help -h" ;;
         "unpin") echo "--db --json --help -h" ;;
         "verify") echo "--db --json --help -h" ;;
@@ -83,6 +87,8 @@ _hippo_takes_value() {  # $1: command path, $2: option -> true when it takes a v
         "show --db") return 0 ;;
         "stats --project"|"stats -p"|"stats --db") return 0 ;;
         "supersede --by"|"supersede --db") return 0 ;;
+        "team add-member --team"|"team add-member --db") return 0 ;;
+        "team init --team"|"team init --schema"|"team init --db") return 0 ;;
         "undo --db") return 0 ;;
         "unpin --db") return 0 ;;
         "verify --db") return 0 ;;

@@ -32,6 +32,7 @@ complete -c hippo -n '__fish_use_subcommand' -a setup -d 'Set an agent up: hippo
 complete -c hippo -n '__fish_use_subcommand' -a show -d 'Show memories: every field, where each came from, and what…'
 complete -c hippo -n '__fish_use_subcommand' -a stats -d 'Show what is in the database and how healthy it is.'
 complete -c hippo -n '__fish_use_subcommand' -a supersede -d 'Mark OLD as replaced by NEW: it leaves default search (see…'
+complete -c hippo -n '__fish_use_subcommand' -a team -d 'Set up a team store on PostgreSQL: per-member roles, row-le…'
 complete -c hippo -n '__fish_use_subcommand' -a undo -d 'Undo a run: text, status, links, vectors and FTS back as th…'
 complete -c hippo -n '__fish_use_subcommand' -a unpin -d 'Unpin memories.'
 complete -c hippo -n '__fish_use_subcommand' -a verify -d 'Confirm memories are still true: confirmed_at = now, so the…'
@@ -322,6 +323,25 @@ complete -c hippo -n '__fish_seen_subcommand_from supersede' -l clear -d 'OLD is
 complete -c hippo -n '__fish_seen_subcommand_from supersede' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from supersede' -l json -d 'JSON lines on stdout even at a terminal.'
 complete -c hippo -n '__fish_seen_subcommand_from supersede' -l help -s h -d 'Show the help and exit.'
+
+# hippo team
+complete -c hippo -n '__fish_seen_subcommand_from team && not __fish_seen_subcommand_from add-member init' -a add-member -d 'Create the member\'s role in the team (or add an existing ro…'
+complete -c hippo -n '__fish_seen_subcommand_from team && not __fish_seen_subcommand_from add-member init' -a init -d 'Create the team\'s roles, its schema with hippo\'s tables, gr…'
+complete -c hippo -n '__fish_seen_subcommand_from team && not __fish_seen_subcommand_from add-member init' -l help -s h -d 'Show the help and exit.'
+
+# hippo team add-member
+complete -c hippo -n '__fish_seen_subcommand_from team && __fish_seen_subcommand_from add-member' -l team -r -f -d 'The team\'s name: its roles are NAME (the grants) and NAME_o…'
+complete -c hippo -n '__fish_seen_subcommand_from team && __fish_seen_subcommand_from add-member' -l no-password -d 'Set no password (the server authenticates the role otherwis…'
+complete -c hippo -n '__fish_seen_subcommand_from team && __fish_seen_subcommand_from add-member' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from team && __fish_seen_subcommand_from add-member' -l json -d 'JSON lines on stdout even at a terminal.'
+complete -c hippo -n '__fish_seen_subcommand_from team && __fish_seen_subcommand_from add-member' -l help -s h -d 'Show the help and exit.'
+
+# hippo team init
+complete -c hippo -n '__fish_seen_subcommand_from team && __fish_seen_subcommand_from init' -l team -r -f -d 'The team\'s name: its roles are NAME (the grants) and NAME_o…'
+complete -c hippo -n '__fish_seen_subcommand_from team && __fish_seen_subcommand_from init' -l schema -r -f -d 'The store\'s schema (default: the team\'s name).'
+complete -c hippo -n '__fish_seen_subcommand_from team && __fish_seen_subcommand_from init' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
+complete -c hippo -n '__fish_seen_subcommand_from team && __fish_seen_subcommand_from init' -l json -d 'JSON lines on stdout even at a terminal.'
+complete -c hippo -n '__fish_seen_subcommand_from team && __fish_seen_subcommand_from init' -l help -s h -d 'Show the help and exit.'
 
 # hippo undo
 complete -c hippo -n '__fish_seen_subcommand_from undo' -l force -d 'Also overwrite memories changed after that run.'

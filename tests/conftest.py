@@ -94,9 +94,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(pytest.mark.skip(reason=marker.kwargs.get(
                     "reason", marker.args[0] if marker.args else "postgres only")))
         return
+    from tests.pgtest import team_skip
+
     keep: list[pytest.Item] = []
     dropped: list[pytest.Item] = []
     for item in items:
+        why = team_skip(item.nodeid)  # HIPPO_TEST_PG_TEAM=1 (tests/pgtest.py)
+        if why:
+            item.add_marker(pytest.mark.skip(reason="team store: " + why))
         marker = item.get_closest_marker("sqlite_only")
         if marker:
             item.add_marker(pytest.mark.skip(reason="sqlite only: " + marker.kwargs.get(

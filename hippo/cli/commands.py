@@ -44,6 +44,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "mcp": ("hippo.cli.mcp", "mcp"),
     "serve": ("hippo.cli.serve", "serve"),
     "cron": ("hippo.cli.cron", "cron"),
+    "team": ("hippo.cli.team", "team"),
 }
 
 # First sentence of each command's help, so `hippo --help` lists the commands without
@@ -80,6 +81,7 @@ SUMMARIES: dict[str, str] = {
     "mcp": "Serve MCP over stdio: search, remember, echo, context, get and more as agent tools.",
     "serve": "Run the warm server: searches, echo, context and hooks answered in milliseconds.",
     "cron": "Print crontab lines: hourly ingest+extract, daily backstop, nightly consolidate+retire.",
+    "team": "Set up a team store on PostgreSQL: per-member roles, row-level security (admin).",
 }
 
 

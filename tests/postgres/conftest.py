@@ -109,3 +109,21 @@ def closed_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def scram() -> Iterator[object]:
+    """A server of the team-store tests' own, with password logins (tests/postgres/scram.py)."""
+    from tests.postgres.scram import bin_dir, scram_server
+
+    if not (bin_dir() / "initdb").exists():
+        pytest.skip(f"pgserver's binaries not found in {bin_dir()}")
+    try:
+        server = scram_server()
+        started = server.__enter__()
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+    try:
+        yield started
+    finally:
+        server.__exit__(None, None, None)

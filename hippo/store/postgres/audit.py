@@ -1,5 +1,6 @@
 """PostgreSQL: the append-only history of every change to a memory, and who made it
-(`by_user`: HIPPO_USER as the connection set it, else the database role; its default)."""
+(`by_user`: HIPPO_USER as the connection set it, else the database role; its default).
+On a team store it is always the role, and a member may only erase a row's texts."""
 
 from __future__ import annotations
 

@@ -63,6 +63,7 @@ NEIGHBOURS = (
     f"AND c.id != %s AND {VISIBLE} ORDER BY c.seq"
 )
 SESSION_CHUNK_IDS = f"SELECT c.id {FROM} WHERE e.session_key = %s AND {VISIBLE} ORDER BY c.id"
+OWN_SESSION_CHUNK_IDS = f"SELECT c.id {FROM} WHERE e.session_key = %s AND {OWN} ORDER BY c.id"
 EXPORT = f"SELECT {CHUNK_COLUMNS} {FROM} WHERE {VISIBLE} ORDER BY c.id"
 
 
@@ -127,7 +128,8 @@ class PgChunks:
         return [r[0] for r in self.db.execute(CHUNKS_OF_FILE, (source_path,))]
 
     def ids_of_session(self, key: str) -> list[int]:
-        return [r[0] for r in self.db.execute(SESSION_CHUNK_IDS, (key,))]
+        which = OWN_SESSION_CHUNK_IDS if self.db.team else SESSION_CHUNK_IDS  # team: one's own
+        return [r[0] for r in self.db.execute(which, (key,))]
 
     def delete(self, ids: Sequence[int], *, secure: bool = False) -> None:
         # `secure`: nothing to zero here; the old row versions are the server's to reclaim

@@ -21,7 +21,7 @@ import psycopg
 from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 
-from hippo.errors import HippoError, NoDatabase
+from hippo.errors import HippoError
 from hippo.store.location import display
 from hippo.store.postgres.errors import connect_error, skippable, translate
 
@@ -51,13 +51,8 @@ if TYPE_CHECKING:
 WRITER_CLASS = 0x4869_7002
 WRITE_LOCK = "SELECT pg_advisory_xact_lock(%s, hashtext(current_schema()))"
 TRY_WRITE_LOCK = "SELECT pg_try_advisory_xact_lock(%s, hashtext(current_schema()))"
-SETUP = ("SELECT set_config('hippo.user', %s, false), set_config('lock_timeout', %s, false), "
-         "to_regtype('vector')::oid AS vector_oid, to_regclass('meta') IS NOT NULL AS ours, "
-         "current_setting('server_version_num')::int AS version")
 SET_LOCK_TIMEOUT = "SELECT set_config('lock_timeout', %s, false)"
 HAS_TABLE = "SELECT to_regclass(%s) IS NOT NULL"
-HAS_VECTOR = "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"
-VECTOR_OID = "SELECT to_regtype('vector')::oid"
 # A prepared statement whose table's row type changed since (PostgreSQL's message), and
 # the statement that forgets this connection's prepared statements.
 STALE_PLAN = "cached plan must not change result type"
@@ -71,16 +66,17 @@ PURGED_TABLES = ("SELECT t AS name, pg_has_role(c.relowner, 'USAGE') AS owned "
                  "JOIN pg_class c ON c.oid = to_regclass(u.t) ORDER BY u.n")
 # The deadline for reaching the server; libpq counts whole seconds, at least 2.
 CONNECT_TIMEOUT_S = 3
-MIN_SERVER = 150000  # PostgreSQL 15
 
 
 class PgSql:
-    """The query helpers over one connection: what the repositories use (`%s` parameters)."""
+    """The query helpers over one connection: what the repositories use (`%s` parameters).
+    `team`: the store is a team store (row-level security; `hippo.store.postgres.team`)."""
 
-    def __init__(self, conn: psycopg.Connection[Any], label: str) -> None:
+    def __init__(self, conn: psycopg.Connection[Any], label: str, team: bool = False) -> None:
         self.conn = conn
         self.label = label
         self.rowcount = 0
+        self.team = team
 
     def has_table(self, name: str) -> bool:
         return bool(self.scalar(HAS_TABLE, (name,)))
@@ -145,6 +141,7 @@ class PgDatabase(PgSql):
     its repositories use, and the repositories themselves."""
 
     path: Path | None = None
+    team = False
 
     def __init__(self, conn: psycopg.Connection[Any], url: str, busy_timeout_ms: int = 5000,
                  mode: Mode = "write") -> None:
@@ -154,7 +151,7 @@ class PgDatabase(PgSql):
         self.mode: Mode = mode
 
     def _sql(self) -> PgSql:
-        return PgSql(self.conn, self.label)
+        return PgSql(self.conn, self.label, self.team)
 
     # -- repositories (built on first use) ----------------------------------------------
     @functools.cached_property
@@ -339,10 +336,6 @@ def _timeout_s(busy_timeout_ms: int) -> int:
     return max(2, min(CONNECT_TIMEOUT_S, math.ceil(busy_timeout_ms / 1000)))
 
 
-def _user() -> str:
-    return os.environ.get("HIPPO_USER", "").strip()
-
-
 def connect(url: str, *, busy_timeout_ms: int = 5000, mode: Mode = "write",
             check: bool = True, migrate: bool = True) -> PgDatabase:
     """Connect to the server at `url`; to write, create and migrate hippo's schema.
@@ -361,39 +354,10 @@ def connect(url: str, *, busy_timeout_ms: int = 5000, mode: Mode = "write",
         raise connect_error(exc, label, url) from None
     db = PgDatabase(conn, url, busy_timeout_ms, mode)
     try:
-        _setup(db, migrate)
+        from hippo.store.postgres.opening import setup
+
+        setup(db, migrate)
     except BaseException:
         db.close()
         raise
     return db
-
-
-def _setup(db: PgDatabase, migrate: bool) -> None:
-    from hippo.errors import ConfigError
-    from hippo.store.postgres import migrations
-    from hippo.store.postgres.vector import register
-
-    row = db.row(SETUP, (_user(), f"{db.busy_timeout_ms}ms"))
-    assert row is not None
-    if row["version"] < MIN_SERVER:
-        raise ConfigError(f"PostgreSQL at {db.label} is version {row['version'] // 10000}; "
-                          "hippo needs 15 or newer")
-    if db.mode == "read":
-        if not row["ours"]:
-            raise NoDatabase(f"database {db.label} has no hippo store yet: nothing stored "
-                             "(`hippo add` or `hippo ingest` creates it)")
-        if migrate:
-            waiting = migrations.pending(db)
-            if waiting:
-                raise ConfigError(
-                    f"database {db.label} was written by an older hippo and needs "
-                    f"{len(waiting)} schema step{'s' * (len(waiting) != 1)} ({waiting[-1]}); "
-                    "a read command never changes it: run any command that writes")
-    elif migrate:
-        if row["vector_oid"] is None and not db.scalar(HAS_VECTOR):
-            raise ConfigError(f"PostgreSQL at {db.label} has no pgvector extension (`vector`); "
-                              "install pgvector 0.5 or newer on the server")
-        migrations.migrate(db)
-    oid = row["vector_oid"] or db.scalar(VECTOR_OID)
-    if oid:
-        register(db.conn, int(oid))

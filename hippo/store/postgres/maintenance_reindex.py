@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 TABLES = {"brain": ("memories_vec", "memory_id", "memories"),
           "echo": ("echo_vec", "chunk_id", "echo_chunks")}
 SUFFIX = "_next"
+SECURE = "SELECT hippo_team_secure(%s)"
 COUNT = "SELECT count(*) FROM {table}"
 SIDE_TABLE = ("CREATE TABLE {next} ({key} BIGINT PRIMARY KEY REFERENCES {content}(id) "
               "ON DELETE CASCADE, embedding vector({dim}) NOT NULL, content_hash TEXT NOT NULL)")
@@ -147,6 +148,8 @@ class PgReindexTables:
                 self._ddl(RENAME_INDEX, old=name + SUFFIX, new=name)
             else:  # an index the side table lacks: built now (the text names the live table)
                 self.db.execute(definition)
+        if self.db.team:  # a team store: the new table gets the old one's policies
+            self.db.execute(SECURE, (t.live,))
 
     def _ddl(self, template: str, **names: str) -> None:
         statement = sql.SQL(template).format(**{k: _ident(v) for k, v in names.items()})

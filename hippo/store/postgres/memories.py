@@ -131,11 +131,17 @@ LINKED_TO = ("SELECT DISTINCT memory_id FROM memory_sources WHERE chunk_id = ANY
 
 # What `hippo extract` reads of Echo: the chunks past its watermark, session by session.
 PENDING = "SELECT id, session_id FROM echo_chunks WHERE id > %s ORDER BY id"
+# On a team store, each member's extraction reads their own sessions only (its watermark
+# is theirs too: `postgres.meta.PER_USER`), even when the team shares Echo.
+OWN_PENDING = ("SELECT c.id, c.session_id FROM echo_chunks c JOIN echo_sessions e "
+               f"ON e.id = c.session_id WHERE c.id > %s AND {OWN} ORDER BY c.id")
 SESSION = ("SELECT id, session_key, project, format, started_at, parent_key FROM echo_sessions "
            "WHERE id = %s")
 # A key the user may see (their own session first: a key is unique per owner).
 SESSION_BY_KEY = (f"SELECT e.id FROM echo_sessions e WHERE e.session_key = %s AND {VISIBLE} "
                   f"ORDER BY ({OWN}) DESC, e.id LIMIT 1")
+# On a team store, only one's own: what a member forgets or extracts by key is theirs.
+OWN_SESSION_BY_KEY = f"SELECT e.id FROM echo_sessions e WHERE e.session_key = %s AND {OWN}"
 SEGMENT = ("SELECT id, seq, source_path, roles, line_start, line_end, message_ids, started_at, "
            "text FROM echo_chunks WHERE session_id = %s AND id BETWEEN %s AND %s "
            "ORDER BY seq, id")
@@ -327,13 +333,14 @@ class PgMemories:
 
     # -- what `hippo extract` reads of Echo --------------------------------------------
     def chunks_after(self, after: int) -> list[Row]:
-        return self.db.rows(PENDING, (after,))
+        return self.db.rows(OWN_PENDING if self.db.team else PENDING, (after,))
 
     def session(self, session_id: int) -> Row | None:
         return self.db.row(SESSION, (session_id,))
 
     def session_id(self, session_key: str) -> int | None:
-        sid = self.db.scalar(SESSION_BY_KEY, (session_key,))
+        sid = self.db.scalar(OWN_SESSION_BY_KEY if self.db.team else SESSION_BY_KEY,
+                             (session_key,))
         return None if sid is None else int(sid)
 
     def session_span(self, session_id: int) -> tuple[int | None, int | None]:

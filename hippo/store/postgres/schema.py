@@ -9,7 +9,8 @@ Snowball's `english` stems differently) without a stop-word list (FTS5 drops non
 either), over the text split as unicode61 splits it (`hippo_words`); `tsv_len` is its
 length in tokens, for BM25 (`postgres.lexical`). The vector tables depend on the model's
 dimension and are created with a store's first vectors (`vectors.create`). Who did what:
-`hippo.user` (set per connection from HIPPO_USER) or else the database role.
+`hippo.user` (set per connection from HIPPO_USER) or else the database role; on a team
+store, always the role (`hippo.store.postgres.team_sql` sets the defaults to `current_user`).
 """
 
 from __future__ import annotations

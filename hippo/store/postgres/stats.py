@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hippo.store.postgres.filters import CURRENT, UNVERIFIED, VISIBLE
+from hippo.store.postgres.filters import CURRENT, OWN, UNVERIFIED, VISIBLE
 from hippo.store.postgres.schema import USER
 
 if TYPE_CHECKING:
@@ -42,9 +42,12 @@ RUNS = ("SELECT job, id AS run_id, started_at, finished_at, outcome FROM runs r 
         'ORDER BY job COLLATE "C"')
 # meta's value is text: a value that is no integer counts as 0, as SQLite's CAST makes it.
 PENDING = ("SELECT count(*) FROM echo_chunks c JOIN echo_sessions e ON e.id = c.session_id "
-           f"WHERE {VISIBLE} AND c.id > coalesce((SELECT CASE WHEN value ~ "
-           "'^\\s*-?[0-9]{1,18}\\s*$' THEN trim(value)::bigint ELSE 0 END FROM meta "
-           "WHERE key = 'extract.last_chunk_id'), 0)")
+           "WHERE {which} AND c.id > coalesce((SELECT CASE WHEN value ~ "
+           "'^\\s*-?[0-9]{{1,18}}\\s*$' THEN trim(value)::bigint ELSE 0 END FROM meta "
+           "WHERE key = {key}), 0)")
+# On a team store, a member's own chunks past their own watermark (`postgres.meta`).
+SHARED_PENDING = PENDING.format(which=VISIBLE, key="'extract.last_chunk_id'")
+OWN_PENDING = PENDING.format(which=OWN, key="'user/' || current_user || '/extract.last_chunk_id'")
 GUARD = ("SELECT provider, day, calls, tokens, consecutive_failures, "
          'open_until, last_error FROM guard ORDER BY provider COLLATE "C"')
 
@@ -93,7 +96,7 @@ class PgStats:
         return self.db.rows(RUNS)
 
     def chunks_pending(self) -> int:
-        return int(self.db.scalar(PENDING))
+        return int(self.db.scalar(OWN_PENDING if self.db.team else SHARED_PENDING))
 
     def spend(self) -> list[Row]:
         return self.db.rows(GUARD)

@@ -38,6 +38,8 @@ VEC_TABLE = ("CREATE TABLE IF NOT EXISTS {table} ("
              "embedding vector({dimensions}) NOT NULL)")
 VEC_INDEX = ("CREATE INDEX IF NOT EXISTS {table}_hnsw ON {table} "
              "USING hnsw (embedding vector_cosine_ops)")
+# On a team store (`hippo.store.postgres.team_sql`): created as the schema owner, secured.
+TEAM_CREATE = "SELECT hippo_team_vectors(%s, %s)"
 HNSW_MAX_DIM = 2000  # pgvector indexes vectors of at most this many dimensions
 COUNT = ("INSERT INTO counters(name, value) VALUES (%s, %s) "
          "ON CONFLICT (name) DO UPDATE SET value = counters.value + excluded.value")
@@ -127,8 +129,11 @@ class PgVectors:
         return (model, int(got.get(f"{store}.embed_dim") or 0)) if model else None
 
     def create(self, store: str, model_id: str, dimensions: int, embedder: str) -> None:
-        for sql in vec_table_ddl(store, dimensions):
-            self.db.execute(sql)
+        if self.db.team:  # a member may not create tables: the owner's function does
+            self.db.execute(TEAM_CREATE, (store, int(dimensions)))
+        else:
+            for sql in vec_table_ddl(store, dimensions):
+                self.db.execute(sql)
         self._meta().set_many({f"{store}.embed_model": model_id,
                                f"{store}.embed_dim": str(dimensions),
                                f"{store}.embedder": embedder})
