@@ -69,8 +69,10 @@ def hook(
         text, answer_as = _answer(ctx, agent, event, resolved, budget=budget, route=route,
                                   topics=tuple(topic or ()), limit=limit, min_score=min_score,
                                   project=project, db=db)
-    except NoDatabase:  # nothing stored yet: nothing to add, nothing to say
-        return
+    except NoDatabase:  # nothing stored yet: no rules, only when to remember
+        text, answer_as = _hint_alone(ctx, resolved), "SessionStart"
+        if not text:
+            return
     except Exception as exc:  # noqa: BLE001 - the agent must go on whatever happened here
         message = " ".join(str(exc).split()) or type(exc).__name__
         lost = "nothing learned" if set(resolved) & set(LEARN) else "no context added"
@@ -86,6 +88,17 @@ def hook(
         sys.stdout.buffer.write(dumps({"hookSpecificOutput": {
             "hookEventName": answer_as, "additionalContext": text}}))
     sys.stdout.flush()
+
+
+def _hint_alone(ctx: typer.Context, resolved: list[str]) -> str:
+    """A session start before anything is stored: the remember hint alone (when on)."""
+    if resolved[-1:] != ["session-start"]:
+        return ""
+    from hippo.cli.context import hint_layer
+    from hippo.config import load
+
+    flags = {k: v for k, v in root_flags(ctx).items() if k in ("db", "embedder", "project")}
+    return "".join(p.text for p in hint_layer(load(flags)))
 
 
 def resolve_event(event: str | None, payload: dict[str, Any], agent: str = "claude-code"
@@ -130,14 +143,15 @@ def _answer(ctx: typer.Context, agent: str, event: str | None, resolved: list[st
                    busy_timeout_ms=HOOK_WAIT_MS)
     from hippo.layers import Route
 
-    where = Route(h.project, topics)
+    where = Route(h.project, topics, agent=agent)
     if name == "session-start":
-        from hippo.cli.context import report
+        from hippo.cli.context import hint_layer, report
         from hippo.layers import guidance, render, rule_floor
 
         parts = [rule_floor(h.db, where, budget)]
         if route or topics:
             parts.append(guidance(h.db, where))
+        parts += hint_layer(h.settings)
         text = render(parts)
         sys.stderr.write(report(parts, text) + "\n")
         from hippo.conflicts import waiting_line
