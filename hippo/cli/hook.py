@@ -8,6 +8,7 @@ break the agent: on any error nothing goes to stdout, one line to stderr, exit 0
 
 # No `from __future__ import annotations`: Typer would eval every string annotation
 # (twice) at each start; real annotations cost nothing.
+import os
 import sys
 from typing import Annotated, Any
 
@@ -15,7 +16,15 @@ import typer
 
 from hippo.cli.common import DbOpt, JsonOpt, ProjectOpt, open_hippo, root_flags
 from hippo.cli.context import TopicOpt
-from hippo.cli.hook_learn import AGENT_EVENTS, AGENTS, LEARN, HookInputError, learn, read_payload
+from hippo.cli.hook_learn import (
+    AGENT_EVENTS,
+    AGENT_RUN,
+    AGENTS,
+    LEARN,
+    HookInputError,
+    learn,
+    read_payload,
+)
 from hippo.errors import NoDatabase, scrub
 from hippo.layers.recall import MIN_SCORE
 from hippo.store import HOOK_WAIT_MS
@@ -92,7 +101,7 @@ def hook(
 
 def _hint_alone(ctx: typer.Context, resolved: list[str]) -> str:
     """A session start before anything is stored: the remember hint alone (when on)."""
-    if resolved[-1:] != ["session-start"]:
+    if resolved[-1:] != ["session-start"] or os.environ.get(AGENT_RUN):
         return ""
     from hippo.cli.context import hint_layer
     from hippo.config import load
@@ -126,6 +135,8 @@ def _answer(ctx: typer.Context, agent: str, event: str | None, resolved: list[st
     name = resolve_event(event, payload, agent)
     resolved.append(name)
     answer_as = str(payload.get("hook_event_name") or EVENTS[name])
+    if os.environ.get(AGENT_RUN) and name not in LEARN:
+        return "", answer_as  # hippo's own headless agent run: nothing to add
     if name in LEARN:
         flags = root_flags(ctx)
         if db is not None:

@@ -1,18 +1,16 @@
 """The agent is told when to write a memory: one text (`hippo.agents_hint`), at session
-start (the hook, `hippo context --agent`) and in the MCP `remember` tool's description;
-`[agents] remember_hint = false` turns it off everywhere."""
+start (the hook, `hippo context --agent`) and in the MCP `remember` tool's description
+(tests/mcp/test_remember_hint.py); `[agents] remember_hint = false` turns it off."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import anyio
 import pytest
 
 from hippo import tokens
 from hippo.agents_hint import HEADING, MAX_TOKENS, REMEMBER_HINT, section
 from tests.layers.test_hook import payload
-from tests.mcp.conftest import make_server  # noqa: F401 - the fixture, for the tool tests
 
 
 @pytest.fixture
@@ -48,14 +46,13 @@ def test_session_start_ends_with_the_hint_and_context_for_an_agent_is_the_same(
 
 
 def test_remember_hint_false_turns_it_off(cli, rules_db: Path, repo: Path,
-                                          isolated_home: Path, make_server) -> None:
+                                          isolated_home: Path) -> None:
     (isolated_home / "config.toml").write_text("[agents]\nremember_hint = false\n")
     r = cli("hook", "claude-code", "session-start", "--plain",
             input=payload(repo, "SessionStart", source="startup"))
     assert r.exit_code == 0 and r.stdout.startswith("## Rules")
     assert HEADING not in r.stdout
     assert HEADING not in cli("context", "--project", "A", "--agent", "codex").stdout
-    assert REMEMBER_HINT not in _remember_description(make_server())
 
 
 def test_a_bad_value_is_exit_78_naming_the_setting(cli, rules_db: Path,
@@ -77,43 +74,3 @@ def test_before_anything_is_stored_the_hint_comes_alone(cli, tmp_path: Path,
     prompt = cli("hook", "claude-code", "prompt", db=tmp_path / "none.db",
                  input=payload(repo, "UserPromptSubmit", prompt="hello"))
     assert (prompt.exit_code, prompt.stdout) == (0, "")
-
-
-def _remember_description(server: object) -> str:
-    from mcp import Client
-
-    async def run() -> str:
-        async with Client(server) as client:
-            tools = (await client.list_tools()).tools
-        return next(t.description for t in tools if t.name == "remember")
-
-    return anyio.run(run)
-
-
-def test_the_remember_tool_says_the_same(make_server) -> None:
-    described = _remember_description(make_server())
-    assert REMEMBER_HINT in described and "a session has a bounded" in described
-
-
-def test_what_an_agent_remembers_stays_machine_deduplicated_redacted_and_bounded(
-        make_server, db_path: Path) -> None:
-    from hippo.store import connect
-    from tests.mcp.conftest import calls, data
-
-    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
-    first, again, masked, refused = calls(
-        make_server(max_writes=3),
-        ("remember", {"text": "The flaky test needs TZ=UTC; fixed by setting it in "
-                              "conftest.py", "type": "insight"}),
-        ("remember", {"text": "the flaky test needs TZ=UTC; fixed by setting it in "
-                              "conftest.py.", "type": "insight"}),
-        ("remember", {"text": f"The deploy token is {secret}", "type": "config"}),
-        ("remember", {"text": "A fourth write in one session", "type": "fact"}))
-    assert data(first)["action"] == "added" and data(again)["action"] == "reinforced"
-    assert data(masked)["redacted"] == 1
-    assert refused.is_error and "max_writes" in refused.content[0].text
-    db = connect(db_path)
-    rows = db.rows("SELECT author, text FROM memories ORDER BY id")
-    db.close()
-    assert [r["author"] for r in rows] == ["machine", "machine"]
-    assert secret not in rows[1]["text"]
