@@ -71,9 +71,11 @@ def learn(flags: dict[str, Any], agent: str, name: str, payload: dict[str, Any])
         every = float(settings["stop_ingest_minutes"])
         if not every >= 0:
             raise HookInputError(f"stop_ingest_minutes must be 0 or more, got {every}")
+    cwd = payload.get("cwd")
     return session_job.start(agent, name, session, Path(os.path.abspath(path)),
                              db=_absolute(settings.database), flags=flags,
-                             every_minutes=every)
+                             every_minutes=every,
+                             cwd=cwd if isinstance(cwd, str) and cwd.strip() else None)
 
 
 def parse(argv: list[str]) -> tuple[dict[str, Any], str, str] | None:
