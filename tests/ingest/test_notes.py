@@ -112,7 +112,7 @@ def test_notes_and_instruction_files_are_read_with_provenance(cli, shop, db_path
 
 
 def test_a_changed_file_ends_what_it_no_longer_says(cli, shop, db_path: Path) -> None:
-    root, notes = shop
+    _, notes = shop
     ingest(cli)
     before = current(db_path)
     old = before["The test suite needs `TZ=UTC`; without it two date tests fail"]
@@ -196,3 +196,25 @@ def test_unslug_walks_down_to_the_directory(tmp_path: Path) -> None:
     deep.mkdir(parents=True)
     assert unslug(slug(str(deep))) == str(deep)
     assert unslug(slug(str(tmp_path / "nothing" / "here"))) is None
+
+
+def test_a_session_ending_in_the_project_reads_its_files(hippo_proc, shop, db_path: Path,
+                                                         tmp_path: Path) -> None:
+    """The session-end job (detached) reads the instruction files and Claude Code's notes
+    of the project the session ran in (the hook's `cwd`)."""
+    from tests.layers.session_support import CLAUDE_A, copy, jobs, wait_finished
+    from tests.layers.test_session_end import session_end
+
+    root, notes = shop
+    (root / "src").mkdir()
+    transcript = copy(CLAUDE_A, tmp_path / "a.jsonl")
+    r = hippo_proc(["--embedder", "hash", "hook", "claude-code", "session-end"],
+                   input=session_end(transcript, root / "src"))
+    assert r.returncode == 0, r.stderr
+    wait_finished(db_path, 1)
+    last = jobs(db_path)["last"]
+    assert last["outcome"] == "ok" and last["notes"]["read"] == 5, last
+    mems = current(db_path)
+    assert mems["Always run `make lint` before committing."]["project"] == "shop"
+    assert mems["`ConnectionResetError` on idle sockets: fixed by "
+                "`health_check_interval=30`"]["source"]["file"] == str(notes / "MEMORY.md")
