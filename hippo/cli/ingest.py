@@ -42,7 +42,10 @@ def ingest(
     At a terminal: a progress bar by bytes (rate, time left), a line per file read,
     deferred or skipped, and a readable summary; JSON lines when piped or with --json.
     Ctrl-C keeps every file already read (exit 130); a re-run resumes at the watermarks.
-    Exit 3 when some input was skipped (each one reported).
+    Exit 3 when some input was skipped (each one reported). Agents' own notes under the
+    folders read (Claude Code's auto memory) and the person's instruction files of their
+    projects (CLAUDE.md, AGENTS.md, GEMINI.md) are read into the Brain too, when they
+    changed ([agents] notes = false: not).
 
     \b
     Examples:
