@@ -107,7 +107,14 @@ def _hint_alone(ctx: typer.Context, resolved: list[str]) -> str:
     from hippo.config import load
 
     flags = {k: v for k, v in root_flags(ctx).items() if k in ("db", "embedder", "project")}
-    return "".join(p.text for p in hint_layer(load(flags)))
+    try:
+        return "".join(p.text for p in hint_layer(load(flags)))
+    except Exception as exc:  # noqa: BLE001 - a hook never breaks the agent
+        from hippo.errors import scrub
+
+        sys.stderr.write(scrub(f"hippo hook: {' '.join(str(exc).split())} (no context "
+                               "added)\n"))
+        return ""
 
 
 def resolve_event(event: str | None, payload: dict[str, Any], agent: str = "claude-code"

@@ -158,6 +158,13 @@ def test_the_agent_that_loads_a_file_does_not_get_it_back(cli, shop, db_path: Pa
     codex = cli("context", "--project", "shop", "--agent", "codex").stdout
     assert "make lint" in codex and "Never push to main" not in codex
     assert "make lint" in cli("context", "--project", "shop").stdout  # no agent: all
+    # Nor in its prompt hook's recall, while search finds it.
+    asked = "how do I run make lint before committing"
+    p = cli("hook", "claude-code", "prompt", "--plain", "--min-score", "0",
+            input=payload(root, "UserPromptSubmit", prompt=asked))
+    assert p.exit_code == 0 and "make lint" not in p.stdout
+    assert "make lint" in cli("search", asked, "--project", "shop", "--format",
+                              "markdown").stdout
 
 
 def test_notes_off(cli, shop, db_path: Path, isolated_home: Path) -> None:
