@@ -164,20 +164,19 @@ def _answer(ctx: typer.Context, agent: str, event: str | None, resolved: list[st
     where = Route(h.project, topics, agent=agent)
     if name == "session-start":
         from hippo.cli.context import hint_layer, report
-        from hippo.layers import guidance, render, rule_floor
+        from hippo.layers import guidance, rule_floor
 
         parts = [rule_floor(h.db, where, budget)]
         if route or topics:
             parts.append(guidance(h.db, where))
-        parts += hint_layer(h.settings)
-        text = render(parts)
-        sys.stderr.write(report(parts, text) + "\n")
         from hippo.conflicts import waiting_line
 
+        hint = hint_layer(h.settings)
         waiting = waiting_line(h.db, h.project)
-        if waiting:
-            text = f"{text}\n\n{waiting}" if text else waiting
-        return text, answer_as
+        text = "\n".join([*(p.text for p in parts if p.text),
+                          *([f"{waiting}\n"] if waiting else []), *(p.text for p in hint)])
+        sys.stderr.write(report([*parts, *hint], text) + "\n")
+        return text, answer_as  # the hint last: what to do with what the session learns
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         return "", answer_as
