@@ -26,10 +26,10 @@ INSTRUCTIONS = """\
 hippo is this user's long-term memory for coding work: curated memories (rules, decisions,
 facts, procedures, tasks) and an archive of past session transcripts, for the project of
 the directory the agent runs in plus global ones. Call `search` before answering anything
-that depends on how this project or this user works; call `remember` when you learn
-something durable a future session should know (a decision and its reason, a fix that
-worked, a convention, a preference the user stated). Do not store secrets, one-off
-command output, or what the code itself already says."""
+that depends on how this project or this user works. {remember} Do not store secrets,
+one-off command output, or what the code itself already says."""
+REMEMBER_PLAIN_INSTRUCTION = ("Call `remember` when you learn something durable a future "
+                              "session should know.")
 
 Text = Annotated[str, Field(description="A self-contained statement, one fact or decision "
                                         "per memory, readable without this conversation.")]
@@ -80,8 +80,9 @@ def remember_description(hint: bool) -> str:
 
 def build(engine: Engine) -> MCPServer:
     """The server with every tool bound to `engine`."""
-    server = MCPServer("hippo", version=__version__, instructions=INSTRUCTIONS,
-                       log_level="WARNING")
+    hint = AgentSettings.from_settings(engine.h.settings).remember_hint
+    server = MCPServer("hippo", version=__version__, instructions=INSTRUCTIONS.format(
+        remember=REMEMBER_HINT if hint else REMEMBER_PLAIN_INSTRUCTION), log_level="WARNING")
     e = engine
 
     @server.tool(annotations=READ)
@@ -112,8 +113,7 @@ def build(engine: Engine) -> MCPServer:
                                        project=project, min_score=min_score,
                                        all_projects=all_projects))
 
-    @server.tool(annotations=WRITE, description=remember_description(
-        AgentSettings.from_settings(engine.h.settings).remember_hint))
+    @server.tool(annotations=WRITE, description=remember_description(hint))
     def remember(
         text: Text,
         type: Annotated[str, Field(description="rule, decision, fact, procedure, preference, "

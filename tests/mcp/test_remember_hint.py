@@ -23,11 +23,15 @@ def _remember_description(server: object) -> str:
 
 
 def test_the_remember_tool_says_the_same(make_server, isolated_home: Path) -> None:
-    described = _remember_description(make_server())
+    server = make_server()
+    described = _remember_description(server)
     assert REMEMBER_HINT in described and "a session has a bounded" in described
+    assert REMEMBER_HINT in server.instructions  # the server's instructions say it too
     (isolated_home / "config.toml").write_text("[agents]\nremember_hint = false\n")
-    plain = _remember_description(make_server())
+    server = make_server()
+    plain = _remember_description(server)
     assert REMEMBER_HINT not in plain and "One statement per call" in plain
+    assert REMEMBER_HINT not in server.instructions and "`remember`" in server.instructions
 
 
 def test_what_an_agent_remembers_stays_machine_deduplicated_redacted_and_bounded(
