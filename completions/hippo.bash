@@ -17,7 +17,7 @@ _hippo_options() {  # $1: command path -> its options
         "add") echo "--type -t --tier --tag --importance --author --pin --global --atomic --no-atomic --project -p --db --embedder --json --help -h" ;;
         "config") echo "--db --json --set --help -h" ;;
         "consolidate") echo "--threshold --full --merger --dry-run --db --json --help -h" ;;
-        "context") echo "--budget -b --route --topic --guidance-budget --all-projects --project -p --db --json --help -h" ;;
+        "context") echo "--budget -b --route --topic --guidance-budget --all-projects --agent --project -p --db --json --help -h" ;;
         "cron") echo "--print --log --db --json --help -h" ;;
         "doctor") echo "--fix --db --embedder --json --help -h" ;;
         "done") echo "--db --json --help -h" ;;
@@ -60,7 +60,7 @@ _hippo_takes_value() {  # $1: command path, $2: option -> true when it takes a v
         "add --type"|"add -t"|"add --tier"|"add --tag"|"add --importance"|"add --author"|"add --project"|"add -p"|"add --db"|"add --embedder") return 0 ;;
         "config --db"|"config --set") return 0 ;;
         "consolidate --threshold"|"consolidate --merger"|"consolidate --db") return 0 ;;
-        "context --budget"|"context -b"|"context --topic"|"context --guidance-budget"|"context --project"|"context -p"|"context --db") return 0 ;;
+        "context --budget"|"context -b"|"context --topic"|"context --guidance-budget"|"context --agent"|"context --project"|"context -p"|"context --db") return 0 ;;
         "cron --log"|"cron --db") return 0 ;;
         "doctor --db"|"doctor --embedder") return 0 ;;
         "done --db") return 0 ;;

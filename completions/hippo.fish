@@ -79,6 +79,7 @@ complete -c hippo -n '__fish_seen_subcommand_from context' -l route -d 'Append t
 complete -c hippo -n '__fish_seen_subcommand_from context' -l topic -r -f -d 'A route topic (a tag); repeatable; any one matches.'
 complete -c hippo -n '__fish_seen_subcommand_from context' -l guidance-budget -r -f -d 'Separate token budget for the guidance of --route.'
 complete -c hippo -n '__fish_seen_subcommand_from context' -l all-projects -d 'Every project, not just the current one.'
+complete -c hippo -n '__fish_seen_subcommand_from context' -l agent -r -f -d 'The agent this context feeds (claude-code, codex, gemini, o…'
 complete -c hippo -n '__fish_seen_subcommand_from context' -l project -s p -r -f -d 'Project name (env HIPPO_PROJECT; default: the git repositor…'
 complete -c hippo -n '__fish_seen_subcommand_from context' -l db -r -f -d 'Database file, or a postgresql:// URL (env HIPPO_DB).'
 complete -c hippo -n '__fish_seen_subcommand_from context' -l json -d 'JSON lines on stdout even at a terminal.'
@@ -141,7 +142,7 @@ complete -c hippo -n '__fish_seen_subcommand_from export' -l json -d 'JSON lines
 complete -c hippo -n '__fish_seen_subcommand_from export' -l help -s h -d 'Show the help and exit.'
 
 # hippo extract
-complete -c hippo -n '__fish_seen_subcommand_from extract' -l extractor -r -f -d 'rules (offline patterns, default) or llm (OpenAI-compatible…'
+complete -c hippo -n '__fish_seen_subcommand_from extract' -l extractor -r -f -d 'rules (offline patterns, default), llm (OpenAI-compatible c…'
 complete -c hippo -n '__fish_seen_subcommand_from extract' -l model -r -f -d 'Chat model for --extractor llm (config: extract model; defa…'
 complete -c hippo -n '__fish_seen_subcommand_from extract' -l session -r -f -d 'Extract every chunk of this Echo session again (e.g.'
 complete -c hippo -n '__fish_seen_subcommand_from extract' -l dry-run -d 'Print what would be written; write nothing.'

@@ -76,12 +76,14 @@ TABLES: Schema = {
     },
     "extract": dict.fromkeys((  # hippo.extract.settings.ExtractSettings
         "extractor", "model", "timeout", "max_retries", "window_chars", "similarity",
-        "temperature"), VALUE),
+        "temperature", "agent_command", "agent_timeout"), VALUE),
     "ingest": {"paths": VALUE},  # hippo.cli.ingest
     "mcp": dict.fromkeys(("max_writes", "allow_verify", "busy_retry_seconds"),
                          VALUE),  # hippo.mcp.params.McpParams
     "serve": dict.fromkeys(("auto_start", "idle_minutes", "vector_memory_mb"),
                            VALUE),  # hippo.serve.spawn.ServeParams
+    "agents": dict.fromkeys(("remember_hint", "notes"),
+                            VALUE),  # hippo.agents_hint.AgentSettings
 }
 
 

@@ -53,6 +53,8 @@ DEFAULTS: Mapping[str, Limits] = {
     "voyage": Limits(calls_per_day=1000),
     "openai": Limits(calls_per_day=2000, tokens_per_day=2_000_000),
     "openai-chat": Limits(calls_per_day=1000, tokens_per_day=2_000_000),  # hippo extract
+    # `hippo extract --extractor agent`: runs of the agent CLI; tokens from characters / 4
+    "agent-cli": Limits(calls_per_day=200, tokens_per_day=2_000_000),
 }
 
 class CircuitOpen(BusyError):

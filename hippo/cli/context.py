@@ -20,6 +20,10 @@ TopicOpt = Annotated[list[str] | None, typer.Option(
 MAX_IDS = 20  # ids named on the stderr report line; --json lists them all
 AllProjectsOpt = Annotated[bool, typer.Option("--all-projects",
                                               help="Every project, not just the current one.")]
+AgentOpt = Annotated[str | None, typer.Option(
+    "--agent", help="The agent this context feeds (claude-code, codex, gemini, or another "
+    "name): leaves out what that agent loads from its own files, and ends with when to "
+    "`remember` ([agents] remember_hint).", show_default=False)]
 
 
 def context(
@@ -32,6 +36,7 @@ def context(
         "--guidance-budget", min=0, help="Separate token budget for the guidance of --route.")
     ] = 1500,
     all_projects: AllProjectsOpt = False,
+    agent: AgentOpt = None,
     project: ProjectOpt = None,
     db: DbOpt = None,
     json: JsonOpt = False,
@@ -44,15 +49,29 @@ def context(
     never crowds rules out. A rule or preference a machine wrote (extraction, an agent)
     loads only once a person verified (`hippo verify ID`) or pinned it; until then stderr
     counts it as awaiting review (`hippo list --unverified`) and search still finds it.
+    --agent NAME: what that agent loads from its own files (CLAUDE.md, AGENTS.md, its
+    notes) is left out, and the Markdown ends with when to store a memory.
     """
     from hippo.layers import Route, guidance, rule_floor
 
     h = open_hippo(ctx, db=db, project=project, read=True)
-    where = Route(h.project, tuple(topic or ()), all_projects)
+    where = Route(h.project, tuple(topic or ()), all_projects, agent or None)
     parts = [rule_floor(h.db, where, budget)]
     if route or topic:
         parts.append(guidance(h.db, where, guidance_budget))
+    if agent and not json:
+        parts += hint_layer(h.settings)
     emit_layers(parts, json_flag=json)
+
+
+def hint_layer(settings: object) -> "list[Packed]":
+    """The remember hint as a layer, unless `[agents] remember_hint = false`."""
+    from hippo.agents_hint import AgentSettings
+    from hippo.layers import remember_hint
+
+    if not AgentSettings.from_settings(settings).remember_hint:  # type: ignore[arg-type]
+        return []
+    return [remember_hint()]
 
 
 def emit_layers(parts: "Sequence[Packed]", *, json_flag: bool) -> None:
@@ -100,6 +119,9 @@ def report(parts: "Sequence[Packed]", text: str) -> str:
     names = {"rule_floor": "rules", "guidance": "guidance"}
     bits = []
     for p in parts:
+        if p.layer == "remember":
+            bits.append(f"remember hint ({p.tokens} tokens)")
+            continue
         left = (f", left out {len(p.omitted)}: {_ids([r['id'] for r in p.omitted])}"
                 if p.omitted else "")
         held = (f", {len(p.unverified)} machine-written awaiting review: "

@@ -14,8 +14,9 @@ def extract(
     ctx: typer.Context,
     extractor: Annotated[str | None, typer.Option(
         "--extractor", envvar="HIPPO_EXTRACTOR",
-        help="rules (offline patterns, default) or llm (OpenAI-compatible chat endpoint); "
-        "config: [extract] extractor.", show_default=False)] = None,
+        help="rules (offline patterns, default), llm (OpenAI-compatible chat endpoint) or "
+        "agent (your agent CLI, headless: [extract] agent_command); config: [extract] "
+        "extractor.", show_default=False)] = None,
     model: Annotated[str | None, typer.Option(
         "--model", help="Chat model for --extractor llm (config: [extract] model; default "
         "gpt-4o-mini).", show_default=False)] = None,
@@ -39,6 +40,7 @@ def extract(
     Examples:
       hippo extract --dry-run
       hippo extract --extractor llm --model gpt-4o-mini
+      hippo extract --extractor agent
       hippo extract --json | jq -r 'select(.event == "memory") | .text'
     """
     from hippo import jobs

@@ -8,6 +8,7 @@ break the agent: on any error nothing goes to stdout, one line to stderr, exit 0
 
 # No `from __future__ import annotations`: Typer would eval every string annotation
 # (twice) at each start; real annotations cost nothing.
+import os
 import sys
 from typing import Annotated, Any
 
@@ -15,7 +16,15 @@ import typer
 
 from hippo.cli.common import DbOpt, JsonOpt, ProjectOpt, open_hippo, root_flags
 from hippo.cli.context import TopicOpt
-from hippo.cli.hook_learn import AGENT_EVENTS, AGENTS, LEARN, HookInputError, learn, read_payload
+from hippo.cli.hook_learn import (
+    AGENT_EVENTS,
+    AGENT_RUN,
+    AGENTS,
+    LEARN,
+    HookInputError,
+    learn,
+    read_payload,
+)
 from hippo.errors import NoDatabase, scrub
 from hippo.layers.recall import MIN_SCORE
 from hippo.store import HOOK_WAIT_MS
@@ -69,8 +78,10 @@ def hook(
         text, answer_as = _answer(ctx, agent, event, resolved, budget=budget, route=route,
                                   topics=tuple(topic or ()), limit=limit, min_score=min_score,
                                   project=project, db=db)
-    except NoDatabase:  # nothing stored yet: nothing to add, nothing to say
-        return
+    except NoDatabase:  # nothing stored yet: no rules, only when to remember
+        text, answer_as = _hint_alone(ctx, resolved), "SessionStart"
+        if not text:
+            return
     except Exception as exc:  # noqa: BLE001 - the agent must go on whatever happened here
         message = " ".join(str(exc).split()) or type(exc).__name__
         lost = "nothing learned" if set(resolved) & set(LEARN) else "no context added"
@@ -86,6 +97,24 @@ def hook(
         sys.stdout.buffer.write(dumps({"hookSpecificOutput": {
             "hookEventName": answer_as, "additionalContext": text}}))
     sys.stdout.flush()
+
+
+def _hint_alone(ctx: typer.Context, resolved: list[str]) -> str:
+    """A session start before anything is stored: the remember hint alone (when on)."""
+    if resolved[-1:] != ["session-start"] or os.environ.get(AGENT_RUN):
+        return ""
+    from hippo.cli.context import hint_layer
+    from hippo.config import load
+
+    flags = {k: v for k, v in root_flags(ctx).items() if k in ("db", "embedder", "project")}
+    try:
+        return "".join(p.text for p in hint_layer(load(flags)))
+    except Exception as exc:  # noqa: BLE001 - a hook never breaks the agent
+        from hippo.errors import scrub
+
+        sys.stderr.write(scrub(f"hippo hook: {' '.join(str(exc).split())} (no context "
+                               "added)\n"))
+        return ""
 
 
 def resolve_event(event: str | None, payload: dict[str, Any], agent: str = "claude-code"
@@ -113,6 +142,8 @@ def _answer(ctx: typer.Context, agent: str, event: str | None, resolved: list[st
     name = resolve_event(event, payload, agent)
     resolved.append(name)
     answer_as = str(payload.get("hook_event_name") or EVENTS[name])
+    if os.environ.get(AGENT_RUN) and name not in LEARN:
+        return "", answer_as  # hippo's own headless agent run: nothing to add
     if name in LEARN:
         flags = root_flags(ctx)
         if db is not None:
@@ -130,22 +161,22 @@ def _answer(ctx: typer.Context, agent: str, event: str | None, resolved: list[st
                    busy_timeout_ms=HOOK_WAIT_MS)
     from hippo.layers import Route
 
-    where = Route(h.project, topics)
+    where = Route(h.project, topics, agent=agent)
     if name == "session-start":
-        from hippo.cli.context import report
-        from hippo.layers import guidance, render, rule_floor
+        from hippo.cli.context import hint_layer, report
+        from hippo.layers import guidance, rule_floor
 
         parts = [rule_floor(h.db, where, budget)]
         if route or topics:
             parts.append(guidance(h.db, where))
-        text = render(parts)
-        sys.stderr.write(report(parts, text) + "\n")
         from hippo.conflicts import waiting_line
 
+        hint = hint_layer(h.settings)
         waiting = waiting_line(h.db, h.project)
-        if waiting:
-            text = f"{text}\n\n{waiting}" if text else waiting
-        return text, answer_as
+        text = "\n".join([*(p.text for p in parts if p.text),
+                          *([f"{waiting}\n"] if waiting else []), *(p.text for p in hint)])
+        sys.stderr.write(report([*parts, *hint], text) + "\n")
+        return text, answer_as  # the hint last: what to do with what the session learns
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         return "", answer_as

@@ -22,6 +22,9 @@ AGENTS = ("claude-code", "codex")
 AGENT_EVENTS = {"claude-code": ("session-start", "prompt", "session-end"),
                 "codex": ("session-start", "prompt", "stop", "session-end")}
 LEARN = ("session-end", "stop")  # answered by a background job, not by context
+# Set by `hippo extract --extractor agent` in the agent CLI it runs (`hippo.extract.agent`):
+# hippo's hooks in that headless session add nothing and learn nothing.
+AGENT_RUN = "HIPPO_AGENT_RUN"
 
 
 def read_payload() -> dict[str, Any]:
@@ -41,6 +44,8 @@ def read_payload() -> dict[str, Any]:
 
 def learn(flags: dict[str, Any], agent: str, name: str, payload: dict[str, Any]) -> str:
     """Queue the background job for the hook's transcript; what happened, in a line."""
+    if os.environ.get(AGENT_RUN):
+        return "inside hippo's own agent run (--extractor agent): nothing to learn"
     from hippo.config import load
     from hippo.maintain import session_job
 
@@ -66,9 +71,11 @@ def learn(flags: dict[str, Any], agent: str, name: str, payload: dict[str, Any])
         every = float(settings["stop_ingest_minutes"])
         if not every >= 0:
             raise HookInputError(f"stop_ingest_minutes must be 0 or more, got {every}")
+    cwd = payload.get("cwd")
     return session_job.start(agent, name, session, Path(os.path.abspath(path)),
                              db=_absolute(settings.database), flags=flags,
-                             every_minutes=every)
+                             every_minutes=every,
+                             cwd=cwd if isinstance(cwd, str) and cwd.strip() else None)
 
 
 def parse(argv: list[str]) -> tuple[dict[str, Any], str, str] | None:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -42,7 +42,10 @@ def ingest(
     At a terminal: a progress bar by bytes (rate, time left), a line per file read,
     deferred or skipped, and a readable summary; JSON lines when piped or with --json.
     Ctrl-C keeps every file already read (exit 130); a re-run resumes at the watermarks.
-    Exit 3 when some input was skipped (each one reported).
+    Exit 3 when some input was skipped (each one reported). Agents' own notes under the
+    folders read (Claude Code's auto memory) and the person's instruction files of their
+    projects (CLAUDE.md, AGENTS.md, GEMINI.md) are read into the Brain too, when they
+    changed ([agents] notes = false: not).
 
     \b
     Examples:
@@ -92,9 +95,37 @@ def ingest(
                    f"({ing.totals['chunks']} chunks); the file in progress was not stored. "
                    "Run `hippo ingest` again to resume where this run stopped")
             raise typer.Exit(130) from None
+    notes = _notes(h, roots if piped is None else [], default=not paths,
+                   emit=lambda ev: out.event(ev))
+    if notes is not None:
+        summary["notes"] = notes
     out.summary(summary)
     if partial:
         raise typer.Exit(int(ExitCode.PARTIAL))
+
+
+def _notes(h: Hippo, roots: list[Path], *, default: bool,
+           emit: Callable[[dict[str, Any]], None]) -> dict[str, Any] | None:
+    """Agents' own notes under the folders read (Claude Code's auto memory), the
+    instruction files of their projects, and by default the person's user-wide ones: read
+    into the Brain in a job of their own (`hippo.ingest.notes`; `[agents] notes = false`
+    skips it). None when there was nothing to read."""
+    from hippo import jobs
+    from hippo.agents_hint import AgentSettings
+    from hippo.ingest.notes import NotesSync, found_under, user_files
+
+    if not AgentSettings.from_settings(h.settings).notes:
+        return None
+    files = found_under(h, roots) + (user_files() if default else [])
+    if not files:
+        return None
+    with jobs.job(h.db, "notes") as run:
+        summary = NotesSync(h, run_id=run.id).run(files, emit)
+        summary.update(run_id=run.id)
+        del summary["event"]
+        run.summary = summary
+        run.outcome = "ok"
+    return summary
 
 
 @contextlib.contextmanager

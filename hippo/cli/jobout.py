@@ -68,15 +68,8 @@ def _cut(text: Any, width: int = 70) -> str:
 def describe(ev: dict[str, Any]) -> str | None:
     """One readable line for an event, or None for one not worth a line at a terminal."""
     kind = ev.get("event")
-    if kind == "file":
-        status, path = ev["status"], ev["path"]
-        if status in ("ingested", "reread"):
-            extra = f", {_n(ev['redactions'], 'secret')} redacted" if ev.get("redactions") else ""
-            return (f"{status:<9} {path}: {_n(ev['messages'], 'message')} -> "
-                    f"{_n(ev['chunks'], 'chunk')}{extra}")
-        if status == "deferred":
-            return f"deferred  {path}: {ev.get('reason', 'still being written')}"
-        return f"{status:<9} {path}: {ev.get('reason') or ''}".rstrip(": ")
+    if kind in ("file", "notes"):
+        return (_file if kind == "file" else _notes)(ev)
     if kind == "memory":
         return f"{ev.get('action', 'add'):<9} #{ev.get('id', '-')} {ev.get('type')}: {_cut(ev.get('text'))}"
     if kind == "session":
@@ -99,6 +92,28 @@ def describe(ev: dict[str, Any]) -> str | None:
     return " ".join(f"{k}={v}" for k, v in ev.items())
 
 
+def _file(ev: dict[str, Any]) -> str:
+    """A transcript file read, deferred or skipped by `hippo ingest`."""
+    status, path = ev["status"], ev["path"]
+    if status in ("ingested", "reread"):
+        extra = f", {_n(ev['redactions'], 'secret')} redacted" if ev.get("redactions") else ""
+        return (f"{status:<9} {path}: {_n(ev['messages'], 'message')} -> "
+                f"{_n(ev['chunks'], 'chunk')}{extra}")
+    if status == "deferred":
+        return f"deferred  {path}: {ev.get('reason', 'still being written')}"
+    return f"{status:<9} {path}: {ev.get('reason') or ''}".rstrip(": ")
+
+
+def _notes(ev: dict[str, Any]) -> str | None:
+    """A note file read (`hippo.ingest.notes`): what it added and what it no longer says."""
+    if ev.get("status") == "read":
+        return (f"notes     {ev['path']}: {ev.get('added', 0)} added, "
+                f"{ev.get('ended', 0)} no longer said")
+    if ev.get("status") in ("gone", "skipped"):
+        return f"notes     {ev['path']}: {ev.get('reason') or 'gone, its memories end'}"
+    return None
+
+
 def summarise(ev: dict[str, Any]) -> str:
     """The summary event as a sentence or two a person reads at a glance."""
     job = ev.get("job") or ("extract" if "extractor" in ev else "ingest" if "ingested" in ev
@@ -118,6 +133,11 @@ def summarise(ev: dict[str, Any]) -> str:
             text += "\n  skipped: " + ", ".join(f"{r} ({n})" for r, n in ev["skipped"].items())
         if ev.get("deferred"):
             text += "\n  deferred files are read by a later run once idle (--idle-minutes 0 now)"
+        notes = ev.get("notes")
+        if notes and notes.get("read"):
+            text += (f"\n  agents' notes and instruction files: {notes['read']} of "
+                     f"{notes['files']} read, {notes['added']} memories added, "
+                     f"{notes['ended']} no longer said")
         return text
     if job == "extract":
         return head + (f"{_n(ev['sessions'], 'session')}, {_n(ev['chunks'], 'chunk')}: "

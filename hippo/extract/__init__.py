@@ -2,7 +2,7 @@
 
 An extractor is a class with ONE method, `extract(session) -> list[Candidate]`; built-ins
 register by name the way plugins would (`rules`: offline patterns, `llm`: any
-OpenAI-compatible chat endpoint). `hippo.extract.run` feeds them sessions past the
+OpenAI-compatible chat endpoint, `agent`: the user's agent CLI run headless). `hippo.extract.run` feeds them sessions past the
 watermark and `hippo.extract.write` stores what they find, de-duplicated.
 """
 
@@ -40,7 +40,12 @@ def _builtins() -> tuple[tuple[str, Factory], ...]:
 
         return LlmExtractor.from_settings(h, conf)
 
-    return ("rules", rules), ("llm", llm)
+    def agent(h: Hippo, conf: ExtractSettings) -> Extractor:
+        from hippo.extract.agent import AgentExtractor
+
+        return AgentExtractor.from_settings(h, conf)
+
+    return ("rules", rules), ("llm", llm), ("agent", agent)
 
 
 _REGISTRY: Registry[Factory] = Registry("extractor", _builtins)

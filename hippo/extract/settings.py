@@ -7,6 +7,8 @@
     max_retries = 2           # llm: the openai client's own retries (429, 5xx, timeouts)
     window_chars = 24000      # llm: transcript characters per request
     similarity = 0.93         # write-time dedup: cosine at or above reinforces
+    agent_command = "claude -p --output-format json"   # agent: the agent CLI, headless
+    agent_timeout = 300.0     # agent: seconds one run of that command may take
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ class ExtractSettings:
     window_chars: int = 24_000
     similarity: float = 0.93
     temperature: float = 0.0
+    agent_command: str = ""  # empty: `--extractor agent` is refused (exit 78)
+    agent_timeout: float = 300.0
 
     @classmethod
     def from_settings(cls, settings: Settings | None, **overrides: Any) -> ExtractSettings:
@@ -46,6 +50,13 @@ class ExtractSettings:
 
 
 def _check(key: str, value: Any, kind: type) -> Any:
+    if key == "agent_command":
+        ok = isinstance(value, str) or (isinstance(value, list) and value
+                                        and all(isinstance(v, str) for v in value))
+        if not ok:
+            raise ConfigError(f"[extract] agent_command must be a command line (a string or "
+                              f"a list of strings), got {value!r}")
+        return value if isinstance(value, str) else _join(value)
     if kind is str:
         if not isinstance(value, str) or not value.strip():
             raise ConfigError(f"[extract] {key} must be a non-empty string, got {value!r}")
@@ -56,10 +67,16 @@ def _check(key: str, value: Any, kind: type) -> Any:
         ok = ok and value == int(value)
     if key == "similarity":
         ok = ok and 0 < value <= 1
-    if key in ("timeout", "window_chars"):
+    if key in ("timeout", "window_chars", "agent_timeout"):
         ok = ok and value > 0
     if not ok:
         raise ConfigError(f"[extract] {key} must be a {'whole ' if kind is int else ''}"
                           f"number{' in (0, 1]' if key == 'similarity' else ' >= 0'}, "
                           f"got {value!r}")
     return kind(value)
+
+
+def _join(argv: list[str]) -> str:
+    import shlex
+
+    return shlex.join(argv)

@@ -13,6 +13,7 @@ from hippo.layers.floor import (
     Route,
     guidance,
     guidance_candidates,
+    remember_hint,
     rule_candidates,
     rule_floor,
 )
@@ -20,5 +21,5 @@ from hippo.layers.pack import Packed, pack, render
 from hippo.layers.sizes import layer_sizes
 
 __all__ = ["FLOOR_BUDGET", "GUIDANCE_BUDGET", "Packed", "Route", "guidance",
-           "guidance_candidates", "layer_sizes", "pack", "render", "rule_candidates",
-           "rule_floor"]
+           "guidance_candidates", "layer_sizes", "pack", "remember_hint", "render",
+           "rule_candidates", "rule_floor"]

@@ -7,6 +7,10 @@ A rule or preference a machine wrote (extraction, or an agent) loads only once a
 verified it (`hippo verify`, which sets `verified_at`) or pinned it: these layers reach
 every session unasked, and a transcript must not be able to plant instructions there.
 Until then it waits for review (`hippo list --unverified`); search finds it either way.
+
+A route for an agent (`Route.agent`) leaves out what that agent already loads by itself:
+memories read from its own instruction files and notes carry the tag `loaded-by:AGENT`
+(`hippo.ingest.notes`), so they reach every other agent but are not injected twice.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from hippo.agents_hint import loaded_by
 from hippo.layers.pack import Packed, pack
 from hippo.records import to_record
 
@@ -32,6 +37,7 @@ class Route:
     project: str | None
     topics: tuple[str, ...] = ()
     all_projects: bool = False
+    agent: str | None = None  # the agent the layer is for: what it loads itself stays out
 
     def scope(self, *, with_topics: bool) -> Scope:
         """The memories the route covers, as the store takes them."""
@@ -51,14 +57,33 @@ class Route:
         return where
 
 
+    def admits(self, record: dict[str, Any]) -> bool:
+        """Whether the route's agent does not already load `record` by itself."""
+        return self.agent is None or loaded_by(self.agent) not in (record.get("tags") or ())
+
+
 def rule_candidates(db: Store, route: Route) -> list[dict[str, Any]]:
     """Current rules of the route's project and global ones, in floor order (topics ignored)."""
-    return [to_record(r) for r in db.context.rules(route.scope(with_topics=False))]
+    return [rec for rec in map(to_record, db.context.rules(route.scope(with_topics=False)))
+            if route.admits(rec)]
 
 
 def guidance_candidates(db: Store, route: Route) -> list[dict[str, Any]]:
     """Current procedural memories (not rules) of the route; with topics, those tagged with any."""
-    return [to_record(r) for r in db.context.guidance(route.scope(with_topics=True))]
+    return [rec for rec in map(to_record, db.context.guidance(route.scope(with_topics=True)))
+            if route.admits(rec)]
+
+
+def remember_hint(budget: int | None = None) -> Packed:
+    """The hint that tells an agent when to write a memory (`hippo.agents_hint`), as a layer
+    of its own: its budget is its size, apart from the rules' budget."""
+    from hippo import tokens
+    from hippo.agents_hint import HEADING, section
+
+    text = section()
+    cost = tokens.count(text)
+    return Packed("remember", HEADING.lstrip("# "), cost if budget is None else budget,
+                  text=text, tokens=cost)
 
 
 def rule_floor(db: Store, route: Route, budget: int = FLOOR_BUDGET) -> Packed:

@@ -37,7 +37,7 @@ def lexical(h: Hippo, prompt: str, route: Route, limit: int = LIMIT) -> list[dic
     if terms is None:
         return []
     rows = h.db.context.lexical(terms, route.scope(with_topics=False), limit)
-    return [to_record(r) for r in rows]
+    return [rec for rec in map(to_record, rows) if route.admits(rec)]
 
 
 def has_pipeline() -> bool:
@@ -57,7 +57,9 @@ def recall(h: Hippo, prompt: str, route: Route, limit: int = LIMIT,
 
     projects = None if route.all_projects else tuple(dict.fromkeys((route.project, None)))
     found = search(h, prompt, limit=limit, projects=projects)
-    return [r for r in found.results if r["score"] >= min_score], list(found.degraded)
+    # What the route's agent loads by itself (its CLAUDE.md, its notes) is not said again.
+    return ([r for r in found.results if r["score"] >= min_score and route.admits(r)],
+            list(found.degraded))
 
 
 def render(records: list[dict[str, Any]], budget: int) -> str:

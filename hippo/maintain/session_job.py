@@ -128,7 +128,8 @@ def _rotate(log: Path) -> None:
 
 
 def start(agent: str, event: str, session: str, transcript: Path, *, db: Path | str,
-          flags: dict[str, str], every_minutes: float | None = None) -> str:
+          flags: dict[str, str], every_minutes: float | None = None,
+          cwd: str | None = None) -> str:
     """Queue the background job for one transcript and return what happened, in a line.
 
     `every_minutes` (Codex `Stop`): a job ran for this session less than that long ago, so
@@ -171,6 +172,8 @@ def start(agent: str, event: str, session: str, transcript: Path, *, db: Path | 
             argv += ["--embedder", str(flags["embedder"])]
         if not_before is not None:
             argv += ["--not-before", repr(not_before)]
+        if cwd:  # the project whose instruction files and notes the job reads too
+            argv += ["--cwd", cwd]
         job = _job(state, run)
         job.update(db=display(db), agent=agent, event=event, session=session,
                    path=str(transcript), queued_at=_now_iso(), outcome="queued",
@@ -220,7 +223,7 @@ def summary(db: str) -> dict[str, Any]:
 
 def _brief(job: dict[str, Any]) -> dict[str, Any]:
     keys = ("run", "outcome", "agent", "event", "session", "path", "finished_at", "step",
-            "error", "ingest", "extract")
+            "error", "ingest", "extract", "notes")
     return {k: job[k] for k in keys if job.get(k) is not None}
 
 
@@ -268,9 +271,11 @@ def waiting_job(db: Store, name: str, deadline: float) -> Iterator[Run]:
 
 
 def learn(h: Hippo, agent: str, path: Path, out: dict[str, Any], *,
-          emit: Callable[[dict[str, Any]], None], wait_s: float = LOCK_WAIT_S) -> None:
-    """Ingest one transcript (idle gate skipped), then extract; `out` gets each step's
-    summary as it ends (`step` names the one in progress, for a failure's record)."""
+          emit: Callable[[dict[str, Any]], None], wait_s: float = LOCK_WAIT_S,
+          cwd: str | None = None) -> None:
+    """Ingest one transcript (idle gate skipped), then extract, then read the instruction
+    files and agent notes of the session's project (`cwd`); `out` gets each step's summary
+    as it ends (`step` names the one in progress, for a failure's record)."""
     from hippo.extract import get
     from hippo.extract.run import Extraction
     from hippo.extract.settings import ExtractSettings
@@ -310,7 +315,30 @@ def learn(h: Hippo, agent: str, path: Path, out: dict[str, Any], *,
                                               "reinforced", "sessions_skipped")}
     if summary["sessions_skipped"]:
         out["outcome"] = "partial"
+    if cwd:
+        out["step"] = "notes"
+        _notes(h, cwd, out, deadline)
     del out["step"]
+
+
+def _notes(h: Hippo, cwd: str, out: dict[str, Any], deadline: float) -> None:
+    """The project's instruction files and Claude Code's notes of it (`hippo.ingest.notes`;
+    off with `[agents] notes = false`); the user-wide ones are `hippo ingest`'s."""
+    from hippo.agents_hint import AgentSettings
+    from hippo.ingest.notes import NotesSync, project_files
+    from hippo.project import locate, of_session
+
+    if not AgentSettings.from_settings(h.settings).notes:
+        return
+    root = locate(cwd).root or cwd
+    files = project_files(root, of_session(h.db, root))
+    if not files:
+        return
+    with waiting_job(h.db, "notes", deadline) as run:
+        summary = NotesSync(h, run_id=run.id).run(files, lambda ev: None)
+        run.summary = {**summary, "run_id": run.id}
+        run.outcome = "ok"
+    out["notes"] = {k: summary[k] for k in ("files", "read", "added", "ended")}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -323,6 +351,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--db")  # absent: HIPPO_DB (a server's URL travels there)
     p.add_argument("--embedder")
     p.add_argument("--not-before", type=float)
+    p.add_argument("--cwd")
     args = p.parse_args(argv)
     os.nice(10)  # a background job: the agent and the person come first
     if args.not_before:
@@ -341,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
             if event.get("event") in ("file", "session"):
                 sys.stdout.buffer.write(dumps({**event, "run": args.run}))
 
-        learn(h, args.agent, Path(args.path), result, emit=emit)
+        learn(h, args.agent, Path(args.path), result, emit=emit, cwd=args.cwd)
     except Exception as exc:  # noqa: BLE001 - every failure is recorded, then the job ends
         from hippo.errors import BusyError, HippoError, scrub
 

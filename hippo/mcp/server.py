@@ -17,6 +17,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from hippo import __version__
+from hippo.agents_hint import REMEMBER_HINT, AgentSettings
 from hippo.errors import HippoError, scrub
 from hippo.mcp.engine import Engine
 from hippo.records import MAX_ID
@@ -25,10 +26,10 @@ INSTRUCTIONS = """\
 hippo is this user's long-term memory for coding work: curated memories (rules, decisions,
 facts, procedures, tasks) and an archive of past session transcripts, for the project of
 the directory the agent runs in plus global ones. Call `search` before answering anything
-that depends on how this project or this user works; call `remember` when you learn
-something durable a future session should know (a decision and its reason, a fix that
-worked, a convention, a preference the user stated). Do not store secrets, one-off
-command output, or what the code itself already says."""
+that depends on how this project or this user works. {remember} Do not store secrets,
+one-off command output, or what the code itself already says."""
+REMEMBER_PLAIN_INSTRUCTION = ("Call `remember` when you learn something durable a future "
+                              "session should know.")
 
 Text = Annotated[str, Field(description="A self-contained statement, one fact or decision "
                                         "per memory, readable without this conversation.")]
@@ -58,10 +59,30 @@ def _error(line: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=scrub(line))], is_error=True)
 
 
+REMEMBER = """\
+Store one durable memory for future sessions (authored by the machine).
+
+Re-storing a statement that exists reinforces it instead of duplicating it. Returns
+{"action": "added" or "reinforced", "id", ...}. Secrets are masked before storing. Not for
+scratch notes, command output, or what the code already says; a session has a bounded
+number of writes. A rule or preference you store is found by search at once but joins the
+always-loaded rule floor only after a person verifies it."""
+REMEMBER_PLAIN = ("Call it when you learn something a later session should know. One "
+                  "statement per call, written to stand alone.")
+
+
+def remember_description(hint: bool) -> str:
+    """The `remember` tool's description: when to call it is `hippo.agents_hint`'s one
+    text (`[agents] remember_hint = false`: a plain sentence instead)."""
+    head, _, rest = REMEMBER.partition("\n\n")
+    return f"{head}\n\n{REMEMBER_HINT if hint else REMEMBER_PLAIN}\n\n{rest}"
+
+
 def build(engine: Engine) -> MCPServer:
     """The server with every tool bound to `engine`."""
-    server = MCPServer("hippo", version=__version__, instructions=INSTRUCTIONS,
-                       log_level="WARNING")
+    hint = AgentSettings.from_settings(engine.h.settings).remember_hint
+    server = MCPServer("hippo", version=__version__, instructions=INSTRUCTIONS.format(
+        remember=REMEMBER_HINT if hint else REMEMBER_PLAIN_INSTRUCTION), log_level="WARNING")
     e = engine
 
     @server.tool(annotations=READ)
@@ -92,7 +113,7 @@ def build(engine: Engine) -> MCPServer:
                                        project=project, min_score=min_score,
                                        all_projects=all_projects))
 
-    @server.tool(annotations=WRITE)
+    @server.tool(annotations=WRITE, description=remember_description(hint))
     def remember(
         text: Text,
         type: Annotated[str, Field(description="rule, decision, fact, procedure, preference, "
@@ -110,17 +131,6 @@ def build(engine: Engine) -> MCPServer:
                                                          "preference of the user's, not of "
                                                          "this codebase).")] = False,
     ) -> CallToolResult:
-        """Store one durable memory for future sessions (authored by the machine).
-
-        Call it when you learn something a later session should know: a decision and its
-        reason, a convention, a fix that worked, the user's stated preference, a task left
-        open. One statement per call, written to stand alone. Re-storing a statement that
-        exists reinforces it instead of duplicating it. Returns {"action": "added" or
-        "reinforced", "id", ...}. Secrets are masked before storing. Not for scratch notes,
-        command output, or what the code already says; a session has a bounded number of
-        writes. A rule or preference you store is found by search at once but joins the
-        always-loaded rule floor only after a person verifies it.
-        """
         return answer(lambda: e.remember(text, type, importance=importance, tags=tags or (),
                                          project=project, global_=global_memory))
 

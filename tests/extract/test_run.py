@@ -171,7 +171,7 @@ def test_lock_held_is_exit_75(cli, ingest, db_path: Path) -> None:
 def test_unknown_extractor_is_a_usage_error(cli) -> None:
     r = cli("extract", "--extractor", "magic")
     assert r.exit_code == 2 and r.stderr.strip() == (
-        "hippo: unknown extractor 'magic'; known: llm, rules")
+        "hippo: unknown extractor 'magic'; known: agent, llm, rules")
 
 
 def test_unknown_extractor_in_the_config_is_exit_78(cli, isolated_home: Path) -> None:

@@ -32,7 +32,7 @@ def test_builtins_load_on_first_use_and_a_plugin_registered_first_keeps_its_name
 
 
 @pytest.mark.parametrize(("module", "factory", "builtins"), [
-    ("hippo.extract", "lambda h, conf: None", ["llm", "rules"]),
+    ("hippo.extract", "lambda h, conf: None", ["agent", "llm", "rules"]),
     ("hippo.embed", "lambda settings: None", ["hash", "local", "openai"]),
 ])
 def test_registering_first_keeps_the_builtins(module, factory, builtins) -> None:

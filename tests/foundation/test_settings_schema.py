@@ -15,6 +15,7 @@ def _fields(cls: type) -> set[str]:
 
 
 def test_the_schema_lists_every_field_the_owning_modules_read() -> None:
+    from hippo.agents_hint import AgentSettings
     from hippo.extract.settings import ExtractSettings
     from hippo.maintain.settings import MaintainParams
     from hippo.mcp.params import McpParams
@@ -29,6 +30,7 @@ def test_the_schema_lists_every_field_the_owning_modules_read() -> None:
     assert set(t["extract"]) == _fields(ExtractSettings)
     assert set(t["mcp"]) == _fields(McpParams)
     assert set(t["serve"]) == _fields(ServeParams)
+    assert set(t["agents"]) == _fields(AgentSettings)
     assert set(t["guard"]["*"]) == _fields(Limits)
     assert set(t["types"]["*"]) == _fields(MemType) - {"name"}
     assert not set(t) & {o.name for o in config.OPTIONS}

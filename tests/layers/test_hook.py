@@ -35,7 +35,7 @@ def test_session_start(cli, rules_db: Path, repo: Path) -> None:
     (out,) = r.records
     assert out == {"hookSpecificOutput": {
         "hookEventName": "SessionStart",
-        "additionalContext": cli("context", "--project", "A").stdout}}
+        "additionalContext": cli("context", "--project", "A", "--agent", "claude-code").stdout}}
     assert out["hookSpecificOutput"]["additionalContext"].startswith("## Rules (project: A)\n")
     same = cli("hook", "claude-code", "session-start", "--plain",
                input=payload(repo, "SessionStart", source="compact"))
@@ -115,11 +115,14 @@ def test_errors_never_break_the_agent(cli, args: list[str], stdin: str, why: str
 
 
 def test_database_error_in_a_real_process(hippo_proc, tmp_path: Path, repo: Path) -> None:
-    missing = tmp_path / "missing" / "dir" / "h.db"  # nothing stored yet: nothing to say
+    from hippo.agents_hint import section
+
+    missing = tmp_path / "missing" / "dir" / "h.db"  # nothing stored yet: the hint alone
     out = subprocess.run([sys.executable, "-m", "hippo", "--db", str(missing), "hook",
-                          "claude-code"], input=payload(repo, "SessionStart", source="startup"),
+                          "claude-code", "--plain"],
+                         input=payload(repo, "SessionStart", source="startup"),
                          capture_output=True, text=True, check=False)
-    assert (out.returncode, out.stdout, out.stderr) == (0, "", "")
+    assert (out.returncode, out.stdout, out.stderr) == (0, section(), "")
     assert not missing.parent.exists()
     bad = tmp_path / "notes.txt"  # not a database at all: one line, never the agent's failure
     bad.write_text("my notes\n")
@@ -129,8 +132,9 @@ def test_database_error_in_a_real_process(hippo_proc, tmp_path: Path, repo: Path
     assert out.returncode == 0 and out.stdout == ""
     assert out.stderr.startswith("hippo hook: ") and out.stderr.count("\n") == 1
     assert bad.read_text() == "my notes\n"
-    ok = hippo_proc(["hook", "claude-code"], input=payload(repo, "SessionStart", source="resume"))
-    assert ok.returncode == 0 and ok.stdout == ""  # empty database: nothing to add
+    ok = hippo_proc(["hook", "claude-code", "--plain"],
+                    input=payload(repo, "SessionStart", source="resume"))
+    assert ok.returncode == 0 and ok.stdout == section()  # empty database: no rules
 
 
 @pytest.mark.parametrize("pipeline", [True, False], ids=["search", "lexical"])

@@ -56,7 +56,7 @@ def test_session_start_answers_what_codex_reads(hippo_proc, rules_db: Path, repo
         out = orjson.loads(r.stdout)
         assert out == {"hookSpecificOutput": {
             "hookEventName": "SessionStart",
-            "additionalContext": cli("context", "--project", "A").stdout}}
+            "additionalContext": cli("context", "--project", "A", "--agent", "codex").stdout}}
         assert out["hookSpecificOutput"]["additionalContext"].startswith("## Rules (project: A)")
 
 

@@ -42,10 +42,14 @@ def floor(cli, **kw: Path) -> tuple[str, str]:
 
 
 def session_start(cli, repo: Path) -> str:
+    """The hook's rules: what it prints before the remember hint it ends with."""
+    from hippo.agents_hint import section
+
     r = cli("hook", "claude-code", "session-start", "--plain",
             input=payload(repo, "SessionStart", source="startup"))
     assert r.exit_code == 0, r.stderr
-    return r.stdout
+    assert r.stdout.endswith(section())
+    return r.stdout.removesuffix(section()).removesuffix("\n")
 
 
 def found(cli, query: str) -> list[int]:

@@ -75,6 +75,8 @@ def test_a_file_that_is_not_sqlite_is_refused(cli, tmp_path: Path) -> None:
 
 def test_read_commands_never_create_a_database(cli, tmp_path: Path, db_path: Path,
                                                isolated_home: Path) -> None:
+    from hippo.agents_hint import section
+
     nothing = (f"hippo: database {display(db_path)} has no hippo store yet: nothing stored "
                "(`hippo add` or `hippo ingest` creates it)" if is_server(db_path) else
                f"hippo: no database at {db_path} yet: nothing stored "
@@ -83,11 +85,12 @@ def test_read_commands_never_create_a_database(cli, tmp_path: Path, db_path: Pat
         r = cli(*args)
         assert r.exit_code == 0 and r.stdout == "", (args, r.stderr)
         assert lines(r.stderr) == [nothing], args
-    for event in ("session-start", "prompt"):  # a hook: nothing at all
+    for event in ("session-start", "prompt"):  # a hook: no rules, no memories
         payload = orjson.dumps({"hook_event_name": event, "prompt": "how do we deploy",
                                 "cwd": str(tmp_path)}).decode()
-        r = cli("hook", "claude-code", input=payload)
-        assert (r.exit_code, r.stdout, r.stderr) == (0, "", "")
+        r = cli("hook", "claude-code", "--plain", input=payload)
+        hint = section() if event == "session-start" else ""  # only when to remember
+        assert (r.exit_code, r.stdout, r.stderr) == (0, hint, "")
     if is_server(db_path):  # not a table, not a type, not the migrations ledger
         import psycopg
 
