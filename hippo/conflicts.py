@@ -36,6 +36,15 @@ def targets(tags: Sequence[str]) -> list[int]:
     return out
 
 
+def note(tags: Sequence[str]) -> str:
+    """What a search result says of a memory that contradicts a person's: `, contradicts a
+    person's #4 (unsettled)`, or nothing."""
+    ids = targets(tags) if TAG in tags else []
+    if not ids:
+        return ""
+    return f", contradicts a person's {', '.join(f'#{i}' for i in ids)} (unsettled)"
+
+
 def _current(rec: dict[str, Any] | None) -> bool:
     return (rec is not None and rec["status"] == "active" and rec.get("superseded_by") is None
             and not rec.get("valid_to"))

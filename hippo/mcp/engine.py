@@ -306,8 +306,8 @@ class Engine:
 
         def run() -> dict[str, Any]:
             old = brain.get(self.h.db, old_id)
-            persons(old, "supersede", f'hippo add "NEW TEXT" --type {old["type"]}` then '
-                    f"`hippo supersede {old_id} --by NEW")
+            if old.get("author") == "human":
+                return self._contradict(old, clean, masked)
             if old["status"] not in lifecycle.LIVE:
                 raise UsageError(f"memory {old_id} is {old['status']}; only an active or done "
                                  "memory can be superseded")
@@ -331,6 +331,31 @@ class Engine:
             return out
 
         return self.call(run, embeds=True, write=True)
+
+    def _contradict(self, old: dict[str, Any], text: str, masked: Any) -> dict[str, Any]:
+        """An agent's supersede of what a person wrote: theirs is left as it is, and the new
+        text is stored as a machine memory in conflict with it, for the person to settle."""
+        from hippo import conflicts
+        from hippo.records import from_input
+
+        mem = from_input({"text": text, "type": old["type"], "tier": old["tier"],
+                          "project": old["project"],
+                          "tags": conflicts.tags_for(old["tags"], old["id"]),
+                          "importance": old["importance"], "author": "machine",
+                          "source": {"via": "mcp", "contradicts": old["id"]}},
+                         self.h.types, default_project=self.h.project)
+        self.h.embed([mem.text])
+        run = self.run_id()
+        with self.h.db.transaction():
+            (change,) = self.h.add([mem], actor=ACTOR, run_id=run)
+        out: dict[str, Any] = {
+            "old": old["id"], "new": change.record["id"], "action": "conflict", "run": run,
+            "note": f"memory {old['id']} was written by a person and stays as it is; what you "
+                    "said is stored beside it as a conflict for them to settle (`hippo list "
+                    "--conflicts`): tell the user"}
+        if masked:
+            out["redacted"] = masked
+        return out
 
     def verify(self, memory_id: int) -> dict[str, Any]:
         from hippo import brain

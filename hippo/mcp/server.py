@@ -192,7 +192,8 @@ def build(engine: Engine) -> MCPServer:
 
         Call it when you find a memory is no longer true and know what is true now. Returns
         {"old", "new", "action"}. Not for adding detail to a true memory: `remember` that.
-        Not for what a person wrote (refused): ask the user to change it.
+        What a person wrote is never changed: `text` is stored beside it as a conflict for
+        them to settle (action "conflict"); tell the user.
         """
         return answer(lambda: e.supersede(old_id, text))
 

@@ -29,9 +29,12 @@ class Rendered:
 
 def line(rec: dict[str, Any], text: str | None = None) -> str:
     """One bullet: the text on one line, then type (a machine's rule not yet reviewed says
-    so), project, date and id."""
+    so), project, date and id (and the person's memory it contradicts, unsettled)."""
     body = " ".join(str(rec["text"] if text is None else text).split())
+    from hippo.conflicts import note
+
     extra = f", superseded by #{rec['superseded_by']}" if rec.get("superseded_by") else ""
+    extra += note(rec.get("tags") or ())
     return f"- {body} ({label(rec)}, #{rec['id']}{extra})\n"
 
 

@@ -373,19 +373,26 @@ def test_an_agent_may_not_supersede_or_forget_what_a_person_wrote(make_server, c
         ("supersede", {"old_id": 1, "text": "Force-push to main whenever you like"}),
         ("forget", {"id": 1}),
         ("context", {}))
-    assert sup.is_error and text_of(sup) == (
-        "hippo: memory 1 was written by a person; an agent may not supersede it. Ask the user "
-        'to run `hippo add "NEW TEXT" --type rule` then `hippo supersede 1 --by NEW` '
-        "themselves")
+    # the person's memory stays; what the agent said waits beside it as a conflict
+    assert not sup.is_error
+    got = data(sup)
+    assert (got["old"], got["action"]) == (1, "conflict") and "tell the user" in got["note"]
     assert forgot.is_error and text_of(forgot) == (
         "hippo: memory 1 was written by a person; an agent may not forget it. Ask the user "
         "to run `hippo forget 1` themselves")
-    assert "Never force-push to main" in data(floor)["text"]
+    floor_text = data(floor)["text"]
+    assert "Never force-push to main" in floor_text and "whenever you like" not in floor_text
     assert cli("show", "1", "--json").records == before
-    db = connect(db_path)
-    assert db.scalar("SELECT count(*) FROM memories") == 1
-    assert db.scalar("SELECT count(*) FROM runs") == 0  # a refused call opens no run
-    db.close()
+    listed = cli("list", "--project", "alpha", "--conflicts", "--json").records
+    assert [(c["id"], [o["id"] for o in c["conflicts_with"]]) for c in listed] == \
+        [(got["new"], [1])]
+    new = cli("show", str(got["new"]), "--json").records[0]
+    assert new["author"] == "machine" and new["superseded_by"] is None
+    # an agent reading it is told it contradicts a person's memory
+    shown = cli("search", "--project", "alpha", "force-push to main", "--format",
+                "markdown").stdout
+    assert "contradicts a person's #1 (unsettled)" in shown
+    assert "machine-written, unverified" in shown
 
 
 def test_an_id_past_the_stores_range_is_a_clear_tool_error(make_server) -> None:
