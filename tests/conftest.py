@@ -38,6 +38,11 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HIPPO_HOME", str(home))
+    # The user's own agents' files (~/.claude, ~/.codex, ~/.gemini) are not the test's:
+    # `hippo ingest` reads them by default, `hippo doctor` lists what they set up.
+    user = tmp_path / "user-home"
+    user.mkdir()
+    monkeypatch.setenv("HOME", str(user))
     monkeypatch.setenv("HIPPO_PROJECT", "testproj")
     monkeypatch.setenv("HIPPO_NO_PROGRESS", "1")
     # No call in a test uses or starts a warm server (`hippo serve`) unless the test says
