@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from hippo.store.location import is_server
@@ -40,16 +41,7 @@ def connect(path: Path | str, *, busy_timeout_ms: int = 5000, mode: Mode = "writ
     """Open the store at `path`: a SQLite file (`hippo.store.sqlite.database.connect`), or
     a PostgreSQL server when `path` is a `postgresql://` URL (`hippo.store.postgres`)."""
     if is_server(path):
-        try:
-            from hippo.store.postgres.database import connect as pg_connect
-        except ModuleNotFoundError as exc:
-            if not (exc.name or "").startswith("psycopg"):
-                raise
-            from hippo.errors import ConfigError
-
-            raise ConfigError("a postgresql:// database needs the PostgreSQL driver, which "
-                              "is not installed: pip install 'hippo[postgres]'") from None
-        return pg_connect(str(path), busy_timeout_ms=busy_timeout_ms, mode=mode, check=check,
+        return postgres("database").connect(str(path), busy_timeout_ms=busy_timeout_ms, mode=mode, check=check,
                           migrate=migrate)
     from hippo.store.sqlite.database import connect as sqlite_connect
 
@@ -93,3 +85,18 @@ def __getattr__(name: str) -> object:
 
         return getattr(base, name)
     raise AttributeError(f"module 'hippo.store' has no attribute {name!r}")
+
+
+def postgres(module: str) -> ModuleType:
+    """`hippo.store.postgres.MODULE`, or one line saying the driver is missing (exit 78)."""
+    import importlib
+
+    try:
+        return importlib.import_module(f"hippo.store.postgres.{module}")
+    except ModuleNotFoundError as exc:
+        if not (exc.name or "").startswith("psycopg"):
+            raise
+        from hippo.errors import ConfigError
+
+        raise ConfigError("a postgresql:// database needs the PostgreSQL driver, which "
+                          "is not installed: pip install 'hippo[postgres]'") from None

@@ -6,7 +6,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
-from hippo.errors import ConfigError, UsageError
+from hippo.errors import UsageError
 from hippo.store.location import is_server
 
 
@@ -14,14 +14,9 @@ def _backend(url: str) -> ModuleType:
     if not is_server(url):
         raise UsageError("`hippo team` sets up a PostgreSQL store: give --db postgresql://... "
                          "(an administrator's URL)")
-    try:
-        from hippo.store.postgres import team
-    except ModuleNotFoundError as exc:
-        if not (exc.name or "").startswith("psycopg"):
-            raise
-        raise ConfigError("a postgresql:// database needs the PostgreSQL driver, which "
-                          "is not installed: pip install 'hippo[postgres]'") from None
-    return team
+    from hippo.store import postgres
+
+    return postgres("team")
 
 
 def init(url: str, team: str, schema: str | None = None) -> dict[str, Any]:

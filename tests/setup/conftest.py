@@ -5,7 +5,6 @@ store (so whatever a hook or server installed here runs, it never touches a real
 from __future__ import annotations
 
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -111,26 +110,10 @@ def store(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def hippo(store: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
-    """`hippo --db STORE ARGS...` through the real entry point, in-process."""
-    from typer.testing import CliRunner
-
-    from hippo.cli.main import main
-
-    def run(*args: str) -> Result:
-        code = 0
-        with CliRunner().isolation() as (out, err, _):
-            monkeypatch.setattr(sys, "argv", ["hippo", "--db", str(store), *args])
-            try:
-                main()
-            except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-            finally:
-                sys.stdout.flush()
-                sys.stderr.flush()
-            return Result(code, out.getvalue().decode(), err.getvalue().decode())
-
-    return run
+def hippo(store: Path, cli: Callable[..., Result]) -> Callable[..., Result]:
+    """`hippo --db STORE ARGS...` through the real entry point, in-process (the shared
+    `cli` fixture, with the default embedder)."""
+    return lambda *args: cli(*args, db=store, embedder=None)
 
 
 def put(path: Path, data: bytes) -> Path:
