@@ -30,6 +30,7 @@ class Change:
     before: bytes | None
     after: bytes | None
     action: str  # written, created, unchanged, restored, removed, deleted, absent
+    fresh: bool = True  # `before` holds none of hippo's entries
 
     @property
     def differs(self) -> bool:
@@ -71,18 +72,27 @@ def plan(agent: str, scope: str, cwd: str, hippo: list[str]) -> list[Change]:
         before = files.read(target.path)
         doc = fmt.load(before or b"", str(target.path))
         old = copy.deepcopy(fmt.plain(doc))
-        if target.hooks:
-            entries.put_hooks(doc, target.hooks, fmt.kind)
-        if target.server:
-            entries.put_server(doc, *target.server[:1], "hippo", target.server[1], fmt.kind)
-        if target.member:
-            entries.put_member(doc, *target.member)
+        try:
+            _put(target, doc, fmt.kind)
+        except entries.Misshapen as exc:
+            raise ConfigError(f"{target.path}: {exc}; fix or move it, nothing was "
+                              "written") from None
+        fresh = before is None or not _strip(target, fmt.load(before, str(target.path)))
         if before is not None and fmt.plain(doc) == old:
-            out.append(Change(target, before, before, "unchanged"))
+            out.append(Change(target, before, before, "unchanged", fresh))
         else:
             out.append(Change(target, before, fmt.dump(doc),
-                              "written" if before is not None else "created"))
+                              "written" if before is not None else "created", fresh))
     return out
+
+
+def _put(target: Target, doc: Any, kind: entries.Kind) -> None:
+    if target.hooks:
+        entries.put_hooks(doc, target.hooks, kind)
+    if target.server:
+        entries.put_server(doc, *target.server[:1], "hippo", target.server[1], kind)
+    if target.member:
+        entries.put_member(doc, *target.member)
 
 
 def _strip(target: Target, doc: Any) -> bool:
@@ -156,14 +166,26 @@ def apply(changes: list[Change], agent: str, scope: str, state: files.State, *,
             if removing:
                 state.forget(path)
             else:
-                prior = state.get(path)
-                state.wrote(path, ch.after or b"", agent=agent, scope=scope,
-                            existed=ch.before is not None, saved=saved,
-                            made_dirs=made if prior is None else prior["made_dirs"])
+                _record(state, ch, agent, scope, saved, made)
         elif removing and ch.action == "absent":
             state.forget(path)
         records.append(rec)
     return records
+
+
+def _record(state: files.State, ch: Change, agent: str, scope: str, saved: Path | None,
+            made: list[str]) -> None:
+    """What `--remove` will need. A file changed since setup last wrote it (replaced, or
+    rewritten by its client) starts a new record: what setup wrote before is not what
+    the file held. The bytes before are the original only when they hold nothing of
+    hippo's (an older install's entries are never put back)."""
+    prior = state.get(ch.target.path)
+    if prior is not None and prior.get("written") != files.digest(ch.before):
+        state.forget(ch.target.path)
+        prior = None
+    state.wrote(ch.target.path, ch.after or b"", agent=agent, scope=scope,
+                existed=ch.before is not None, saved=saved if ch.fresh else None,
+                made_dirs=made if prior is None else prior["made_dirs"])
 
 
 def dry_run(changes: list[Change]) -> str:
