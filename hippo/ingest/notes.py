@@ -230,10 +230,11 @@ class NotesSync:
     def _apply(self, nf: NoteFile, notes: Sequence[Note], key: str,
                digest: str) -> dict[str, int]:
         from hippo.records import normalise_text
+        from hippo.redact import redact_text
 
         db = self.h.db
         before = self._current([file_tag(nf.path)], nf.project)
-        said = {normalise_text(n.text): n for n in notes}
+        said = {normalise_text(redact_text(n.text)): n for n in notes}  # as it is stored
         known = {normalise_text(r["text"]): r for r in before}
         new = [n for k, n in said.items() if k not in known]
         gone = [r for k, r in known.items() if k not in said]

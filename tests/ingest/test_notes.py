@@ -225,3 +225,20 @@ def test_a_session_ending_in_the_project_reads_its_files(hippo_proc, shop, db_pa
     assert mems["Always run `make lint` before committing."]["project"] == "shop"
     assert mems["`ConnectionResetError` on idle sockets: fixed by "
                 "`health_check_interval=30`"]["source"]["file"] == str(notes / "MEMORY.md")
+
+
+def test_a_masked_line_the_file_still_says_holds(cli, shop, db_path: Path) -> None:
+    """A line with a secret is stored masked; an edit elsewhere in the file does not end
+    it (the file still says it), and the re-read adds nothing for it."""
+    root, _ = shop
+    key = "export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY for CI"
+    (root / "CLAUDE.md").write_text(CLAUDE_MD.replace(
+        "## Conventions\n", f"## Conventions\n- {key}\n"))
+    ingest(cli)
+    masked = next(m for t, m in current(db_path).items() if "AWS_SECRET_ACCESS_KEY" in t)
+    assert "wJalrXUtnFEMI" not in masked["text"]
+    (root / "CLAUDE.md").write_text(CLAUDE_MD.replace(
+        "## Conventions\n", f"## Conventions\n- {key}\n").replace("pnpm", "yarn"))
+    summary = ingest(cli)["notes"]
+    assert (summary["added"], summary["ended"]) == (1, 1)
+    assert masked["text"] in current(db_path)
