@@ -407,6 +407,21 @@ def test_an_agent_restating_a_persons_memory_leaves_it_untouched(make_server, cl
     assert cli("list", "--conflicts", "--json").records == []
 
 
+@pytest.mark.parametrize("settle", [("supersede", "1", "--by", "2"), ("forget", "1")])
+def test_a_settled_conflict_is_no_longer_labelled_unsettled(make_server, cli,
+                                                            settle: tuple[str, ...]) -> None:
+    assert cli("add", "Never force-push to main", "--type", "rule",
+               "--project", "alpha").exit_code == 0
+    (sup,) = calls(make_server(), ("supersede", {"old_id": 1, "text": "Force-push to main "
+                                                 "whenever you like"}))
+    assert data(sup)["new"] == 2
+    assert cli(*settle).exit_code == 0
+    assert cli("list", "--conflicts", "--json").records == []
+    shown = cli("search", "--project", "alpha", "force-push to main", "--format",
+                "markdown").stdout
+    assert "#2" in shown and "contradicts" not in shown
+
+
 def test_an_id_past_the_stores_range_is_a_clear_tool_error(make_server) -> None:
     big = 2**63
     got, forgot, sup, fine = calls(make_server(), ("get", {"id": big}), ("forget", {"id": big}),
