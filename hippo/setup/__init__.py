@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hippo.errors import ConfigError, UsageError
+from hippo.errors import ConfigError, HippoError, UsageError
 from hippo.setup import entries, files
 from hippo.setup.clients import CLIENTS, SCOPES, Client, Target
 from hippo.setup.formats import of
@@ -147,30 +147,57 @@ def _same(fmt: Any, data: bytes, doc: Any, path: str) -> bool:
 
 def apply(changes: list[Change], agent: str, scope: str, state: files.State, *,
           removing: bool = False) -> list[dict[str, Any]]:
-    """Write the changes, each file's backup first; one record per file."""
-    records = []
-    for ch in changes:
-        path = ch.target.path
-        rec: dict[str, Any] = {"event": "setup", "agent": agent, "scope": scope,
-                               "file": str(path), "action": ch.action}
-        if ch.differs:
-            saved = files.backup(path, ch.before) if ch.before is not None else None
-            if saved:
-                rec["backup"] = str(saved)
-            if ch.after is None:
-                made = (state.get(path) or {}).get("made_dirs", [])
-                files.unlink(path, made)
-            else:
-                made = files.make_dirs(path.parent)
-                files.write(path, ch.after)
-            if removing:
-                state.forget(path)
-            else:
-                _record(state, ch, agent, scope, saved, made)
-        elif removing and ch.action == "absent":
-            state.forget(path)
-        records.append(rec)
+    """Write the changes, each file's backup first; one record per file. A file that
+    cannot be written puts back the ones this call wrote (and the record), so a setup is
+    all or nothing."""
+    records: list[dict[str, Any]] = []
+    done: list[tuple[Change, list[str]]] = []
+    kept = copy.deepcopy(state.files)
+    try:
+        for ch in changes:
+            rec, made = _apply_one(ch, agent, scope, state, removing)
+            records.append(rec)
+            done.append((ch, made))
+    except HippoError as exc:
+        for ch, made in reversed(done):
+            _put_back(ch, made)
+        state.files = kept
+        state.save()
+        raise HippoError(f"{exc}; nothing was written", exit_code=exc.exit_code) from None
     return records
+
+
+def _put_back(ch: Change, made: list[str]) -> None:
+    if not ch.differs:
+        return
+    if ch.before is None:
+        files.unlink(ch.target.path, made)
+    else:
+        files.write(ch.target.path, ch.before)
+
+
+def _apply_one(ch: Change, agent: str, scope: str, state: files.State,
+               removing: bool) -> tuple[dict[str, Any], list[str]]:
+    path = ch.target.path
+    rec: dict[str, Any] = {"event": "setup", "agent": agent, "scope": scope,
+                           "file": str(path), "action": ch.action}
+    made: list[str] = []
+    if ch.differs:
+        saved = files.backup(path, ch.before) if ch.before is not None else None
+        if saved:
+            rec["backup"] = str(saved)
+        if ch.after is None:
+            files.unlink(path, (state.get(path) or {}).get("made_dirs", []))
+        else:
+            made = files.make_dirs(path.parent)
+            files.write(path, ch.after)
+        if removing:
+            state.forget(path)
+        else:
+            _record(state, ch, agent, scope, saved, made)
+    elif removing and ch.action == "absent":
+        state.forget(path)
+    return rec, made
 
 
 def _record(state: files.State, ch: Change, agent: str, scope: str, saved: Path | None,

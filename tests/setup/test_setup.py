@@ -314,3 +314,19 @@ def test_a_value_of_the_wrong_shape_is_refused_not_replaced(
     assert r.exit_code == 78, r.stderr
     assert r.stderr.count("\n") == 1 and str(path) in r.stderr
     assert path.read_bytes() == data
+
+
+def test_a_file_it_cannot_write_leaves_every_file_as_it_was(
+        hippo: Hippo, home: Path, tmp_path: Path) -> None:
+    """The second file of a setup cannot be written (a link into a folder that is gone;
+    the same path as a read-only file for a user who is not root): the first one is put
+    back, and the exit is 1, a file hippo may not write (docs/usage.md)."""
+    settings = put(home / ".claude" / "settings.json", CLAUDE_SETTINGS)
+    (home / ".claude.json").symlink_to(tmp_path / "gone" / "claude.json")
+    r = hippo("setup", "claude-code")
+    assert r.exit_code == 1, r.stderr
+    assert r.stderr.count("\n") == 1 and "cannot write" in r.stderr
+    assert "nothing was written" in r.stderr
+    assert settings.read_bytes() == CLAUDE_SETTINGS
+    assert hippo("setup", "claude-code", "--remove").exit_code == 0
+    assert settings.read_bytes() == CLAUDE_SETTINGS
