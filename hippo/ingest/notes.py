@@ -242,7 +242,7 @@ class NotesSync:
         vectors = self.h.embed([m.text for m in mems]) if mems else []
         added: list[tuple[int, str]] = []
         with db.transaction():
-            ended = self._end(gone)
+            ended = self._end(gone, file_tag(nf.path))
             for k, rec in known.items():  # what still stands: its lines may have moved
                 if k in said and rec["source"].get("lines") != list(said[k].lines):
                     self._lines(rec, said[k])
@@ -252,6 +252,8 @@ class NotesSync:
                 out = write(db, mem, vec, [], threshold=self.threshold, run_id=self.run_id)
                 if out.action == "add" and out.memory_id is not None:
                     added.append((out.memory_id, mem.text))
+                elif (same := out.memory_id or out.match) is not None:
+                    self._share(same, nf)
             self._successors(gone, added)
             db.meta.set(key, digest)
         return {"added": len(added), "ended": ended, "kept": len(notes) - len(new)}
@@ -276,16 +278,35 @@ class NotesSync:
                                                        "lines": list(note.lines)}},
                      actor=ACTOR, action="provenance", run_id=self.run_id)
 
-    def _end(self, gone: Sequence[dict[str, Any]]) -> int:
-        """What a file no longer says stops holding now."""
+    def _share(self, memory_id: int, nf: NoteFile) -> None:
+        """A statement another notes file already gave (write-time dedup): the memory is
+        this file's too, so it holds while either file says it."""
+        from hippo import brain
+
+        tags = brain.get(self.h.db, memory_id)["tags"]
+        mine = file_tag(nf.path)
+        if mine in tags or not any(t.startswith(FILE_TAG) for t in tags):
+            return  # already this file's, or not a notes memory (a person's, a session's)
+        brain.update(self.h.db, memory_id, {"tags": [*tags, mine, loaded_by(nf.agent)]},
+                     actor=ACTOR, action="provenance", run_id=self.run_id)
+
+    def _end(self, gone: Sequence[dict[str, Any]], tag: str) -> int:
+        """What a file (its tag `tag`) no longer says stops holding now, unless another
+        file still says it: then it is only no longer this file's."""
         from hippo import brain
         from hippo.timeutil import now_iso
 
-        stamp = now_iso()
+        stamp, ended = now_iso(), 0
         for rec in gone:
+            if any(t.startswith(FILE_TAG) and t != tag for t in rec["tags"]):
+                brain.update(self.h.db, rec["id"],
+                             {"tags": [t for t in rec["tags"] if t != tag]}, actor=ACTOR,
+                             action="provenance", run_id=self.run_id)
+                continue
             brain.update(self.h.db, rec["id"], {"valid_to": stamp}, actor=ACTOR,
                          action="supersede", run_id=self.run_id)
-        return len(gone)
+            ended += 1
+        return ended
 
     def _successors(self, gone: Sequence[dict[str, Any]], added: list[tuple[int, str]]) -> None:
         """An ended statement is superseded by the new one of the file that shares most of
@@ -308,6 +329,6 @@ class NotesSync:
                 path = Path(str(rec["source"].get("file") or ""))
                 if path.parent == folder and not path.exists():
                     with self.h.db.transaction():
-                        self.totals["ended"] += self._end([rec])
+                        self.totals["ended"] += self._end([rec], file_tag(path))
                     yield {"event": "notes", "path": str(path), "status": "gone",
                            "project": project, "ended": 1, "id": rec["id"]}

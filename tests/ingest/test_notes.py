@@ -242,3 +242,19 @@ def test_a_masked_line_the_file_still_says_holds(cli, shop, db_path: Path) -> No
     summary = ingest(cli)["notes"]
     assert (summary["added"], summary["ended"]) == (1, 1)
     assert masked["text"] in current(db_path)
+
+
+def test_a_line_two_files_say_holds_while_one_still_says_it(cli, shop, db_path: Path) -> None:
+    """CLAUDE.md and AGENTS.md both say a rule (one memory: write-time dedup); CLAUDE.md
+    drops it: AGENTS.md still says it, so it holds and search finds it."""
+    root, _ = shop
+    line = "Never push to main directly; open a pull request."
+    (root / "CLAUDE.md").write_text(CLAUDE_MD + f"\n- {line}\n")
+    ingest(cli)
+    (root / "CLAUDE.md").write_text(CLAUDE_MD)
+    summary = ingest(cli)["notes"]
+    assert summary["ended"] == 0
+    held = current(db_path)[line]
+    assert "loaded-by:codex" in held["tags"]
+    hits = cli("search", "push to main pull request", "--json", "--project", "shop").records
+    assert held["id"] in [h.get("id") for h in hits]
