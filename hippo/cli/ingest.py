@@ -23,7 +23,8 @@ def ingest(
     paths: Annotated[list[Path] | None, typer.Argument(
         help="Transcript files or directories, or - to read one transcript from stdin "
         "(default: ~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp, or [ingest] paths "
-        "in the config).", show_default=False)] = None,
+        "in the config; $CLAUDE_CONFIG_DIR and $CODEX_HOME move the first two).",
+        show_default=False)] = None,
     idle_minutes: Annotated[float | None, typer.Option(
         "--idle-minutes", min=0.0, help="Only files idle this long (default 30; 0 skips the "
         "gate).", show_default=False)] = None,

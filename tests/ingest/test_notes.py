@@ -258,3 +258,19 @@ def test_a_line_two_files_say_holds_while_one_still_says_it(cli, shop, db_path: 
     assert "loaded-by:codex" in held["tags"]
     hits = cli("search", "push to main pull request", "--json", "--project", "shop").records
     assert held["id"] in [h.get("id") for h in hits]
+
+
+def test_claude_config_dir_moves_the_default_location(cli, tmp_path: Path, db_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Claude Code keeps its projects under $CLAUDE_CONFIG_DIR when set (`hippo setup` writes
+    there too): `hippo ingest` with its default locations reads them there."""
+    home, config = tmp_path / "home", tmp_path / "claude-config"
+    root = home / "work" / "app"
+    (root / ".git").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    notes = config / "projects" / slug(str(root)) / "memory"
+    notes.mkdir(parents=True)
+    (notes / "MEMORY.md").write_text("- The deploy script lives in `ops/deploy.sh`.\n")
+    assert ingest(cli)["notes"]["added"] == 1
+    assert "The deploy script lives in `ops/deploy.sh`." in current(db_path)
