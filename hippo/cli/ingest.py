@@ -113,12 +113,12 @@ def _notes(h: Hippo, roots: list[Path], *, default: bool,
     skips it). None when there was nothing to read."""
     from hippo import jobs
     from hippo.agents_hint import AgentSettings
-    from hippo.ingest.notes import NotesSync, found_under, user_files
+    from hippo.ingest.notes import NotesSync, found_under, present, user_files
 
     if not AgentSettings.from_settings(h.settings).notes:
         return None
     files = found_under(h, roots) + (user_files() if default else [])
-    if not files:
+    if not present(files):
         return None
     with jobs.job(h.db, "notes") as run:
         summary = NotesSync(h, run_id=run.id).run(files, emit)

@@ -139,10 +139,10 @@ def _md(folder: Path) -> list[Path]:
 
 
 def project_files(root: str, project: str | None) -> list[NoteFile]:
-    """A project's instruction files, and Claude Code's notes of it."""
+    """A project's instruction files (each place one may be, so that a deleted one's
+    memories end: `present` tells whether any is there), and Claude Code's notes of it."""
     base = Path(root)
-    out = [NoteFile(base / rel, project, agent, True) for rel, agent in PROJECT_FILES
-           if (base / rel).is_file()]
+    out = [NoteFile(base / rel, project, agent, True) for rel, agent in PROJECT_FILES]
     for rel, agent in RULE_DIRS:
         out += [NoteFile(p, project, agent, True) for p in _md(base / rel)]
     notes = claude_home() / "projects" / slug(root) / "memory"
@@ -152,8 +152,7 @@ def project_files(root: str, project: str | None) -> list[NoteFile]:
 
 def user_files() -> list[NoteFile]:
     """The person's user-wide instruction files, as global memories."""
-    out = [NoteFile(Path(p).expanduser(), None, agent, True) for p, agent in USER_FILES
-           if Path(p).expanduser().is_file()]
+    out = [NoteFile(Path(p).expanduser(), None, agent, True) for p, agent in USER_FILES]
     return out + [NoteFile(p, None, "claude-code", True) for p in _md(claude_home() / "rules")]
 
 
@@ -168,6 +167,10 @@ def found_under(h: Hippo, roots: Sequence[Path]) -> list[NoteFile]:
             project = of_session(h.db, where)
             out += project_files(where, project)
     return out
+
+
+def present(files: Sequence[NoteFile]) -> bool:
+    return any(nf.path.is_file() for nf in files)
 
 
 def file_tag(path: Path) -> str:
@@ -191,7 +194,9 @@ class NotesSync:
             if nf.path in seen:
                 continue
             seen.add(nf.path)
-            emit(self.file(nf))
+            event = self.file(nf) if nf.path.exists() else self.gone(nf)
+            if event is not None:
+                emit(event)
         for event in self.vanished(files):
             emit(event)
         return {"event": "summary", **self.totals}
@@ -320,6 +325,18 @@ class NotesSync:
             if best and words and len(words & content_words(best[1])) * 2 >= len(words):
                 brain.update(self.h.db, rec["id"], {"superseded_by": best[0]}, actor=ACTOR,
                              action="supersede", run_id=self.run_id)
+
+    def gone(self, nf: NoteFile) -> dict[str, Any] | None:
+        """An instruction file that is not there (any more): what it said ends."""
+        recs = self._current([file_tag(nf.path)], nf.project)
+        if not recs:
+            return None
+        with self.h.db.transaction():
+            ended = self._end(recs, file_tag(nf.path))
+            self.h.db.meta.set(META + str(nf.path), None)
+        self.totals["ended"] += ended
+        return {"event": "notes", "path": str(nf.path), "status": "gone",
+                "project": nf.project, "ended": ended}
 
     def vanished(self, files: Sequence[NoteFile]) -> Iterator[dict[str, Any]]:
         """Memories of note files that are gone from the folders read: they end."""

@@ -274,3 +274,16 @@ def test_claude_config_dir_moves_the_default_location(cli, tmp_path: Path, db_pa
     (notes / "MEMORY.md").write_text("- The deploy script lives in `ops/deploy.sh`.\n")
     assert ingest(cli)["notes"]["added"] == 1
     assert "The deploy script lives in `ops/deploy.sh`." in current(db_path)
+
+
+def test_a_deleted_instruction_file_ends_what_it_said(cli, shop, db_path: Path) -> None:
+    root, _ = shop
+    ingest(cli)
+    push = current(db_path)["Never push to main directly; open a pull request."]
+    (root / "AGENTS.md").unlink()
+    summary = ingest(cli)["notes"]
+    assert summary["ended"] == 1
+    assert push["text"] not in current(db_path)
+    assert "Always run `make lint` before committing." in current(db_path)
+    again = ingest(cli)["notes"]  # said once
+    assert again["ended"] == 0
