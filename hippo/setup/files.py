@@ -102,8 +102,9 @@ def write(path: Path, data: bytes) -> None:
 
 
 def unlink(path: Path, made_dirs: list[str]) -> None:
-    """Delete `path`, then the directories setup made for it, if they are empty."""
-    path.unlink(missing_ok=True)
+    """Delete `path`, then the directories setup made for it, if they are empty. A symlink
+    stays: the file it points to is the one setup wrote, and goes."""
+    (path.resolve() if path.is_symlink() else path).unlink(missing_ok=True)
     for d in reversed(made_dirs):
         try:
             os.rmdir(d)

@@ -330,3 +330,18 @@ def test_a_file_it_cannot_write_leaves_every_file_as_it_was(
     assert settings.read_bytes() == CLAUDE_SETTINGS
     assert hippo("setup", "claude-code", "--remove").exit_code == 0
     assert settings.read_bytes() == CLAUDE_SETTINGS
+
+
+def test_a_link_to_a_file_not_there_yet_stays_a_link(hippo: Hippo, home: Path,
+                                                     tmp_path: Path) -> None:
+    """Dotfiles linked before the file exists: setup writes the file the link names, and
+    --remove deletes that file, never the user's link."""
+    (tmp_path / "dotfiles").mkdir()
+    real = tmp_path / "dotfiles" / "cursor-mcp.json"
+    (home / ".cursor").mkdir()
+    link = home / ".cursor" / "mcp.json"
+    link.symlink_to(real)
+    assert hippo("setup", "cursor").exit_code == 0
+    assert link.is_symlink() and "hippo" in json.loads(real.read_bytes())["mcpServers"]
+    assert hippo("setup", "cursor", "--remove").exit_code == 0
+    assert link.is_symlink() and not real.exists()
