@@ -36,10 +36,14 @@ def targets(tags: Sequence[str]) -> list[int]:
     return out
 
 
-def note(tags: Sequence[str]) -> str:
+def note(rec: dict[str, Any]) -> str:
     """What a search result says of a memory that contradicts a person's: `, contradicts a
-    person's #4 (unsettled)`, or nothing."""
+    person's #4 (unsettled)`, or nothing (also once the person settled it: `contradicts`,
+    set by `mark_open`, lists the person's memories that still hold)."""
+    tags = rec.get("tags") or ()
     ids = targets(tags) if TAG in tags else []
+    if "contradicts" in rec:
+        ids = [i for i in ids if i in rec["contradicts"]]
     if not ids:
         return ""
     return f", contradicts a person's {', '.join(f'#{i}' for i in ids)} (unsettled)"
@@ -68,6 +72,21 @@ def open_conflicts(db: Store, projects: Sequence[str | None] | None) -> list[dic
         if held:
             out.append({**rec, "conflicts_with": held})
     return out
+
+
+def mark_open(db: Store, recs: Sequence[dict[str, Any]]) -> None:
+    """Set `contradicts` on each record tagged as a conflict: the ids of the person's
+    memories it contradicts that are still current (empty once the person settled it)."""
+    from hippo.records import to_record
+
+    marked = [r for r in recs if TAG in (r.get("tags") or ())]
+    ids = sorted({i for r in marked for i in targets(r["tags"])})
+    if not ids:
+        return
+    held = {r["id"] for r in (to_record(row) for row in db.memories.get_many(ids))
+            if _current(r)}
+    for r in marked:
+        r["contradicts"] = [i for i in targets(r["tags"]) if i in held]
 
 
 def count(db: Store, projects: Sequence[str | None] | None = None) -> int:

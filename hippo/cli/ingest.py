@@ -23,7 +23,8 @@ def ingest(
     paths: Annotated[list[Path] | None, typer.Argument(
         help="Transcript files or directories, or - to read one transcript from stdin "
         "(default: ~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp, or [ingest] paths "
-        "in the config).", show_default=False)] = None,
+        "in the config; $CLAUDE_CONFIG_DIR and $CODEX_HOME move the first two).",
+        show_default=False)] = None,
     idle_minutes: Annotated[float | None, typer.Option(
         "--idle-minutes", min=0.0, help="Only files idle this long (default 30; 0 skips the "
         "gate).", show_default=False)] = None,
@@ -112,12 +113,12 @@ def _notes(h: Hippo, roots: list[Path], *, default: bool,
     skips it). None when there was nothing to read."""
     from hippo import jobs
     from hippo.agents_hint import AgentSettings
-    from hippo.ingest.notes import NotesSync, found_under, user_files
+    from hippo.ingest.notes import NotesSync, found_under, present, user_files
 
     if not AgentSettings.from_settings(h.settings).notes:
         return None
     files = found_under(h, roots) + (user_files() if default else [])
-    if not files:
+    if not present(files):
         return None
     with jobs.job(h.db, "notes") as run:
         summary = NotesSync(h, run_id=run.id).run(files, emit)

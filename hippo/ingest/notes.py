@@ -139,10 +139,10 @@ def _md(folder: Path) -> list[Path]:
 
 
 def project_files(root: str, project: str | None) -> list[NoteFile]:
-    """A project's instruction files, and Claude Code's notes of it."""
+    """A project's instruction files (each place one may be, so that a deleted one's
+    memories end: `present` tells whether any is there), and Claude Code's notes of it."""
     base = Path(root)
-    out = [NoteFile(base / rel, project, agent, True) for rel, agent in PROJECT_FILES
-           if (base / rel).is_file()]
+    out = [NoteFile(base / rel, project, agent, True) for rel, agent in PROJECT_FILES]
     for rel, agent in RULE_DIRS:
         out += [NoteFile(p, project, agent, True) for p in _md(base / rel)]
     notes = claude_home() / "projects" / slug(root) / "memory"
@@ -152,8 +152,7 @@ def project_files(root: str, project: str | None) -> list[NoteFile]:
 
 def user_files() -> list[NoteFile]:
     """The person's user-wide instruction files, as global memories."""
-    out = [NoteFile(Path(p).expanduser(), None, agent, True) for p, agent in USER_FILES
-           if Path(p).expanduser().is_file()]
+    out = [NoteFile(Path(p).expanduser(), None, agent, True) for p, agent in USER_FILES]
     return out + [NoteFile(p, None, "claude-code", True) for p in _md(claude_home() / "rules")]
 
 
@@ -168,6 +167,10 @@ def found_under(h: Hippo, roots: Sequence[Path]) -> list[NoteFile]:
             project = of_session(h.db, where)
             out += project_files(where, project)
     return out
+
+
+def present(files: Sequence[NoteFile]) -> bool:
+    return any(nf.path.is_file() for nf in files)
 
 
 def file_tag(path: Path) -> str:
@@ -191,7 +194,9 @@ class NotesSync:
             if nf.path in seen:
                 continue
             seen.add(nf.path)
-            emit(self.file(nf))
+            event = self.file(nf) if nf.path.exists() else self.gone(nf)
+            if event is not None:
+                emit(event)
         for event in self.vanished(files):
             emit(event)
         return {"event": "summary", **self.totals}
@@ -230,10 +235,11 @@ class NotesSync:
     def _apply(self, nf: NoteFile, notes: Sequence[Note], key: str,
                digest: str) -> dict[str, int]:
         from hippo.records import normalise_text
+        from hippo.redact import redact_text
 
         db = self.h.db
         before = self._current([file_tag(nf.path)], nf.project)
-        said = {normalise_text(n.text): n for n in notes}
+        said = {normalise_text(redact_text(n.text)): n for n in notes}  # as it is stored
         known = {normalise_text(r["text"]): r for r in before}
         new = [n for k, n in said.items() if k not in known]
         gone = [r for k, r in known.items() if k not in said]
@@ -241,7 +247,7 @@ class NotesSync:
         vectors = self.h.embed([m.text for m in mems]) if mems else []
         added: list[tuple[int, str]] = []
         with db.transaction():
-            ended = self._end(gone)
+            ended = self._end(gone, file_tag(nf.path))
             for k, rec in known.items():  # what still stands: its lines may have moved
                 if k in said and rec["source"].get("lines") != list(said[k].lines):
                     self._lines(rec, said[k])
@@ -251,6 +257,8 @@ class NotesSync:
                 out = write(db, mem, vec, [], threshold=self.threshold, run_id=self.run_id)
                 if out.action == "add" and out.memory_id is not None:
                     added.append((out.memory_id, mem.text))
+                elif (same := out.memory_id or out.match) is not None:
+                    self._share(same, nf)
             self._successors(gone, added)
             db.meta.set(key, digest)
         return {"added": len(added), "ended": ended, "kept": len(notes) - len(new)}
@@ -275,16 +283,35 @@ class NotesSync:
                                                        "lines": list(note.lines)}},
                      actor=ACTOR, action="provenance", run_id=self.run_id)
 
-    def _end(self, gone: Sequence[dict[str, Any]]) -> int:
-        """What a file no longer says stops holding now."""
+    def _share(self, memory_id: int, nf: NoteFile) -> None:
+        """A statement another notes file already gave (write-time dedup): the memory is
+        this file's too, so it holds while either file says it."""
+        from hippo import brain
+
+        tags = brain.get(self.h.db, memory_id)["tags"]
+        mine = file_tag(nf.path)
+        if mine in tags or not any(t.startswith(FILE_TAG) for t in tags):
+            return  # already this file's, or not a notes memory (a person's, a session's)
+        brain.update(self.h.db, memory_id, {"tags": [*tags, mine, loaded_by(nf.agent)]},
+                     actor=ACTOR, action="provenance", run_id=self.run_id)
+
+    def _end(self, gone: Sequence[dict[str, Any]], tag: str) -> int:
+        """What a file (its tag `tag`) no longer says stops holding now, unless another
+        file still says it: then it is only no longer this file's."""
         from hippo import brain
         from hippo.timeutil import now_iso
 
-        stamp = now_iso()
+        stamp, ended = now_iso(), 0
         for rec in gone:
+            if any(t.startswith(FILE_TAG) and t != tag for t in rec["tags"]):
+                brain.update(self.h.db, rec["id"],
+                             {"tags": [t for t in rec["tags"] if t != tag]}, actor=ACTOR,
+                             action="provenance", run_id=self.run_id)
+                continue
             brain.update(self.h.db, rec["id"], {"valid_to": stamp}, actor=ACTOR,
                          action="supersede", run_id=self.run_id)
-        return len(gone)
+            ended += 1
+        return ended
 
     def _successors(self, gone: Sequence[dict[str, Any]], added: list[tuple[int, str]]) -> None:
         """An ended statement is superseded by the new one of the file that shares most of
@@ -299,6 +326,18 @@ class NotesSync:
                 brain.update(self.h.db, rec["id"], {"superseded_by": best[0]}, actor=ACTOR,
                              action="supersede", run_id=self.run_id)
 
+    def gone(self, nf: NoteFile) -> dict[str, Any] | None:
+        """An instruction file that is not there (any more): what it said ends."""
+        recs = self._current([file_tag(nf.path)], nf.project)
+        if not recs:
+            return None
+        with self.h.db.transaction():
+            ended = self._end(recs, file_tag(nf.path))
+            self.h.db.meta.set(META + str(nf.path), None)
+        self.totals["ended"] += ended
+        return {"event": "notes", "path": str(nf.path), "status": "gone",
+                "project": nf.project, "ended": ended}
+
     def vanished(self, files: Sequence[NoteFile]) -> Iterator[dict[str, Any]]:
         """Memories of note files that are gone from the folders read: they end."""
         folders = {(nf.path.parent, nf.project) for nf in files if not nf.instructions}
@@ -307,6 +346,6 @@ class NotesSync:
                 path = Path(str(rec["source"].get("file") or ""))
                 if path.parent == folder and not path.exists():
                     with self.h.db.transaction():
-                        self.totals["ended"] += self._end([rec])
+                        self.totals["ended"] += self._end([rec], file_tag(path))
                     yield {"event": "notes", "path": str(path), "status": "gone",
                            "project": project, "ended": 1, "id": rec["id"]}

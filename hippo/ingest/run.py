@@ -79,8 +79,17 @@ def discover(paths: Iterable[Path]) -> Iterator[Path]:
                 yield Path(key)
 
 
+def _moved(location: str) -> str:
+    folder, leaf = location.rsplit("/", 1)
+    var = {"~/.claude": "CLAUDE_CONFIG_DIR", "~/.codex": "CODEX_HOME"}.get(folder)
+    base = os.environ.get(var) if var else None
+    return os.path.join(base, leaf) if base else location
+
+
 def default_paths(configured: list[str] | None) -> list[Path]:
-    locations = configured or list(DEFAULT_LOCATIONS)
+    """The locations read when none are given; the clients' own variables move theirs
+    ($CLAUDE_CONFIG_DIR/projects, $CODEX_HOME/sessions), as they move `hippo setup`'s."""
+    locations = configured or [_moved(p) for p in DEFAULT_LOCATIONS]
     return [Path(p).expanduser() for p in locations if Path(p).expanduser().exists()]
 
 

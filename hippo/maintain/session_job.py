@@ -325,14 +325,14 @@ def _notes(h: Hippo, cwd: str, out: dict[str, Any], deadline: float) -> None:
     """The project's instruction files and Claude Code's notes of it (`hippo.ingest.notes`;
     off with `[agents] notes = false`); the user-wide ones are `hippo ingest`'s."""
     from hippo.agents_hint import AgentSettings
-    from hippo.ingest.notes import NotesSync, project_files
+    from hippo.ingest.notes import NotesSync, present, project_files
     from hippo.project import locate, of_session
 
     if not AgentSettings.from_settings(h.settings).notes:
         return
     root = locate(cwd).root or cwd
     files = project_files(root, of_session(h.db, root))
-    if not files:
+    if not present(files):
         return
     with waiting_job(h.db, "notes", deadline) as run:
         summary = NotesSync(h, run_id=run.id).run(files, lambda ev: None)

@@ -348,6 +348,12 @@ class Engine:
         run = self.run_id()
         with self.h.db.transaction():
             (change,) = self.h.add([mem], actor=ACTOR, run_id=run)
+            same = change.record["id"]
+            if same == old["id"] or change.record.get("author") == "human":
+                # deduplicated into a person's memory: nothing to settle, nothing of theirs
+                # changes (the raise rolls the write back)
+                raise UsageError(f"the new text says the same as memory {same}, which a "
+                                 "person wrote; nothing changed")
         out: dict[str, Any] = {
             "old": old["id"], "new": change.record["id"], "action": "conflict", "run": run,
             "note": f"memory {old['id']} was written by a person and stays as it is; what you "

@@ -162,9 +162,12 @@ def query_vector(h: Hippo, text: str, degraded: list[str],
 
 
 def _records(db: Store, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    from hippo.conflicts import mark_open
     from hippo.records import to_record
 
-    return {r["id"]: to_record(r) for r in db.memories.get_many(ids)}
+    out = {r["id"]: to_record(r) for r in db.memories.get_many(ids)}
+    mark_open(db, list(out.values()))  # a conflict's label says whether it still waits
+    return out
 
 
 

@@ -34,7 +34,7 @@ def line(rec: dict[str, Any], text: str | None = None) -> str:
     from hippo.conflicts import note
 
     extra = f", superseded by #{rec['superseded_by']}" if rec.get("superseded_by") else ""
-    extra += note(rec.get("tags") or ())
+    extra += note(rec)
     return f"- {body} ({label(rec)}, #{rec['id']}{extra})\n"
 
 

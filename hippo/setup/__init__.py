@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hippo.errors import ConfigError, UsageError
+from hippo.errors import ConfigError, HippoError, UsageError
 from hippo.setup import entries, files
 from hippo.setup.clients import CLIENTS, SCOPES, Client, Target
 from hippo.setup.formats import of
@@ -30,6 +30,7 @@ class Change:
     before: bytes | None
     after: bytes | None
     action: str  # written, created, unchanged, restored, removed, deleted, absent
+    fresh: bool = True  # `before` holds none of hippo's entries
 
     @property
     def differs(self) -> bool:
@@ -71,18 +72,27 @@ def plan(agent: str, scope: str, cwd: str, hippo: list[str]) -> list[Change]:
         before = files.read(target.path)
         doc = fmt.load(before or b"", str(target.path))
         old = copy.deepcopy(fmt.plain(doc))
-        if target.hooks:
-            entries.put_hooks(doc, target.hooks, fmt.kind)
-        if target.server:
-            entries.put_server(doc, *target.server[:1], "hippo", target.server[1], fmt.kind)
-        if target.member:
-            entries.put_member(doc, *target.member)
+        try:
+            _put(target, doc, fmt.kind)
+        except entries.Misshapen as exc:
+            raise ConfigError(f"{target.path}: {exc}; fix or move it, nothing was "
+                              "written") from None
+        fresh = before is None or not _strip(target, fmt.load(before, str(target.path)))
         if before is not None and fmt.plain(doc) == old:
-            out.append(Change(target, before, before, "unchanged"))
+            out.append(Change(target, before, before, "unchanged", fresh))
         else:
             out.append(Change(target, before, fmt.dump(doc),
-                              "written" if before is not None else "created"))
+                              "written" if before is not None else "created", fresh))
     return out
+
+
+def _put(target: Target, doc: Any, kind: entries.Kind) -> None:
+    if target.hooks:
+        entries.put_hooks(doc, target.hooks, kind)
+    if target.server:
+        entries.put_server(doc, *target.server[:1], "hippo", target.server[1], kind)
+    if target.member:
+        entries.put_member(doc, *target.member)
 
 
 def _strip(target: Target, doc: Any) -> bool:
@@ -137,33 +147,72 @@ def _same(fmt: Any, data: bytes, doc: Any, path: str) -> bool:
 
 def apply(changes: list[Change], agent: str, scope: str, state: files.State, *,
           removing: bool = False) -> list[dict[str, Any]]:
-    """Write the changes, each file's backup first; one record per file."""
-    records = []
-    for ch in changes:
-        path = ch.target.path
-        rec: dict[str, Any] = {"event": "setup", "agent": agent, "scope": scope,
-                               "file": str(path), "action": ch.action}
-        if ch.differs:
-            saved = files.backup(path, ch.before) if ch.before is not None else None
-            if saved:
-                rec["backup"] = str(saved)
-            if ch.after is None:
-                made = (state.get(path) or {}).get("made_dirs", [])
-                files.unlink(path, made)
-            else:
-                made = files.make_dirs(path.parent)
-                files.write(path, ch.after)
-            if removing:
-                state.forget(path)
-            else:
-                prior = state.get(path)
-                state.wrote(path, ch.after or b"", agent=agent, scope=scope,
-                            existed=ch.before is not None, saved=saved,
-                            made_dirs=made if prior is None else prior["made_dirs"])
-        elif removing and ch.action == "absent":
-            state.forget(path)
-        records.append(rec)
+    """Write the changes, each file's backup first; one record per file. A file that
+    cannot be written puts back the ones this call wrote (and the record), so a setup is
+    all or nothing."""
+    records: list[dict[str, Any]] = []
+    done: list[tuple[Change, list[str]]] = []
+    kept = copy.deepcopy(state.files)
+    try:
+        for ch in changes:
+            rec, made = _apply_one(ch, agent, scope, state, removing)
+            records.append(rec)
+            done.append((ch, made))
+    except HippoError as exc:
+        for ch, made in reversed(done):
+            _put_back(ch, made)
+        state.files = kept
+        state.save()
+        raise HippoError(f"{exc}; nothing was written", exit_code=exc.exit_code) from None
     return records
+
+
+def _put_back(ch: Change, made: list[str]) -> None:
+    if not ch.differs:
+        return
+    if ch.before is None:
+        files.unlink(ch.target.path, made)
+    else:
+        files.write(ch.target.path, ch.before)
+
+
+def _apply_one(ch: Change, agent: str, scope: str, state: files.State,
+               removing: bool) -> tuple[dict[str, Any], list[str]]:
+    path = ch.target.path
+    rec: dict[str, Any] = {"event": "setup", "agent": agent, "scope": scope,
+                           "file": str(path), "action": ch.action}
+    made: list[str] = []
+    if ch.differs:
+        saved = files.backup(path, ch.before) if ch.before is not None else None
+        if saved:
+            rec["backup"] = str(saved)
+        if ch.after is None:
+            files.unlink(path, (state.get(path) or {}).get("made_dirs", []))
+        else:
+            made = files.make_dirs(path.parent)
+            files.write(path, ch.after)
+        if removing:
+            state.forget(path)
+        else:
+            _record(state, ch, agent, scope, saved, made)
+    elif removing and ch.action == "absent":
+        state.forget(path)
+    return rec, made
+
+
+def _record(state: files.State, ch: Change, agent: str, scope: str, saved: Path | None,
+            made: list[str]) -> None:
+    """What `--remove` will need. A file changed since setup last wrote it (replaced, or
+    rewritten by its client) starts a new record: what setup wrote before is not what
+    the file held. The bytes before are the original only when they hold nothing of
+    hippo's (an older install's entries are never put back)."""
+    prior = state.get(ch.target.path)
+    if prior is not None and prior.get("written") != files.digest(ch.before):
+        state.forget(ch.target.path)
+        prior = None
+    state.wrote(ch.target.path, ch.after or b"", agent=agent, scope=scope,
+                existed=ch.before is not None, saved=saved if ch.fresh else None,
+                made_dirs=made if prior is None else prior["made_dirs"])
 
 
 def dry_run(changes: list[Change]) -> str:

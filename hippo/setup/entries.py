@@ -25,6 +25,14 @@ class Kind:
 JSON = Kind()
 
 
+class Misshapen(ValueError):
+    """A key hippo writes under holds a value of another shape (a list where a table
+    belongs, ...): the file is refused rather than that value replaced."""
+
+    def __init__(self, key: str, shape: str) -> None:
+        super().__init__(f"{key} is not {shape}")
+
+
 def tokens(command: str) -> list[str]:
     try:
         return shlex.split(command)
@@ -88,12 +96,16 @@ def put_hooks(doc: MutableMapping[str, Any], hooks: dict[str, dict[str, Any]],
     """Every event's hippo group in `doc["hooks"]`: where hippo's was (so a second run
     changes nothing), else after the user's; their hooks stay as they were."""
     table = doc.get("hooks")
-    if not isinstance(table, MutableMapping):
+    if table is None:
         table = doc["hooks"] = kind.table()
+    elif not isinstance(table, MutableMapping):
+        raise Misshapen("hooks", "a table")
     for event, group in hooks.items():
         groups = table.get(event)
-        if not isinstance(groups, MutableSequence):
+        if groups is None:
             groups = table[event] = kind.tables()
+        elif not isinstance(groups, MutableSequence):
+            raise Misshapen(f"hooks.{event}", "a list")
         at = _strip_event(groups)
         new = _build(group, kind)
         if at is None or at >= len(groups):
@@ -137,11 +149,13 @@ def _walk(doc: MutableMapping[str, Any], where: tuple[str, ...], kind: Kind | No
           ) -> MutableMapping[str, Any] | None:
     """The table at `where` (made when `kind` is given and it is missing)."""
     node: Any = doc
-    for key in where:
+    for n, key in enumerate(where):
         nxt = node.get(key)
         if not isinstance(nxt, MutableMapping):
             if kind is None:
                 return None
+            if nxt is not None:
+                raise Misshapen(".".join(where[:n + 1]), "a table")
             nxt = node[key] = kind.table()
         node = nxt
     return node
@@ -194,8 +208,10 @@ def has_member(doc: Any, key: str, value: str) -> bool:
 def put_member(doc: MutableMapping[str, Any], key: str, value: str) -> None:
     """`value` in the list `doc[key]` (made when missing)."""
     found = doc.get(key)
-    if not isinstance(found, MutableSequence):
+    if found is None:
         doc[key] = [value]
+    elif not isinstance(found, MutableSequence):
+        raise Misshapen(key, "a list")
     elif value not in found:
         found.append(value)
 

@@ -13,7 +13,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from hippo.errors import ConfigError
+from hippo.errors import ConfigError, HippoError
 
 
 def home() -> Path:
@@ -30,7 +30,8 @@ def read(path: Path) -> bytes | None:
     except IsADirectoryError:
         raise ConfigError(f"{path}: is a directory, not a config file") from None
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read it ({exc.strerror})") from None
+        raise HippoError(f"{path}: cannot read it ({exc.strerror}); make it readable or "
+                         "move it") from None
 
 
 def digest(data: bytes | None) -> str | None:
@@ -96,12 +97,14 @@ def write(path: Path, data: bytes) -> None:
         os.replace(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
-        raise ConfigError(f"{path}: cannot write it ({exc.strerror})") from None
+        raise HippoError(f"{path}: cannot write it ({exc.strerror}); make it writable or "
+                         "move it") from None
 
 
 def unlink(path: Path, made_dirs: list[str]) -> None:
-    """Delete `path`, then the directories setup made for it, if they are empty."""
-    path.unlink(missing_ok=True)
+    """Delete `path`, then the directories setup made for it, if they are empty. A symlink
+    stays: the file it points to is the one setup wrote, and goes."""
+    (path.resolve() if path.is_symlink() else path).unlink(missing_ok=True)
     for d in reversed(made_dirs):
         try:
             os.rmdir(d)

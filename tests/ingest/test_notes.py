@@ -225,3 +225,65 @@ def test_a_session_ending_in_the_project_reads_its_files(hippo_proc, shop, db_pa
     assert mems["Always run `make lint` before committing."]["project"] == "shop"
     assert mems["`ConnectionResetError` on idle sockets: fixed by "
                 "`health_check_interval=30`"]["source"]["file"] == str(notes / "MEMORY.md")
+
+
+def test_a_masked_line_the_file_still_says_holds(cli, shop, db_path: Path) -> None:
+    """A line with a secret is stored masked; an edit elsewhere in the file does not end
+    it (the file still says it), and the re-read adds nothing for it."""
+    root, _ = shop
+    key = "export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY for CI"
+    (root / "CLAUDE.md").write_text(CLAUDE_MD.replace(
+        "## Conventions\n", f"## Conventions\n- {key}\n"))
+    ingest(cli)
+    masked = next(m for t, m in current(db_path).items() if "AWS_SECRET_ACCESS_KEY" in t)
+    assert "wJalrXUtnFEMI" not in masked["text"]
+    (root / "CLAUDE.md").write_text(CLAUDE_MD.replace(
+        "## Conventions\n", f"## Conventions\n- {key}\n").replace("pnpm", "yarn"))
+    summary = ingest(cli)["notes"]
+    assert (summary["added"], summary["ended"]) == (1, 1)
+    assert masked["text"] in current(db_path)
+
+
+def test_a_line_two_files_say_holds_while_one_still_says_it(cli, shop, db_path: Path) -> None:
+    """CLAUDE.md and AGENTS.md both say a rule (one memory: write-time dedup); CLAUDE.md
+    drops it: AGENTS.md still says it, so it holds and search finds it."""
+    root, _ = shop
+    line = "Never push to main directly; open a pull request."
+    (root / "CLAUDE.md").write_text(CLAUDE_MD + f"\n- {line}\n")
+    ingest(cli)
+    (root / "CLAUDE.md").write_text(CLAUDE_MD)
+    summary = ingest(cli)["notes"]
+    assert summary["ended"] == 0
+    held = current(db_path)[line]
+    assert "loaded-by:codex" in held["tags"]
+    hits = cli("search", "push to main pull request", "--json", "--project", "shop").records
+    assert held["id"] in [h.get("id") for h in hits]
+
+
+def test_claude_config_dir_moves_the_default_location(cli, tmp_path: Path, db_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Claude Code keeps its projects under $CLAUDE_CONFIG_DIR when set (`hippo setup` writes
+    there too): `hippo ingest` with its default locations reads them there."""
+    home, config = tmp_path / "home", tmp_path / "claude-config"
+    root = home / "work" / "app"
+    (root / ".git").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    notes = config / "projects" / slug(str(root)) / "memory"
+    notes.mkdir(parents=True)
+    (notes / "MEMORY.md").write_text("- The deploy script lives in `ops/deploy.sh`.\n")
+    assert ingest(cli)["notes"]["added"] == 1
+    assert "The deploy script lives in `ops/deploy.sh`." in current(db_path)
+
+
+def test_a_deleted_instruction_file_ends_what_it_said(cli, shop, db_path: Path) -> None:
+    root, _ = shop
+    ingest(cli)
+    push = current(db_path)["Never push to main directly; open a pull request."]
+    (root / "AGENTS.md").unlink()
+    summary = ingest(cli)["notes"]
+    assert summary["ended"] == 1
+    assert push["text"] not in current(db_path)
+    assert "Always run `make lint` before committing." in current(db_path)
+    again = ingest(cli)["notes"]  # said once
+    assert again["ended"] == 0

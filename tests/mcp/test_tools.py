@@ -395,6 +395,33 @@ def test_an_agent_may_not_supersede_or_forget_what_a_person_wrote(make_server, c
     assert "machine-written, unverified" in shown
 
 
+def test_an_agent_restating_a_persons_memory_leaves_it_untouched(make_server, cli) -> None:
+    """A supersede whose text says what the person's memory already says is no conflict:
+    the person's memory is not tagged (nor changed at all), and the agent is told."""
+    assert cli("add", "Never force-push to main", "--type", "rule",
+               "--project", "alpha").exit_code == 0
+    before = cli("show", "1", "--json").records
+    (same,) = calls(make_server(), ("supersede", {"old_id": 1, "text": "Never force-push to main"}))
+    assert same.is_error and "says the same as memory 1" in text_of(same)
+    assert cli("show", "1", "--json").records == before
+    assert cli("list", "--conflicts", "--json").records == []
+
+
+@pytest.mark.parametrize("settle", [("supersede", "1", "--by", "2"), ("forget", "1")])
+def test_a_settled_conflict_is_no_longer_labelled_unsettled(make_server, cli,
+                                                            settle: tuple[str, ...]) -> None:
+    assert cli("add", "Never force-push to main", "--type", "rule",
+               "--project", "alpha").exit_code == 0
+    (sup,) = calls(make_server(), ("supersede", {"old_id": 1, "text": "Force-push to main "
+                                                 "whenever you like"}))
+    assert data(sup)["new"] == 2
+    assert cli(*settle).exit_code == 0
+    assert cli("list", "--conflicts", "--json").records == []
+    shown = cli("search", "--project", "alpha", "force-push to main", "--format",
+                "markdown").stdout
+    assert "#2" in shown and "contradicts" not in shown
+
+
 def test_an_id_past_the_stores_range_is_a_clear_tool_error(make_server) -> None:
     big = 2**63
     got, forgot, sup, fine = calls(make_server(), ("get", {"id": big}), ("forget", {"id": big}),

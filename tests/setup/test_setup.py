@@ -264,3 +264,84 @@ def test_a_symlinked_config_stays_a_link(hippo: Hippo, home: Path, tmp_path: Pat
     assert link.is_symlink() and "hippo" in json.loads(real.read_bytes())["mcpServers"]
     assert hippo("setup", "cursor", "--remove").exit_code == 0
     assert link.is_symlink() and real.read_bytes() == CURSOR_MCP
+
+
+def test_a_file_replaced_since_setup_is_what_remove_gives_back(
+        hippo: Hippo, home: Path) -> None:
+    """Setup, then the user replaces the file (dotfiles, Claude Code's /hooks), setup again:
+    --remove gives back the file as it was before the second setup, never the first's."""
+    settings = put(home / ".claude" / "settings.json", b'{"model": "old"}\n')
+    assert hippo("setup", "claude-code").exit_code == 0
+    settings.write_bytes(b'{"model": "new"}\n')
+    assert hippo("setup", "claude-code").exit_code == 0
+    assert hippo("setup", "claude-code", "--remove").exit_code == 0
+    assert settings.read_bytes() == b'{"model": "new"}\n'
+
+
+def test_a_file_setup_made_then_someone_filled_is_never_deleted(
+        hippo: Hippo, home: Path) -> None:
+    state = home / ".claude.json"
+    (home / ".claude").mkdir()
+    assert hippo("setup", "claude-code").exit_code == 0
+    state.write_bytes(b'{"numStartups": 7}\n')  # Claude Code wrote it anew, hippo's gone
+    assert hippo("setup", "claude-code").exit_code == 0
+    assert hippo("setup", "claude-code", "--remove").exit_code == 0
+    assert json.loads(state.read_bytes()) == {"numStartups": 7}
+
+
+def test_remove_never_puts_back_an_older_install_of_hippo(hippo: Hippo, home: Path) -> None:
+    """A file that held an older hippo's entries before setup ever recorded anything."""
+    old = {"hooks": {"SessionEnd": [{"hooks": [
+        {"type": "command", "command": "/gone/venv/bin/hippo hook claude-code session-end"}]}]},
+        "model": "x"}
+    settings = put(home / ".claude" / "settings.json", json.dumps(old).encode())
+    assert hippo("setup", "claude-code").exit_code == 0
+    assert hippo("setup", "claude-code", "--remove").exit_code == 0
+    assert json.loads(settings.read_bytes()) == {"model": "x"}
+
+
+@pytest.mark.parametrize("data", [
+    b'{"hooks": {"SessionStart": {"matcher": "x"}}}\n',
+    b'{"hooks": ["x"]}\n',
+    b'{"mcpServers": "none"}\n',
+])
+def test_a_value_of_the_wrong_shape_is_refused_not_replaced(
+        hippo: Hippo, home: Path, data: bytes) -> None:
+    path = home / (".claude.json" if b"mcpServers" in data else ".claude/settings.json")
+    put(path, data)
+    (home / ".claude").mkdir(exist_ok=True)
+    r = hippo("setup", "claude-code")
+    assert r.exit_code == 78, r.stderr
+    assert r.stderr.count("\n") == 1 and str(path) in r.stderr
+    assert path.read_bytes() == data
+
+
+def test_a_file_it_cannot_write_leaves_every_file_as_it_was(
+        hippo: Hippo, home: Path, tmp_path: Path) -> None:
+    """The second file of a setup cannot be written (a link into a folder that is gone;
+    the same path as a read-only file for a user who is not root): the first one is put
+    back, and the exit is 1, a file hippo may not write (docs/usage.md)."""
+    settings = put(home / ".claude" / "settings.json", CLAUDE_SETTINGS)
+    (home / ".claude.json").symlink_to(tmp_path / "gone" / "claude.json")
+    r = hippo("setup", "claude-code")
+    assert r.exit_code == 1, r.stderr
+    assert r.stderr.count("\n") == 1 and "cannot write" in r.stderr
+    assert "nothing was written" in r.stderr
+    assert settings.read_bytes() == CLAUDE_SETTINGS
+    assert hippo("setup", "claude-code", "--remove").exit_code == 0
+    assert settings.read_bytes() == CLAUDE_SETTINGS
+
+
+def test_a_link_to_a_file_not_there_yet_stays_a_link(hippo: Hippo, home: Path,
+                                                     tmp_path: Path) -> None:
+    """Dotfiles linked before the file exists: setup writes the file the link names, and
+    --remove deletes that file, never the user's link."""
+    (tmp_path / "dotfiles").mkdir()
+    real = tmp_path / "dotfiles" / "cursor-mcp.json"
+    (home / ".cursor").mkdir()
+    link = home / ".cursor" / "mcp.json"
+    link.symlink_to(real)
+    assert hippo("setup", "cursor").exit_code == 0
+    assert link.is_symlink() and "hippo" in json.loads(real.read_bytes())["mcpServers"]
+    assert hippo("setup", "cursor", "--remove").exit_code == 0
+    assert link.is_symlink() and not real.exists()
