@@ -12,8 +12,9 @@ what it was:
 
 An older memory is about the same thing only when it names the old value X (a whole token)
 and shares another salient word with the statement of change (what X is for), or, for the
-second form, names every salient word of the subject S and a value of the same shape
-(a number, a version, a port) that is not V. Two ports of two services, two libraries of two
+second form, names every content word of the subject S ("auth service": both words, so
+the payment service's port is not the auth service's) and a value of the same shape (a
+number, a version, a port) that is not V. Two ports of two services, two libraries of two
 roles, share a word but not the subject: they are not merged (`hippo.extract.closing.salient`
 says which words count). What it overturns is superseded when a machine wrote it, and
 becomes a conflict for a person when a person did (`hippo.conflicts`).
@@ -26,6 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from hippo.extract.closing import salient
+from hippo.extract.statements import content_words
 
 _I = re.IGNORECASE
 # A value as statements name it: `quoted`, or one name-shaped word (a library, a flag, a path,
@@ -39,9 +41,9 @@ _REPLACES = re.compile(rf"(?P<new>{_NAME})\s+(?:now\s+)?(?:replaced|replaces|sup
                        rf"superseded)\s+(?P<old>{_NAME})", _I)
 _INSTEAD = re.compile(rf"\b(?:use[sd]?|using|prefer(?:s|red)?|chose|choose|picked|pick|went\s+with|"
                       rf"go\s+with)\s+(?P<new>{_NAME})\s+instead\s+of\s+(?P<old>{_NAME})", _I)
-_IS_NOW = re.compile(rf"^(?P<subject>.{{3,80}}?)\s+(?:is|are)\s+now\s+(?:set\s+to\s+)?"
-                     rf"(?P<new>{_NAME})|^(?P<subject2>.{{3,80}}?)\s+(?:now\s+defaults\s+to|"
-                     rf"changed\s+to|was\s+changed\s+to)\s+(?P<new2>{_NAME})", _I)
+_IS_NOW = re.compile(rf"^(?P<subject>.{{3,80}}?)\s+(?:is|are)\s+now\s+(?:set\s+to\s+|on\s+|at\s+|in\s+)?"
+                     rf"(?:(?:port|version|v)\s+)?(?P<new>{_NAME})|^(?P<subject2>.{{3,80}}?)\s+(?:now\s+"
+                     rf"defaults\s+to|changed\s+to|was\s+changed\s+to)\s+(?P<new2>{_NAME})", _I)
 _NUMBER = re.compile(r"\d+(?:\.\d+)*")
 # Words that are never a value: what "instead of my usual games" or "from it to them" name.
 _STOP = frozenset([
@@ -58,7 +60,7 @@ class Change:
 
     new: str
     old: str | None = None
-    subject: frozenset[str] = frozenset()  # salient words of the subject (the `is now` form)
+    subject: frozenset[str] = frozenset()  # content words of the subject (the `is now` form)
 
 
 def _bare(value: str) -> str:
@@ -78,8 +80,11 @@ def change(text: str) -> Change | None:
     if m is not None:
         subject = m.group("subject") or m.group("subject2") or ""
         new = _bare(m.group("new") or m.group("new2") or "")
-        words = salient(subject) - salient(new)
-        if new and words:
+        words = content_words(subject) - content_words(new)
+        # A subject names one thing: two words ("auth service"), or a name (`DB_POOL_SIZE`);
+        # "John is now at 5 a day" does not say which of John's numbers changed.
+        specific = len(words) >= 2 or any(re.search(r"[_./\d]", w) for w in words)
+        if new and new.lower() not in _STOP and specific:
             return Change(new, None, words)
     return None
 
@@ -104,7 +109,7 @@ def overturns(chg: Change, new_text: str, old_text: str) -> bool:
             return False
         about = salient(new_text) - salient(chg.old) - salient(chg.new)
         return bool(about & salient(old_text))
-    if not chg.subject or not chg.subject <= salient(old_text):
+    if not chg.subject or not chg.subject <= content_words(old_text):
         return False
     shape = _shape(chg.new)
     return any(_bare(v).lower() != chg.new.lower() for v in shape.findall(old_text))

@@ -30,6 +30,10 @@ from hippo.extract.values import change, overturns
      "Dates are formatted with moment in utils/date.ts.", True),
     # it already says the new value
     ("The API server port is now 9090.", "The API server moved to port 9090 last week.", False),
+    ("The auth service is now on port 4100.", "The auth service listens on port 4000.", True),
+    # another service with a short name that differs: not the same port
+    ("The auth service is now on port 4100.", "The payment service listens on port 4000.",
+     False),
     # two tasks with similar titles
     ("The retry task for uploads is now closed.", "The retry task for downloads is open.", False),
 ])
@@ -46,6 +50,8 @@ def test_no_statement_of_change_no_change() -> None:
     # like "my" or "the usual"
     assert change("I've been playing strategy games instead of my usual shooters.") is None
     assert change("We switched from it to them last week.") is None
+    # one plain word does not say which thing changed
+    assert change("John is now at 5 miles a day.") is None
 
 
 def _session(tmp_path: Path, name: str, sid: str, text: str, day: str) -> Path:
