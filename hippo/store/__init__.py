@@ -41,8 +41,8 @@ def connect(path: Path | str, *, busy_timeout_ms: int = 5000, mode: Mode = "writ
     """Open the store at `path`: a SQLite file (`hippo.store.sqlite.database.connect`), or
     a PostgreSQL server when `path` is a `postgresql://` URL (`hippo.store.postgres`)."""
     if is_server(path):
-        return postgres("database").connect(str(path), busy_timeout_ms=busy_timeout_ms, mode=mode, check=check,
-                          migrate=migrate)
+        return postgres_module("database").connect(
+            str(path), busy_timeout_ms=busy_timeout_ms, mode=mode, check=check, migrate=migrate)
     from hippo.store.sqlite.database import connect as sqlite_connect
 
     return sqlite_connect(Path(path), busy_timeout_ms=busy_timeout_ms, mode=mode, check=check,
@@ -87,8 +87,9 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module 'hippo.store' has no attribute {name!r}")
 
 
-def postgres(module: str) -> ModuleType:
-    """`hippo.store.postgres.MODULE`, or one line saying the driver is missing (exit 78)."""
+def postgres_module(module: str) -> ModuleType:
+    """`hippo.store.postgres.MODULE`, or one line saying the driver is missing (exit 78).
+    (Not named `postgres`: importing the subpackage sets that attribute of this package.)"""
     import importlib
 
     try:

@@ -14,9 +14,9 @@ def _backend(url: str) -> ModuleType:
     if not is_server(url):
         raise UsageError("`hippo team` sets up a PostgreSQL store: give --db postgresql://... "
                          "(an administrator's URL)")
-    from hippo.store import postgres
+    from hippo.store import postgres_module
 
-    return postgres("team")
+    return postgres_module("team")
 
 
 def init(url: str, team: str, schema: str | None = None) -> dict[str, Any]:
