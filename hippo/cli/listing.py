@@ -55,6 +55,9 @@ def list_(
     from hippo.records import STATUSES
     from hippo.timeutil import iso, option_time, parse_since
 
+    if conflicts:
+        _conflicts_alone(as_of=as_of, since=since, status=status, tag=tag, type=type_,
+                         tier=tier, unverified=unverified)
     h = open_hippo(ctx, db=db, project=project, read=True)
     statuses = list(STATUSES) if status and "all" in status else (status or ["active"])
     projects = None if all_projects else [h.project, None]
@@ -85,6 +88,18 @@ def _shown(rec: dict[str, Any], wide: bool) -> dict[str, Any]:
     return {**rec, "project": rec["project"] or "global", "date": day(rec["created_at"]),
             "created_at": day(rec["created_at"], wide=True),
             "updated_at": day(rec["updated_at"], wide=True)}
+
+
+def _conflicts_alone(**given: Any) -> None:
+    """`--conflicts` lists what waits for a person now: a filter it would not apply is
+    refused (exit 2), not silently dropped."""
+    from hippo.errors import UsageError
+
+    used = [name for name, value in given.items() if value]
+    if used:
+        flag = "--" + used[0].replace("_", "-")
+        raise UsageError(f"--conflicts lists the conflicts open now, in this project (or "
+                         f"--all-projects); it does not take {flag}")
 
 
 def _contradicts(rec: dict[str, Any], wide: bool) -> dict[str, Any]:

@@ -108,6 +108,10 @@ def test_a_new_value_supersedes_a_machine_memory_and_conflicts_with_a_persons(
     assert [(c["id"], [o["id"] for o in c["conflicts_with"]]) for c in listed] == \
         [(zustand["id"], [900])]
     assert cli("stats", "--json").records[0]["brain"]["conflicts"] == 1
+    bad = cli("list", "--conflicts", "--as-of", "yesterday")
+    assert (bad.exit_code, bad.stderr) == (2, ("hippo: --conflicts lists the conflicts open "
+                                           "now, in this project (or --all-projects); it does "
+                                           "not take --as-of\n"))
     hook = cli("hook", "claude-code", "session-start", "--project", "shop",
                input='{"hook_event_name": "SessionStart", "cwd": "/w/shop"}')
     assert "1 machine-written memory contradicts a person's" in hook.stdout
