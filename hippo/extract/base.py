@@ -36,6 +36,9 @@ class SessionChunks:
     started_at: str | None
     chunks: list[EchoChunk]
     parent: str | None = None  # the session that started this one (a subagent's)
+    # The session's chunks just before these (already extracted): context an extractor may
+    # read (the problem said before a fix in the new chunks), never a source of candidates.
+    before: list[EchoChunk] = field(default_factory=list)
 
     @property
     def chunk_ids(self) -> list[int]:
@@ -56,6 +59,8 @@ class Candidate:
     # A commit's: the files edited since the commit before it, each with the chunk of its
     # latest edit (what it may have fixed, `hippo.extract.supersede`).
     touches: tuple[tuple[str, int], ...] = ()
+    # A fix's: the statements of the problem it fixes, as written (`hippo.extract.fixes`).
+    replaces: tuple[str, ...] = ()
 
 
 #: Tag of a task a compaction summary lists as pending. When a session's newest summary no

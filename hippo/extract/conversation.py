@@ -54,6 +54,7 @@ class Call:
     chunk_ids: tuple[int, ...]
     result: str | None
     result_chunks: tuple[int, ...]
+    diff: str = ""  # an edit's changed lines, `- old` / `+ new` (the reader's rendering)
 
 
 def calls(msgs: Sequence[Message]) -> list[Call]:
@@ -69,17 +70,30 @@ def calls(msgs: Sequence[Message]) -> list[Call]:
                 pending.clear()
             after_result = False
             name, _, arg = msg.text.partition(": ")
-            out.append(Call(name.strip(), arg.strip(), tuple(msg.chunk_ids), None, ()))
+            arg, diff = split_diff(arg.strip())
+            out.append(Call(name.strip(), arg, tuple(msg.chunk_ids), None, (), diff))
             pending.append(len(out) - 1)
         elif msg.role == "tool" and pending:
             after_result = True
             i = pending.pop(_answered(out, pending, msg.text))
             c = out[i]
-            out[i] = Call(c.name, c.arg, c.chunk_ids, msg.text, tuple(msg.chunk_ids))
+            out[i] = Call(c.name, c.arg, c.chunk_ids, msg.text, tuple(msg.chunk_ids), c.diff)
         elif msg.is_prose:
             pending.clear()
             after_result = False
     return out
+
+
+_DIFF_LINE = re.compile(r"^(?:[-+] \S|…$)")
+
+
+def split_diff(arg: str) -> tuple[str, str]:
+    """An edit call's argument as the readers render it (`path` then its changed lines,
+    `- old` / `+ new`): the path, and the lines ("" for any other call)."""
+    head, sep, rest = arg.partition("\n")
+    if sep and _is_path(head) and all(_DIFF_LINE.match(ln) for ln in rest.splitlines()):
+        return head, rest
+    return arg, ""
 
 
 def _answered(out: list[Call], pending: list[int], result: str) -> int:

@@ -21,6 +21,7 @@ from hippo.extract.blocks import _INLINE_TAGS, Message, messages
 from hippo.extract.conversation import calls, error_fixes, gate, retries
 from hippo.extract.cues import ANSWER, EMPHATIC, IMPERATIVE, MAX_CHARS, Cue, scan
 from hippo.extract.evidence import STATE_TAG, closes, states
+from hippo.extract.fixes import FIX_TAG, fixes
 from hippo.extract.statements import (
     THRESHOLD,
     Where,
@@ -55,12 +56,13 @@ class _Found:
 
     def add(self, mtype: str, text: str, importance: float, evidence: Sequence[int],
             tags: Sequence[str] = (), confidence: float = 0.4,
-            closes: tuple[str, ...] = (), touches: tuple[tuple[str, int], ...] = ()) -> None:
+            closes: tuple[str, ...] = (), touches: tuple[tuple[str, int], ...] = (),
+            replaces: tuple[str, ...] = ()) -> None:
         key = (mtype, normalise_text(text))
         prev = self.found.get(key)
         if prev is None:
             self.found[key] = Candidate(mtype, text, round(importance, 2), list(evidence),
-                                        list(tags), confidence, closes, touches)
+                                        list(tags), confidence, closes, touches, replaces)
         else:
             prev.importance = max(prev.importance, round(importance, 2))
             prev.evidence += [c for c in evidence if c not in prev.evidence]
@@ -165,6 +167,19 @@ def _prose(msg: Message, where: Where, found: _Found) -> None:
             if ANSWER.match(line):
                 found.add("decision", line, 0.75, msg.chunk_ids, (), 0.5)
         return
+    for mtype, text, importance, tags in _statements(msg, where):
+        found.add(mtype, text, importance, msg.chunk_ids, tags,
+                  0.5 if importance >= 0.7 else 0.4)
+
+
+def _said(msg: Message) -> list[str]:
+    """The statements kept of the agent's prose right before a call (mid-turn)."""
+    return [text for _, text, _, _ in _statements(msg, Where("assistant", True, False))]
+
+
+def _statements(msg: Message, where: Where) -> list[tuple[str, str, float, Sequence[str]]]:
+    """(type, text, importance, tags) of each statement of one prose message."""
+    out: list[tuple[str, str, float, Sequence[str]]] = []
     for unit, points, hit in _selected(msg, where):
         # A cue's own statement where it has one (a clause cut at the cue, a template).
         text = _fit(hit[1] if hit is not None and unit.kind == "sentence" and unit.joined == 1
@@ -173,8 +188,8 @@ def _prose(msg: Message, where: Where, found: _Found) -> None:
         importance = hit[0].importance if hit else min(0.8, points - 0.2)
         if EMPHATIC.search(unit.text) and where.role == "user":
             importance = min(0.95, importance + 0.05)
-        found.add(mtype, text, importance, msg.chunk_ids, hit[0].tags if hit else (),
-                  0.5 if importance >= 0.7 else 0.4)
+        out.append((mtype, text, importance, hit[0].tags if hit else ()))
+    return out
 
 
 class RulesExtractor(Extractor):
@@ -190,6 +205,14 @@ class RulesExtractor(Extractor):
         for msg, where in turns(msgs, subagent=session.parent is not None):
             _prose(msg, where, found)
         seq = calls(msgs)
+        said = [(c.text, c.evidence) for c in found.found.values()]
+        new = set(session.chunk_ids)
+        everything = messages([*session.before, *session.chunks]) if session.before else msgs
+        for stmt, replaces, held in fixes(everything, calls(everything), _said, said):
+            if not new.issuperset(held):
+                continue  # the run before saw it hold: it wrote this fix then
+            found.add(stmt.type, stmt.text, stmt.importance, stmt.evidence, (FIX_TAG,),
+                      replaces=replaces)
         procedure = gate(seq)
         if procedure is not None:
             found.add(procedure.type, procedure.text, procedure.importance,

@@ -85,21 +85,32 @@ def session_segment(h: Hippo, key: str) -> Segment:
     return Segment(int(sid), int(first), int(last), 0)
 
 
+#: Chunks of the session before a new segment that extraction reads as context, at most,
+#: looked for among the `CONTEXT_SPAN` chunk ids before it (other sessions' are between).
+CONTEXT_CHUNKS = 24
+CONTEXT_SPAN = 400
+
+
 def load(h: Hippo, seg: Segment) -> SessionChunks:
     s = h.db.memories.session(seg.session_id)
     assert s is not None
-    chunks = [EchoChunk(r["id"], r["seq"], r["source_path"],
-                        tuple(r["roles"].split(",")) if r["roles"] else (),
-                        r["line_start"], r["line_end"], tuple(orjson.loads(r["message_ids"])),
-                        r["started_at"], r["text"])
-              for r in h.db.memories.segment(seg.session_id, seg.first, seg.last)]
+
+    def chunk(r: Any) -> EchoChunk:
+        return EchoChunk(r["id"], r["seq"], r["source_path"],
+                         tuple(r["roles"].split(",")) if r["roles"] else (),
+                         r["line_start"], r["line_end"], tuple(orjson.loads(r["message_ids"])),
+                         r["started_at"], r["text"])
+
+    chunks = [chunk(r) for r in h.db.memories.segment(seg.session_id, seg.first, seg.last)]
+    before = [chunk(r) for r in h.db.memories.segment(
+        seg.session_id, max(0, seg.first - CONTEXT_SPAN), seg.first - 1)][-CONTEXT_CHUNKS:]
     return SessionChunks(s["id"], s["session_key"], s["project"], s["format"], s["started_at"],
-                         chunks, s["parent_key"])
+                         chunks, s["parent_key"], before)
 
 
 def provenance(session: SessionChunks, evidence: list[int], extractor: str) -> dict[str, Any]:
     """`source` of a memory: its chunks, the session, and the file and line span they cover."""
-    by_id = {c.id: c for c in session.chunks}
+    by_id = {c.id: c for c in (*session.before, *session.chunks)}
     shown = [by_id[e] for e in evidence if e in by_id]
     out: dict[str, Any] = {"chunks": [c.id for c in shown], "session": session.key,
                            "extractor": extractor}

@@ -10,6 +10,9 @@
 - **A problem in a file, edited then committed**: an open problem this session stated that
   names a file is done once the session edits that file after it and then commits (the
   commit memory, when its message names a task, is the evidence).
+- **A problem and its fix** (`hippo.extract.fixes`): the problem the agent stated right
+  before an edit, or whose quoted code the edit removed, is done once the fix (the problem
+  and the lines the edit changed, one memory) is written.
 - **The newest state** (`hippo.extract.evidence`): a test suite's counts, a work tree, a push
   replace the project's older machine states of the same subject; a test suite's counts also
   replace what the same session said before them of how many tests pass (a state claim in
@@ -40,6 +43,7 @@ from hippo.extract.evidence import STATE_TAG, count_claim, subject_of, whole_sui
 from hippo.extract.values import change as stated_change
 from hippo.extract.values import overturned
 from hippo.extract.write import ACTOR
+from hippo.records import normalise_text
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
@@ -60,7 +64,8 @@ def retire(h: Hippo, session: SessionChunks, found: Sequence[Candidate],
     """Change what the new memories retire; one event per change (`action` done or
     superseded)."""
     movers = [(c, m) for c, m in zip(found, stored)
-              if m is not None and (c.closes or c.touches or GATE_TAG in c.tags or STATE_TAG in c.tags
+              if m is not None and (c.closes or c.touches or c.replaces or GATE_TAG in c.tags
+                                    or STATE_TAG in c.tags
                                        or SOLVED.search(c.text) or stated_change(c.text))]
     if not movers:
         return
@@ -122,6 +127,12 @@ def _shown_done(rows: Sequence[dict[str, Any]], cand: Candidate, by: int,
     if cand.touches:
         for mid in fixed(rows, cand.touches, session, by):
             yield mid, "done", f"its file edited, then committed: memory {by}"
+    if cand.replaces:
+        said = {normalise_text(t) for t in cand.replaces}
+        for row in rows:
+            if (row["id"] != by and row["author"] == "machine" and _of_session(row, session)
+                    and normalise_text(row["text"]) in said):
+                yield int(row["id"]), "done", f"fixed by the edit memory {by} names"
 
 
 def _conflict(h: Hippo, by: int, person: int, reason: str, session: str,

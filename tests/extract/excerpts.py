@@ -2,7 +2,8 @@
 `../shared/data/transcripts/FORMATS.md` and `hippo/ingest/readers/`.
 
 A turn is a tuple: `("user", text)`, `("assistant", text)`, `("call", tool, argument)` (a
-tool call of the assistant), `("result", text)` (the tool's output, for the call before it;
+tool call of the assistant), `("edit", tool, path, old, new)` (an edit call, Claude Code and
+Gemini CLI), `("result", text)` (the tool's output, for the call before it;
 Codex takes an exit code as a third element), and for the formats that have them
 `("injected", text)` (harness text in the user's turn; Codex also has `("developer", text)`,
 generic logs `("system", text)`).
@@ -54,9 +55,17 @@ def claude_code(path: Path, session: str, cwd: str, turns: Sequence[Turn],
                 "model": "claude-sonnet-4-5", "content": [
                     {"type": "tool_use", "id": call_ids[-1], "name": turn[1],
                      "input": {key: turn[2]}}]}}
-        elif kind == "result":
+        elif kind == "edit":  # ("edit", tool, path, old, new)
+            call_ids.append(f"toolu_{uuid}")
+            rec = {**base, "type": "assistant", "message": {
+                "id": f"msg_{uuid}", "type": "message", "role": "assistant",
+                "model": "claude-sonnet-4-5", "content": [
+                    {"type": "tool_use", "id": call_ids[-1], "name": turn[1], "input": {
+                        "file_path": turn[2], "old_string": turn[3], "new_string": turn[4]}}]}}
+        elif kind in ("result", "error"):  # "error": the tool said it failed (is_error)
             rec = {**base, "type": "user", "message": {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": call_ids[-1], "content": turn[1]}]}}
+                {"type": "tool_result", "tool_use_id": call_ids[-1], "content": turn[1],
+                 **({"is_error": True} if kind == "error" else {})}]}}
         else:
             raise ValueError(kind)
         lines.append(rec)
@@ -119,6 +128,11 @@ def gemini(path: Path, session: str, turns: Sequence[Turn]) -> Path:
             msgs[-1]["toolCalls"].append({
                 "id": f"call-{i}", "name": turn[1], "args": {"command": turn[2]},
                 "status": "success", "timestamp": _ts(i), "result": []})
+        elif kind == "edit":  # ("edit", tool, path, old, new)
+            msgs.append({"id": f"g{i}", "timestamp": _ts(i), "type": "gemini", "content": "",
+                         "toolCalls": [{"id": f"call-{i}", "name": turn[1], "args": {
+                             "file_path": turn[2], "old_string": turn[3], "new_string": turn[4]},
+                             "status": "success", "timestamp": _ts(i), "result": []}]})
         elif kind == "result":
             msgs[-1]["toolCalls"][-1]["result"] = [{"functionResponse": {
                 "id": f"call-{i}", "name": msgs[-1]["toolCalls"][-1]["name"],

@@ -173,7 +173,7 @@ WRITERS: dict[str, Callable[[Path], Path]] = {
 
 # Words the extractor's own templates add (as in test_summary.py).
 TEMPLATE = {"before", "committing", "run", "failed", "with", "it", "passed", "after",
-            "editing", "closed", "committed", "on", "of", "at"}
+            "editing", "closed", "committed", "on", "of", "at", "fixed", "in"}
 
 
 def _words(text: str) -> set[str]:

@@ -373,7 +373,7 @@ def _words(text: str) -> list[str]:
 
 # Words the extractor's own templates add (a gate's and a fix's framing, a subject's colon).
 TEMPLATE = {"before", "committing", "run", "failed", "with", "it", "passed", "after",
-            "editing", "closed", "committed", "on", "of", "at"}
+            "editing", "closed", "committed", "on", "of", "at", "fixed", "in"}
 
 
 SESSIONS = Path(__file__).resolve().parents[3] / "shared" / "data" / "transcripts" / \

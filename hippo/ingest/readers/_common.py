@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from datetime import UTC, datetime
@@ -11,6 +12,10 @@ from hippo.ingest.redact import redact
 
 TOOL_CALL_LIMIT = 300
 TOOL_RESULT_LIMIT = 500
+#: An edit call keeps the lines it changed, beside its file, up to this many characters
+#: (whole lines, each at most `DIFF_LINE_CHARS`): what a fix changed is worth finding.
+EDIT_DIFF_CHARS = 400
+DIFF_LINE_CHARS = 160
 
 # The argument that says most about a call, in order of preference.
 _SALIENT_ARGS = (
@@ -73,6 +78,55 @@ def format_tool_call(name: str, args: Any) -> str:
     if not args:
         return name
     return f"{name}: {json.dumps(args, ensure_ascii=False, separators=(',', ':'), default=str)}"
+
+
+def tool_call_text(name: str, args: Any) -> tuple[str, int]:
+    """A call as Echo keeps it: `format_tool_call` shortened to `TOOL_CALL_LIMIT`, and for
+    an edit (`old_string`/`new_string`, or a list of them under `edits`) the lines it
+    changed below, `- old` / `+ new`. Returns the text and how many secrets were masked."""
+    text, found = shorten(format_tool_call(name, args), TOOL_CALL_LIMIT)
+    diff = edit_diff(args)
+    if diff and "\n" not in text:
+        shown, more = shorten(diff, EDIT_DIFF_CHARS + DIFF_LINE_CHARS)
+        text, found = f"{text}\n{shown}", found + more
+    return text, found
+
+
+def edit_diff(args: Any) -> str:
+    """The lines an edit call changes, `- removed` then `+ added` per change, blank lines
+    and indentation dropped, cut at whole lines after `EDIT_DIFF_CHARS` (`…` marks a cut)."""
+    if isinstance(args, str):
+        args = loads_or_none(args)
+    if not isinstance(args, dict):
+        return ""
+    pairs = [args, *(e for e in args.get("edits") or [] if isinstance(e, dict))]
+    lines: list[str] = []
+    for pair in pairs:
+        old, new = pair.get("old_string"), pair.get("new_string")
+        if isinstance(old, str) and isinstance(new, str):
+            lines += _changed(old, new)
+    out: list[str] = []
+    used = 0
+    for line in lines:
+        if used + len(line) > EDIT_DIFF_CHARS and out:
+            out.append("…")
+            break
+        out.append(line)
+        used += len(line) + 1
+    return "\n".join(out)
+
+
+def _changed(old: str, new: str) -> list[str]:
+    def cut(line: str) -> str:
+        return line if len(line) <= DIFF_LINE_CHARS else line[:DIFF_LINE_CHARS - 1] + "…"
+
+    a = [ln.strip() for ln in old.splitlines() if ln.strip()]
+    b = [ln.strip() for ln in new.splitlines() if ln.strip()]
+    out: list[str] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag != "equal":
+            out += [f"- {cut(x)}" for x in a[i1:i2]] + [f"+ {cut(x)}" for x in b[j1:j2]]
+    return out
 
 
 def _command_list(argv: list[str]) -> str:

@@ -27,10 +27,10 @@ from hippo.ingest.readers._common import (
     TOOL_RESULT_LIMIT,
     clean,
     content_text,
-    format_tool_call,
     iso_utc,
     shorten,
     str_or_none,
+    tool_call_text,
 )
 from hippo.ingest.readers._lines import JsonlScan
 
@@ -288,8 +288,10 @@ class _State:
                 self._assistant_text(clean(block["text"]), mid, base)
             elif kind == "tool_use":
                 name = str_or_none(block.get("name")) or "tool"
-                text = format_tool_call(name, block.get("input"))
-                self._emit_short(base, "assistant", text, "tool_call", str_or_none(block.get("id")))
+                text, found = tool_call_text(name, block.get("input"))
+                self.redactions += found
+                base.emit("assistant", text, "tool_call", str_or_none(block.get("id")),
+                          cleaned=True)
 
     def _assistant_text(self, text: str, mid: str | None, base: _Base) -> None:
         if not text:

@@ -16,14 +16,13 @@ from typing import Any
 from hippo.ingest.model import Message, ReadResult, SessionInfo
 from hippo.ingest.readers import _whole
 from hippo.ingest.readers._common import (
-    TOOL_CALL_LIMIT,
     TOOL_RESULT_LIMIT,
     clean,
     content_text,
-    format_tool_call,
     iso_utc,
     shorten,
     str_or_none,
+    tool_call_text,
 )
 
 _HEAD = re.compile(rb'"(?:sessionId|projectHash)"\s*:')
@@ -105,7 +104,7 @@ class _Out:
         ts = iso_utc(call.get("timestamp")) or ts
         cid = str_or_none(call.get("id"))
         name = str_or_none(call.get("name")) or "tool"
-        text, found = shorten(format_tool_call(name, call.get("args")), TOOL_CALL_LIMIT)
+        text, found = tool_call_text(name, call.get("args"))
         self.redactions += found
         self.add("assistant", text, "tool_call", ts, line, cid, cleaned=True)
         result = _result_text(call.get("result")) or content_text(call.get("resultDisplay"))

@@ -22,14 +22,13 @@ from typing import Any
 from hippo.ingest.model import Message, ReadResult, SessionInfo, Skip
 from hippo.ingest.readers import _whole
 from hippo.ingest.readers._common import (
-    TOOL_CALL_LIMIT,
     TOOL_RESULT_LIMIT,
     clean,
     content_text,
-    format_tool_call,
     iso_utc,
     shorten,
     str_or_none,
+    tool_call_text,
 )
 from hippo.ingest.readers._lines import JsonlScan, decode, iter_lines
 
@@ -181,7 +180,7 @@ class _Out:
             fn = call.get("function") if isinstance(call, dict) else None
             if isinstance(fn, dict):
                 name = str_or_none(fn.get("name")) or "tool"
-                text, found = shorten(format_tool_call(name, fn.get("arguments")), TOOL_CALL_LIMIT)
+                text, found = tool_call_text(name, fn.get("arguments"))
                 self.redactions += found
                 self._add(role, text, "tool_call", ts, line, str_or_none(call.get("id")))
         return True
