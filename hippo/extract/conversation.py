@@ -135,6 +135,12 @@ def command(arg: str) -> str | None:
     return " && ".join(parts) if parts else None
 
 
+# A tracker's or a forge's subcommand (`bd close`, `gh issue create`, `jira issue move`):
+# bookkeeping before a commit, not a check of the work.
+_TRACKER_VERB = frozenset({"close", "create", "update", "comment", "move", "done", "resolve",
+                           "reopen", "assign", "label", "sync"})
+
+
 def gate(seq: Sequence[Call]) -> Statement | None:
     """The checks run before two or more separate commits (`calls` of a session), as one
     procedure statement."""
@@ -156,7 +162,7 @@ def gate(seq: Sequence[Call]) -> Statement | None:
             if cmd is None:
                 continue
             for part in cmd.split(" && "):
-                if part.split()[0] != "git":
+                if part.split()[0] != "git" and not _TRACKER_VERB.intersection(part.split()[1:3]):
                     window.setdefault(part, c)
         start = i + 1
         if window:

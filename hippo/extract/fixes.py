@@ -47,6 +47,7 @@ _CHECK = re.compile(r"\b(?:build|compile|lint|check|typecheck|vet)\b", re.IGNORE
 # A line that defines something: what a fix added is best named by it.
 _DEFINES = re.compile(r"^(?:export\s+)?(?:pub(?:\(\w+\))?\s+)?(?:async\s+)?(?:def|defp|defmodule|"
                       r"function|func|fn|class|struct|interface|type|const|let|var|impl)\b")
+_COMMENT = re.compile(r"^(?:#|//|/\*|\*|--|%|;;|<!--)")
 _CODE_SPAN = re.compile(r"`([^`\n]{12,})`")
 _WS = re.compile(r"\s+")
 
@@ -166,10 +167,13 @@ def _shares(words: frozenset[str], about: frozenset[str]) -> bool:
 def _text(problem: str, call: Call) -> str | None:
     """"PROBLEM. Fixed in `FILE`: `OLD` → `NEW`", within MAX_CHARS."""
     lines = [ln for ln in call.diff.splitlines() if ln != "…"]
-    removed = [_line(ln) for ln in lines if ln.startswith("- ")]
+    said = _WS.sub(" ", problem)
+    # What the problem already quotes is not said twice; a comment says least of a change.
+    removed = [ln for ln in map(_line, (x for x in lines if x.startswith("- ")))
+               if _WS.sub(" ", ln) not in said and not _COMMENT.match(ln)][:MAX_REMOVED]
     added = [_line(ln) for ln in lines if ln.startswith("+ ")]
-    added = sorted(added, key=lambda ln: not _DEFINES.match(ln))[:MAX_ADDED]
-    removed = removed[:MAX_REMOVED]
+    added = sorted(added, key=lambda ln: (not _DEFINES.match(ln), bool(_COMMENT.match(ln))))
+    added = added[:MAX_ADDED]
     if not removed and not added:
         return None
     old = "; ".join(f"`{ln}`" for ln in removed)

@@ -44,6 +44,10 @@ MAX_PER_MESSAGE = 12
 #: A state (a test run's counts, a work tree, a push) matters while it is current and when
 #: asked for, not beside what the session established: it ranks below a statement.
 STATE_IMPORTANCE = 0.3
+#: A subagent's statements are its report to the agent that started it (what it read, when
+#: asked), not what the conversation concluded: they rank below the session's own.
+SUBAGENT_LOWER = 0.2
+SUBAGENT_FLOOR = 0.3
 _I = re.IGNORECASE
 
 
@@ -159,8 +163,9 @@ def _selected(msg: Message, where: Where) -> list[tuple[Unit, float, tuple[Cue, 
     return out
 
 
-def _prose(msg: Message, where: Where, found: _Found) -> None:
-    """The durable statements of one message (`hippo.extract.statements`)."""
+def _prose(msg: Message, where: Where, found: _Found, lower: float = 0.0) -> None:
+    """The durable statements of one message (`hippo.extract.statements`), their importance
+    `lower` less (a subagent's report)."""
     if msg.role == "user" and msg.text.startswith('Answer to "'):
         # The person's answer to a question the agent asked: a decision, whole.
         for line in msg.text.splitlines():
@@ -168,6 +173,7 @@ def _prose(msg: Message, where: Where, found: _Found) -> None:
                 found.add("decision", line, 0.75, msg.chunk_ids, (), 0.5)
         return
     for mtype, text, importance, tags in _statements(msg, where):
+        importance = max(SUBAGENT_FLOOR, importance - lower) if lower else importance
         found.add(mtype, text, importance, msg.chunk_ids, tags,
                   0.5 if importance >= 0.7 else 0.4)
 
@@ -203,7 +209,7 @@ class RulesExtractor(Extractor):
         msgs = messages(session.chunks)
         _summaries(msgs, {c.id: c.text for c in session.chunks}, found)
         for msg, where in turns(msgs, subagent=session.parent is not None):
-            _prose(msg, where, found)
+            _prose(msg, where, found, SUBAGENT_LOWER if session.parent is not None else 0.0)
         seq = calls(msgs)
         said = [(c.text, c.evidence) for c in found.found.values()]
         new = set(session.chunk_ids)

@@ -133,7 +133,7 @@ def test_gemini_an_edit_that_removes_the_quoted_line_fixes_that_problem(cli, tmp
         d / "session-2026-04-07T09-00-go.json", "bbbb2222-0000-4000-8000-000000000001", GO))
     (fix,) = _fixes(mems)
     assert fix.startswith(GO_PROBLEM[:-1]) and fix.endswith(
-        'Fixed in `svc/cmd/main.go`: `fmt.Printf("%d", name)` → `fmt.Printf("%s", name)`')
+        'Fixed in `svc/cmd/main.go`: `fmt.Printf("%s", name)`')  # the old line: quoted before
 
 
 PY_CAUSE = "The refund test hangs because the `db_session` fixture never closes the pool."

@@ -294,6 +294,16 @@ PYTHON_GATE = [
 ]
 
 
+def test_a_tracker_command_before_each_commit_is_not_a_check() -> None:
+    seq: list[tuple[str, str]] = []
+    for turn in PYTHON_GATE:  # before each commit, a close in the tracker
+        if "git commit" in turn[1]:
+            seq += [("call", "Bash: bd close alpha-1.2"), ("tool", "✓ Closed alpha-1.2")]
+        seq.append(turn)
+    found = extracted(conv(*seq))
+    assert found["Before committing, run: `ruff check`, `pytest -q`"] == "procedure"
+
+
 def test_the_gate_is_what_runs_before_every_commit_python() -> None:
     found = extracted(conv(*PYTHON_GATE))
     assert found["Before committing, run: `ruff check`, `pytest -q`"] == "procedure"
