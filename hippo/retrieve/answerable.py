@@ -9,8 +9,8 @@ full-text indexes, the Brain's (active memories) and Echo's (the transcripts). A
 that neither holds was never said in this scope, so nothing stored states it. The
 question goes unanswered (the prompt recipe and the prompt hook stay quiet) when
 
-- a word never said is a name: not a whole word of the shipped model's vocabulary
-  (`Kubernetes`, `GitHub`, `Redis`) or capitalised inside the question (`Sweden`), or
+- a word never said is a name: written with a capital inside a sentence of the
+  question (`Kubernetes`, `GitHub`, `AWS`), or
 - most of its words were never said (more than `UNSEEN_SHARE` of them).
 
 Ordinary words a conversation may just not have used ("developer", "library",
@@ -53,8 +53,10 @@ class Verdict:
 
 def content_words(question: str) -> list[str]:
     """The words a question is about, in order, once each (case of the first kept):
-    its search terms without stopwords, each word of a phrase apart, words with digits
-    and words under `MIN_CHARS` left out."""
+    its search terms without stopwords, each word of a phrase apart; words with digits,
+    months (a date is matched by time, not words: `hippo.retrieve.dates`) and words
+    under `MIN_CHARS` left out."""
+    from hippo.retrieve.dates import is_month
     from hippo.retrieve.ftsquery import DEFAULT_STOPWORDS, match_terms
 
     terms = match_terms(question, "or")
@@ -64,7 +66,7 @@ def content_words(question: str) -> list[str]:
         for word in term.split(" "):
             key = word.lower()
             if (len(word) < MIN_CHARS or key in DEFAULT_STOPWORDS or key in seen
-                    or any(c.isdigit() for c in word)):
+                    or any(c.isdigit() for c in word) or is_month(word)):
                 continue
             seen.add(key)
             out.append(word)
@@ -72,15 +74,11 @@ def content_words(question: str) -> list[str]:
 
 
 def is_name(word: str, question: str) -> bool:
-    """True when `word` names a thing: not a whole word of the shipped vocabulary, or
-    written with a capital inside a sentence of the question (not as its first word)."""
+    """True when `word` names a thing: written with a capital inside a sentence of the
+    question (`Redis`, `AWS`, `GitHub`), not as a sentence's first word."""
     import re
 
-    from hippo.embed.wordpiece import vocab
-
-    if word.lower() not in vocab():
-        return True
-    if not word[:1].isupper():
+    if word == word.lower():
         return False
     for m in re.finditer(rf"(?<!\w){re.escape(word)}(?!\w)", question):
         before = question[:m.start()].rstrip()
