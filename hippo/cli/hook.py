@@ -54,7 +54,8 @@ def hook(
                                        help="prompt: at most this many memories.")] = 5,
     min_score: Annotated[float, typer.Option(
         "--min-score", min=0.0, max=1.0,
-        help="prompt: leave out memories whose search score is below this (0 keeps all).",
+        help="prompt: leave out memories whose search score is below this, and every "
+        "memory when the prompt is about a thing never stored (0 keeps all).",
     )] = MIN_SCORE,
     plain: Annotated[bool, typer.Option("--plain", help="Print the context as plain text "
                                         "instead of the agent's JSON.")] = False,

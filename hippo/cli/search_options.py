@@ -36,7 +36,9 @@ OPTIONS: tuple[tuple[str, tuple[str, ...], str, object, str | None], ...] = (
     ("budget", ("--budget", "-b"), "count", 800, "Token budget of --format markdown."),
     ("min_score", ("--min-score",), "unit", None,
      ("Leave out results scoring below this (scores compare across queries; 0.3 keeps what "
-      "has some relevance). Default 0, but 0.3 for --format markdown, as the prompt hook.")),
+      "has some relevance). Default 0, but 0.3 for --format markdown, as the prompt hook, "
+      "which also prints nothing for a question about a thing never stored (0 keeps "
+      "all).")),
     ("project", ("--project", "-p"), "text", None, None),
     ("db", ("--db",), "text", None, None),
     ("embedder", ("--embedder",), "text", None, None),

@@ -31,13 +31,15 @@ def run(root: dict[str, Any], query: str, *, all_projects: bool = False,
 
     if format_ is not None and format_ not in FORMATS:
         raise UsageError(f"unknown format {format_!r}; choose {', '.join(FORMATS)}")
+    # Text for a prompt: the hook's floor, and nothing of what was never stored
+    # (`hippo.retrieve.answerable`).
+    for_prompt = format_ == "markdown" and not json
     if min_score is None:
-        if format_ == "markdown" and not json:
+        min_score = 0.0
+        if for_prompt:
             from hippo.layers.recall import MIN_SCORE
 
             min_score = MIN_SCORE
-        else:
-            min_score = 0.0
     text = read_text_arg(query)
     options = {REQUEST[name]: value for name, value in request.items()}
     for many in ("types", "tiers", "tags"):
@@ -53,14 +55,14 @@ def run(root: dict[str, Any], query: str, *, all_projects: bool = False,
         # them but learnt nothing yet, which silence would pass off as "nothing known".
         echoed = _echoed(h, all_projects) if not found.results and found.query else 0
         scope = h.project
+        why = (_unanswered(h, text, all_projects) if for_prompt and min_score > 0
+               and any(r["score"] >= min_score for r in found.results) else "")
     finally:
         h.close()
     for note in found.degraded:
         sys.stderr.write(f"hippo: degraded: {note}\n")
     results = [r for r in found.results if r["score"] >= min_score]
-    if found.results and not results:
-        best = max(r["score"] for r in found.results)
-        sys.stderr.write(f"hippo: no result scored {min_score:g} or more (best {best:.2f})\n")
+    if _withheld(found.results, results, min_score, why):
         return
     if not results:
         if echoed:
@@ -99,6 +101,27 @@ def _echoed(h: Any, every: bool) -> int:
             every and h.db.memories.active_elsewhere(h.project)):
         return 0
     return h.db.chunks.count(h.project, every_project=every or h.project is None)
+
+
+def _withheld(found: list[dict[str, Any]], results: list[dict[str, Any]], min_score: float,
+              why: str) -> bool:
+    """True (and one stderr line why) when what was found is not printed: every result
+    under the floor, or a question nothing stored answers."""
+    if found and not results:
+        best = max(r["score"] for r in found)
+        sys.stderr.write(f"hippo: no result scored {min_score:g} or more (best {best:.2f})\n")
+        return True
+    if results and why:
+        sys.stderr.write(f"hippo: {why}: no memory answers this (nothing printed)\n")
+        return True
+    return False
+
+
+def _unanswered(h: Any, text: str, every: bool) -> str:
+    """Why nothing stored answers `text` in the search's scope ("" when something may)."""
+    from hippo.layers.recall import unanswered
+
+    return unanswered(h, text, None if every else tuple(dict.fromkeys((h.project, None))))
 
 
 def _elsewhere(h: Any) -> int:

@@ -58,8 +58,19 @@ def recall(h: Hippo, prompt: str, route: Route, limit: int = LIMIT,
     projects = None if route.all_projects else tuple(dict.fromkeys((route.project, None)))
     found = search(h, prompt, limit=limit, projects=projects)
     # What the route's agent loads by itself (its CLAUDE.md, its notes) is not said again.
-    return ([r for r in found.results if r["score"] >= min_score and route.admits(r)],
-            list(found.degraded))
+    kept = [r for r in found.results if r["score"] >= min_score and route.admits(r)]
+    if kept and min_score > 0 and unanswered(h, prompt, projects):
+        return [], list(found.degraded)
+    return kept, list(found.degraded)
+
+
+def unanswered(h: Hippo, question: str, projects: tuple[str | None, ...] | None) -> str:
+    """Why nothing stored can answer `question` ("" when something may): a prompt about
+    a thing never said in the scope gets no memories however well its other words match
+    (`hippo.retrieve.answerable`)."""
+    from hippo.retrieve.answerable import verdict
+
+    return verdict(h.db, question, projects).reason
 
 
 def render(records: list[dict[str, Any]], budget: int) -> str:

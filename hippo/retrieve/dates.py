@@ -24,6 +24,11 @@ _ORD = r"(?:st|nd|rd|th)?"
 _YEAR = re.compile(r"\d{4}")
 
 
+def is_month(word: str) -> bool:
+    """True for a month's name or its three-letter abbreviation, any case."""
+    return word.lower().rstrip(".") in _MONTH_OF
+
+
 @functools.cache
 def _date_patterns() -> tuple[re.Pattern[str], ...]:
     """Day-month-year, month-day-year, month-year, ISO day, ISO month; compiled on first

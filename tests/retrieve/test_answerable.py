@@ -1,0 +1,106 @@
+"""The prompt recipe and the prompt hook stay quiet on a question nothing stored answers
+(`hippo.retrieve.answerable`), and still answer one asked in other words."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import orjson
+import pytest
+
+from hippo.retrieve.answerable import content_words, is_name, judge
+
+MEMORIES = [
+    {"text": "The orders API stores its data in PostgreSQL 16, one schema per tenant",
+     "type": "decision", "project": "shop"},
+    {"text": "Checkout calls the payment service through a retrying HTTP client",
+     "type": "fact", "project": "shop"},
+    {"text": "Run the test suite with `make test` before every push", "type": "rule",
+     "project": "shop"},
+]
+
+
+@pytest.fixture
+def shop(cli, tmp_path: Path) -> Path:
+    r = cli("add", "-", input="\n".join(orjson.dumps(m).decode() for m in MEMORIES))
+    assert r.exit_code == 0, r.stderr
+    work = tmp_path / "work" / "shop"
+    (work / ".git").mkdir(parents=True)
+    return work
+
+
+def test_content_words_leave_out_stopwords_digits_months_and_short_words() -> None:
+    assert content_words("What did we deploy on 3 March 2025 to the UI of v2 "
+                         "(staging-east)?") == ["deploy", "staging", "east"]
+    assert content_words("the Redis redis REDIS") == ["Redis"]
+
+
+def test_a_name_is_a_capital_inside_a_sentence() -> None:
+    q = "Which Redis version? Deploys run on AWS. Kubernetes is not used"
+    assert is_name("Redis", q) and is_name("AWS", q)
+    assert not is_name("Deploys", q)  # first word of a sentence
+    assert not is_name("Kubernetes", q)
+    assert not is_name("version", q)
+    assert not is_name("Which", q)
+
+
+def test_judge_names_never_said_or_most_words_never_said() -> None:
+    q = "What Redis version does the orders API use?"
+    words = content_words(q)
+    assert words == ["Redis", "version", "orders", "API", "use"]
+    v = judge(words, ["Redis"], q)
+    assert v.quiet and v.reason == "nothing stored mentions Redis"
+    # ordinary words a conversation may not have used count by their share
+    assert not judge(words, ["version", "use"], q).quiet
+    assert judge(words, ["version", "orders", "use", "API"], q).quiet
+    assert not judge([], [], "").quiet
+
+
+def test_markdown_recipe_is_quiet_on_a_thing_never_stored(cli, shop: Path) -> None:
+    q = "What Redis version does the orders API use?"
+    asked = cli("search", q, "--format", "markdown", "-p", "shop")
+    assert asked.exit_code == 0 and asked.stdout == ""
+    assert asked.stderr == ("hippo: nothing stored mentions Redis: no memory answers this "
+                            "(nothing printed)\n")
+    # --json (and the table) keep search's answer as it was
+    assert len(cli("search", q, "--json", "-p", "shop").records) == 3
+    assert cli("search", q, "-f", "markdown", "--json", "-p", "shop").records
+    # --min-score 0 keeps everything, the gate included
+    assert "PostgreSQL" in cli("search", q, "-f", "markdown", "--min-score", "0",
+                               "-p", "shop").stdout
+
+
+def test_markdown_recipe_answers_a_paraphrase(cli, shop: Path) -> None:
+    r = cli("search", "which database do orders get stored in?", "-f", "markdown", "-p", "shop")
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.startswith("## Relevant memories\n- The orders API stores its data in "
+                               "PostgreSQL"), r.stdout
+
+
+def test_a_word_said_only_in_a_transcript_counts_as_said(cli, shop: Path,
+                                                        tmp_path: Path) -> None:
+    q = "What Redis version does the orders API use?"
+    lines = [{"role": "user", "content": "We cache sessions in Redis 7 next to the orders API",
+              "timestamp": "2026-01-05T10:00:00Z", "session_id": "s1", "cwd": str(shop)},
+             {"role": "assistant", "content": "Noted: Redis 7 holds the session cache.",
+              "timestamp": "2026-01-05T10:00:05Z", "session_id": "s1", "cwd": str(shop)}]
+    path = tmp_path / "chats" / "s1.jsonl"
+    path.parent.mkdir()
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    assert cli("ingest", str(path), "--idle-minutes", "0").exit_code == 0
+    r = cli("search", q, "-f", "markdown", "-p", "shop")
+    assert r.exit_code == 0 and r.stdout.startswith("## Relevant memories\n"), r.stderr
+
+
+def test_prompt_hook_is_quiet_on_a_thing_never_stored(cli, shop: Path) -> None:
+    def hook(prompt: str) -> str:
+        payload = orjson.dumps({"session_id": "x", "transcript_path": "", "cwd": str(shop),
+                                "hook_event_name": "UserPromptSubmit",
+                                "prompt": prompt}).decode()
+        r = cli("hook", "claude-code", "--plain", input=payload)
+        assert r.exit_code == 0, r.stderr
+        return r.stdout
+
+    assert hook("Is the orders API deployed on Kubernetes or on Nomad?") == ""
+    assert "PostgreSQL" in hook("which database do orders get stored in?")
