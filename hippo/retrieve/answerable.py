@@ -13,7 +13,9 @@ question goes unanswered (the prompt recipe and the prompt hook stay quiet) when
   question (`Kubernetes`, `GitHub`, `AWS`), or
 - most of its words were never said (more than `UNSEEN_SHARE` of them).
 
-Ordinary words a conversation may just not have used ("developer", "library",
+Only a question is judged (it ends with "?" or opens with a question word): a prompt that
+asks for work ("Add Redis caching to the checkout") may be about something new and still
+be helped by what is stored about the rest. Ordinary words a conversation may just not have used ("developer", "library",
 "preferred") count only by their share, so a question in other words than the
 memory's is still answered. Offline, deterministic, no model run: two index lookups a
 word, through `store.lexical` (both backends). docs/search.md gives the figures.
@@ -115,12 +117,26 @@ def said(db: Store, word: str, brain: SearchFilters, echo: EchoFilters) -> bool:
         return True
 
 
+_ASKS = frozenset(["what", "which", "who", "whom", "whose", "where", "when", "why", "how",
+                   "is", "are", "was", "were", "do", "does", "did", "can", "could", "should",
+                   "would", "will", "has", "have", "shall", "may"])
+
+
+def asks(text: str) -> bool:
+    """`text` is a question: it ends with "?" or its first word asks (what, how, is, ...)."""
+    words = text.strip().split(maxsplit=1)
+    return text.rstrip().endswith("?") or (bool(words) and words[0].lower().strip(",")
+                                             in _ASKS)
+
+
 def verdict(db: Store, question: str, projects: Sequence[str | None] | None) -> Verdict:
     """Whether what `projects` hold (None: every project; None inside it: global
     memories) can answer `question`: the Brain's active memories and Echo's chunks of
     those projects are asked for each of its content words."""
     from hippo.store.filters import EchoFilters, SearchFilters
 
+    if not asks(question):
+        return Verdict((), (), "")
     scope = None if projects is None else tuple(dict.fromkeys(projects))
     brain = SearchFilters(projects=scope)
     echo = EchoFilters(projects=None if scope is None else list(scope))

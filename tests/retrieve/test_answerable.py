@@ -104,3 +104,14 @@ def test_prompt_hook_is_quiet_on_a_thing_never_stored(cli, shop: Path) -> None:
 
     assert hook("Is the orders API deployed on Kubernetes or on Nomad?") == ""
     assert "PostgreSQL" in hook("which database do orders get stored in?")
+    # a prompt that asks for work is not judged: what is stored about the rest helps it
+    assert "PostgreSQL" in hook("Add a Redis cache in front of the orders database")
+
+
+def test_only_a_question_is_judged() -> None:
+    from hippo.retrieve.answerable import asks
+
+    assert asks("What Redis version does the orders API use?")
+    assert asks("how do I run the tests") and asks("Is it deployed on Kubernetes")
+    assert not asks("Add a Redis cache in front of the orders database")
+    assert not asks("Thanks, now move the cache to Redis.") and not asks("")
