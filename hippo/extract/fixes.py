@@ -63,6 +63,13 @@ def fixes(msgs: Sequence[Message], seq: Sequence[Call], said: Said,
     extractor keeps of a prose message; `problems` statements the session made, each with
     its chunks, that may quote code (a summary's open errors)."""
     quoted = [(p, tuple(ev), spans) for p, ev in problems if is_problem(p) and (spans := _spans(p))]
+    known: dict[int, list[str]] = {}
+
+    def said_once(msg: Message) -> list[str]:  # a message's statements, read once
+        if id(msg) not in known:
+            known[id(msg)] = said(msg)
+        return known[id(msg)]
+
     at: dict[int, int] = {}  # a tool call's message index -> its place in `seq`
     for i, msg in enumerate(msgs):
         if msg.tool_call:
@@ -75,7 +82,7 @@ def fixes(msgs: Sequence[Message], seq: Sequence[Call], said: Said,
         held = _held(seq[k + 1:])
         if held is None:
             continue
-        found = _by_quote(call, quoted) or _by_prose(_before(msgs, i, at, seq), said, call)
+        found = _by_quote(call, quoted) or _by_prose(_before(msgs, i, at, seq), said_once, call)
         if found is None:
             continue
         problem, replaces, evidence = found
