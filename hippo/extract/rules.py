@@ -32,6 +32,7 @@ from hippo.extract.statements import (
     text_of,
     typed,
 )
+from hippo.extract.subjects import Read, carry, reads_before
 from hippo.extract.summary import statements
 from hippo.extract.units import Unit, units
 from hippo.records import normalise_text
@@ -163,9 +164,11 @@ def _selected(msg: Message, where: Where) -> list[tuple[Unit, float, tuple[Cue, 
     return out
 
 
-def _prose(msg: Message, where: Where, found: _Found, lower: float = 0.0) -> None:
+def _prose(msg: Message, where: Where, found: _Found, lower: float = 0.0,
+           reads: Sequence[Read] = ()) -> None:
     """The durable statements of one message (`hippo.extract.statements`), their importance
-    `lower` less (a subagent's report)."""
+    `lower` less (a subagent's report), each carrying the file it is about when the agent
+    read it just before (`reads`, `hippo.extract.subjects`)."""
     if msg.role == "user" and msg.text.startswith('Answer to "'):
         # The person's answer to a question the agent asked: a decision, whole.
         for line in msg.text.splitlines():
@@ -174,7 +177,10 @@ def _prose(msg: Message, where: Where, found: _Found, lower: float = 0.0) -> Non
         return
     for mtype, text, importance, tags in _statements(msg, where):
         importance = max(SUBAGENT_FLOOR, importance - lower) if lower else importance
-        found.add(mtype, text, importance, msg.chunk_ids, tags,
+        evidence: Sequence[int] = msg.chunk_ids
+        if reads and (carried := carry(text, reads)) is not None and len(carried[0]) <= MAX_CHARS:
+            text, evidence = carried[0], [*msg.chunk_ids, *carried[1]]
+        found.add(mtype, text, importance, evidence, tags,
                   0.5 if importance >= 0.7 else 0.4)
 
 
@@ -208,8 +214,10 @@ class RulesExtractor(Extractor):
         found = _Found()
         msgs = messages(session.chunks)
         _summaries(msgs, {c.id: c.text for c in session.chunks}, found)
+        read = reads_before(msgs)
         for msg, where in turns(msgs, subagent=session.parent is not None):
-            _prose(msg, where, found, SUBAGENT_LOWER if session.parent is not None else 0.0)
+            _prose(msg, where, found, SUBAGENT_LOWER if session.parent is not None else 0.0,
+                   read.get(id(msg), ()))
         seq = calls(msgs)
         said = [(c.text, c.evidence) for c in found.found.values()]
         new = set(session.chunk_ids)
