@@ -82,7 +82,17 @@ def retire(h: Hippo, session: SessionChunks, found: Sequence[Candidate],
     changed: set[int] = set()
     for cand, by in movers:
         assert by is not None
-        for mid, action, reason in _what_it_retires(rows, cand, by, session.key):
+        # Only what was said before the evidence: re-extracting an old session does not
+        # retire what a later session said (its gate, its tasks, its states).
+        said = str((by_id.get(by) or {}).get("valid_from") or "")
+        before = [r for r in rows if not said or str(r.get("valid_from") or "") <= said]
+        if GATE_TAG in cand.tags and (newer := _newer_gate(rows, by, said)) is not None:
+            changed.add(by)  # an old session extracted late: the newer gate holds
+            brain.update(h.db, by, _change({"superseded_by": newer}, said), actor=ACTOR,
+                         action="supersede", run_id=run_id)
+            yield {"event": "memory", "action": "superseded", "id": by, "by": newer,
+                   "session": session.key, "reason": f"the project's newer gate, memory {newer}"}
+        for mid, action, reason in _what_it_retires(before, cand, by, session.key):
             if action == "conflict":
                 yield _conflict(h, by, mid, reason, session.key, run_id)
                 continue
@@ -152,10 +162,18 @@ def _change(changes: dict[str, Any], valid_to: str | None) -> dict[str, Any]:
 
 
 def older_gates(rows: Sequence[dict[str, Any]], newest: int) -> list[int]:
-    """The project's other current machine-written gates, older than `newest`."""
+    """The project's other current machine-written gates (`rows`: those said before it)."""
     return [int(r["id"]) for r in rows
-            if r["id"] < newest and r["author"] == "machine" and r["type"] == "procedure"
+            if r["id"] != newest and r["author"] == "machine" and r["type"] == "procedure"
             and GATE_TAG in (r.get("tags") or ()) and r["superseded_by"] is None]
+
+
+def _newer_gate(rows: Sequence[dict[str, Any]], gate: int, said: str) -> int | None:
+    """The project's current machine gate said after `said` (the newest), if any."""
+    newer = [r for r in rows if r["id"] != gate and str(r.get("valid_from") or "") > said
+             and r["author"] == "machine" and r["type"] == "procedure"
+             and GATE_TAG in (r.get("tags") or ()) and r["superseded_by"] is None]
+    return int(max(newer, key=lambda r: str(r["valid_from"]))["id"]) if newer and said else None
 
 
 def older_states(rows: Sequence[dict[str, Any]], text: str, newest: int, session: str

@@ -139,6 +139,23 @@ def test_the_newest_gate_replaces_the_older_and_a_persons_gate_stays(cli, tmp_pa
     assert cli("export").stdout == before
 
 
+def test_an_old_session_extracted_late_does_not_replace_the_newer_gate(cli, tmp_path) -> None:
+    from tests.extract.excerpts import claude_code
+
+    newer = claude_code(tmp_path / "b.jsonl", "9f0c3a52-1111-4222-8333-000000000002", "/w/api",
+                        _gated(["ruff check", "mypy src", "pytest -q"]), day="2026-04-09")
+    assert cli("ingest", str(newer), "--idle-minutes", "0").exit_code == 0
+    assert cli("extract").exit_code == 0
+    older = claude_code(tmp_path / "a.jsonl", "9f0c3a52-1111-4222-8333-000000000001", "/w/api",
+                        _gated(["ruff check", "pytest -q"]))
+    assert cli("ingest", str(older), "--idle-minutes", "0").exit_code == 0
+    assert cli("extract").exit_code == 0
+    mems = {m["text"]: m for m in cli("list", "--all-projects", "--json").records}
+    new = mems["Before committing, run: `ruff check`, `mypy src`, `pytest -q`"]
+    old = mems["Before committing, run: `ruff check`, `pytest -q`"]
+    assert new["superseded_by"] is None and old["superseded_by"] == new["id"]
+
+
 P_NEST = ("`lib/app/view.ex`: Credo error at line 152: nested too deep in `compute_groups` "
           "case expression")
 P_GUARD = "CURRENT: Cannot invoke Access.get/2 inside guard in `render_row`. Need to restructure."

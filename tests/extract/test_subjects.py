@@ -17,8 +17,8 @@ PARSER = ("/home/dev/web/lib/log_parser.py", (7,))
 
 @pytest.mark.parametrize("text, reads, expected", [
     ("The build script expects to be run from `assets/` since its entry is `js/app.js`.",
-     [BUILD], "The build script (`assets/build.js`) expects to be run from `assets/` since its "
-              "entry is `js/app.js`."),
+     [BUILD], ("The build script (`assets/build.js`) expects to be run from `assets/` since its "
+              "entry is `js/app.js`.")),
     ("This module keeps one connection per thread.", [PARSER],
      "This module (`lib/log_parser.py`) keeps one connection per thread."),
     # two files read: the one whose path shares a word with the phrase
@@ -48,8 +48,8 @@ def test_a_session_carries_the_file_into_the_statement(cli, tmp_path: Path) -> N
         ("call", "Read", "/home/dev/web/assets/build.js"),
         ("result", "const esbuild = require('esbuild')\n" + "// options\n" * 40
          + "esbuild.build({ entryPoints: ['js/app.js'], bundle: true })\n"),
-        ("assistant", "The build script resolves `js/app.js` relative to the working directory, "
-                      "so it must be run from `assets/`."),
+        ("assistant", ("The build script resolves `js/app.js` relative to the working directory, "
+                      "so it must be run from `assets/`.")),
     ])
     assert cli("ingest", str(folder), "--idle-minutes", "0").exit_code == 0
     assert cli("extract").exit_code == 0
