@@ -179,6 +179,9 @@ def _text(problem: str, call: Call) -> str | None:
     removed = [ln for ln in map(_line, (x for x in lines if x.startswith("- ")))
                if _WS.sub(" ", ln) not in said and not _COMMENT.match(ln)][:MAX_REMOVED]
     added = [_line(ln) for ln in lines if ln.startswith("+ ")]
+    moved = set(removed) & set(added)  # a line moved, or only a bracket, says nothing alone
+    removed, added = ([x for x in xs if x not in moved and re.search(r"\w", x)]
+                      for xs in (removed, added))
     added = sorted(added, key=lambda ln: (not _DEFINES.match(ln), bool(_COMMENT.match(ln))))
     added = added[:MAX_ADDED]
     if not removed and not added:

@@ -3,7 +3,7 @@
 
 A turn is a tuple: `("user", text)`, `("assistant", text)`, `("call", tool, argument)` (a
 tool call of the assistant), `("edit", tool, path, old, new)` (an edit call, Claude Code and
-Gemini CLI), `("result", text)` (the tool's output, for the call before it;
+Gemini CLI), `("patch", text)` (Codex's apply_patch, with its answer), `("result", text)` (the tool's output, for the call before it;
 Codex takes an exit code as a third element), and for the formats that have them
 `("injected", text)` (harness text in the user's turn; Codex also has `("developer", text)`,
 generic logs `("system", text)`).
@@ -102,6 +102,18 @@ def codex(path: Path, session: str, cwd: str, turns: Sequence[Turn]) -> Path:
             lines.append({"timestamp": ts, "type": "response_item", "payload": {
                 "type": "function_call", "name": turn[1], "call_id": f"call_{calls}",
                 "arguments": json.dumps({"cmd": turn[2], "workdir": cwd})}})
+        elif kind == "patch":  # ("patch", patch text): apply_patch, answered like Codex does
+            calls += 1
+            lines.append({"timestamp": ts, "type": "response_item", "payload": {
+                "type": "custom_tool_call", "name": "apply_patch", "call_id": f"call_{calls}",
+                "input": turn[1]}})
+            files = [ln.split(": ", 1)[1] for ln in turn[1].splitlines()
+                     if ln.startswith("*** Update File: ")]
+            lines.append({"timestamp": ts, "type": "response_item", "payload": {
+                "type": "custom_tool_call_output", "call_id": f"call_{calls}",
+                "output": json.dumps({"output": "Success. Updated the following files:\n"
+                                      + "".join(f"M {f}\n" for f in files),
+                                      "metadata": {"exit_code": 0}})}})
         elif kind == "result":
             lines.append({"timestamp": ts, "type": "response_item", "payload": {
                 "type": "function_call_output", "call_id": f"call_{calls}",

@@ -136,6 +136,30 @@ def test_gemini_an_edit_that_removes_the_quoted_line_fixes_that_problem(cli, tmp
         'Fixed in `svc/cmd/main.go`: `fmt.Printf("%s", name)`')  # the old line: quoted before
 
 
+GO_CAUSE = ("The worker drops jobs because `ack` is called before `handle` returns, so a crash "
+            "loses the message.")
+CODEX = [
+    ("user", "jobs vanish when the worker crashes"),
+    ("call", "exec_command", "sed -n 1,80p internal/worker/run.go"),
+    ("result", "func run(msg *nats.Msg) {\n\tmsg.Ack()\n\thandle(msg)\n}"),
+    ("assistant", GO_CAUSE),
+    ("patch", ("*** Begin Patch\n*** Update File: internal/worker/run.go\n@@\n func run(msg "
+               "*nats.Msg) {\n-\tmsg.Ack()\n \thandle(msg)\n"
+               "+\tif err := handle(msg); err == nil {\n+\t\tmsg.Ack()\n+\t}\n }\n"
+               "*** End Patch")),
+    ("call", "exec_command", "go test ./internal/worker/..."),
+    ("result", "ok  \texample.com/svc/internal/worker\t0.02s"),
+]
+
+
+def test_codex_a_patch_is_an_edit_too(cli, tmp_path: Path) -> None:
+    mems = _run(cli, tmp_path, lambda d: X.codex(
+        d / "rollout-2026-04-07T09-00-00-019e2b7c-0a41-7d55-8e21-5c3f9a0b1d99.jsonl",
+        "019e2b7c-0a41-7d55-8e21-5c3f9a0b1d99", "/home/dev/svc", CODEX))
+    assert _fixes(mems) == [(f"{GO_CAUSE} Fixed in `internal/worker/run.go`: "
+                            "`if err := handle(msg); err == nil {`")]
+
+
 PY_CAUSE = "The refund test hangs because the `db_session` fixture never closes the pool."
 PY_PART1 = [
     ("user", "tests/test_refunds.py hangs forever"),

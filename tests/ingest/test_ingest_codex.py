@@ -47,9 +47,13 @@ def test_tool_call_text_is_short_and_named() -> None:
     result = read(real(ROLLOUT))
     calls = [m.text for m in result.messages if m.kind == "tool_call"]
     assert calls[0].startswith("exec_command: sed -n '1,180p' ")
-    assert sum(c.startswith("apply_patch: *** Begin Patch") for c in calls) == 3
+    # a patch reads as an edit: its first file, then the lines it changes
+    patches = [c for c in calls if c.startswith("apply_patch: ")]
+    assert len(patches) == 3 and patches[1].startswith(
+        "apply_patch: src/agents/plugins/codemie-code.plugin.ts\n+ compaction: {\n+ auto: true,")
     assert sum(c.startswith("web_search: ") for c in calls) == 3
-    assert all(len(m.text) <= 330 for m in result.messages if m.kind == "tool_call")
+    assert all(len(m.text) <= (330 if not m.text.startswith("apply_patch") else 330 + 560)
+               for m in result.messages if m.kind == "tool_call")
     assert all(len(m.text) <= 530 for m in result.messages if m.kind == "tool_result")
     assert not any(m.text.startswith("Chunk ID:") for m in result.messages)
 

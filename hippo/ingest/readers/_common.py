@@ -92,6 +92,35 @@ def tool_call_text(name: str, args: Any) -> tuple[str, int]:
     return text, found
 
 
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add) File: (\S.*)$", re.MULTILINE)
+
+
+def patch_call_text(name: str, patch: str) -> tuple[str, int] | None:
+    """A patch call (Codex's `apply_patch`: `*** Begin Patch`, `*** Update File: PATH`,
+    `-`/`+` lines) as an edit: `name: PATH` and the lines its first file changes, like
+    `tool_call_text` renders an edit; None when `patch` is not one."""
+    start = patch.find("*** Begin Patch")
+    if not 0 <= start <= 100:  # a patch, or `apply_patch <<'EOF'` run in a shell
+        return None
+    if start:
+        name, patch = "apply_patch", patch[start:]
+    files = list(_PATCH_FILE.finditer(patch))
+    if not files:
+        return None
+    end = files[1].start() if len(files) > 1 else len(patch)
+    lines = []
+    for raw in patch[files[0].end():end].splitlines():
+        body = raw[1:].strip()
+        if raw[:1] in "-+" and body and not raw.startswith(("***", "---", "+++")):
+            lines.append(f"{raw[0]} {_cut(body)}")
+    head, found = shorten(f"{name}: {files[0].group(1).strip()}", TOOL_CALL_LIMIT)
+    diff = _capped(lines)
+    if not diff:
+        return head, found
+    shown, more = shorten(diff, EDIT_DIFF_CHARS + DIFF_LINE_CHARS)
+    return f"{head}\n{shown}", found + more
+
+
 def edit_diff(args: Any) -> str:
     """The lines an edit call changes, `- removed` then `+ added` per change, blank lines
     and indentation dropped, cut at whole lines after `EDIT_DIFF_CHARS` (`…` marks a cut)."""
@@ -105,6 +134,11 @@ def edit_diff(args: Any) -> str:
         old, new = pair.get("old_string"), pair.get("new_string")
         if isinstance(old, str) and isinstance(new, str):
             lines += _changed(old, new)
+    return _capped(lines)
+
+
+def _capped(lines: list[str]) -> str:
+    """Whole lines up to `EDIT_DIFF_CHARS`, then `…`."""
     out: list[str] = []
     used = 0
     for line in lines:
@@ -116,10 +150,12 @@ def edit_diff(args: Any) -> str:
     return "\n".join(out)
 
 
-def _changed(old: str, new: str) -> list[str]:
-    def cut(line: str) -> str:
-        return line if len(line) <= DIFF_LINE_CHARS else line[:DIFF_LINE_CHARS - 1] + "…"
+def _cut(line: str) -> str:
+    return line if len(line) <= DIFF_LINE_CHARS else line[:DIFF_LINE_CHARS - 1] + "…"
 
+
+def _changed(old: str, new: str) -> list[str]:
+    cut = _cut
     a = [ln.strip() for ln in old.splitlines() if ln.strip()]
     b = [ln.strip() for ln in new.splitlines() if ln.strip()]
     out: list[str] = []

@@ -24,6 +24,7 @@ from hippo.ingest.readers._common import (
     format_tool_call,
     iso_utc,
     loads_or_none,
+    patch_call_text,
     shorten,
     str_or_none,
 )
@@ -177,7 +178,8 @@ class _State:
             self._message(line, ts, item)
         elif kind in _CALLS:
             text = _call_text(item)
-            short, found = shorten(text, TOOL_CALL_LIMIT)
+            patch = patch_call_text(text.partition(": ")[0], text.partition(": ")[2])
+            short, found = patch or shorten(text, TOOL_CALL_LIMIT)
             self.redactions += found
             self._emit(line, ts, "assistant", short, "tool_call", call_id)
         elif kind in _OUTPUTS:
