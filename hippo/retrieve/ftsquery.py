@@ -18,6 +18,7 @@ Fallback policy for the pipeline (the BM25 retriever):
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Collection
 from functools import lru_cache
@@ -125,6 +126,19 @@ def terms(query: str, *, keep_clitics: bool = False) -> list[str]:
     return out
 
 
+_CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+
+
+def _camel_phrase(term: str) -> str | None:
+    """A camelCase word as the phrase of its parts (`SessionLive` -> `Session Live`), or
+    None when it has one part (or is a phrase already)."""
+    if " " in term or not term.isascii() or not term.isalpha():
+        return None
+    parts = _CAMEL.findall(term)
+    ok = len(parts) > 1 and "".join(parts) == term and min(map(len, parts)) > 1
+    return " ".join(parts) if ok else None
+
+
 def match_terms(
     query: str,
     mode: Literal["and", "or"] = "and",
@@ -150,6 +164,9 @@ def match_terms(
         kept = terms(query, keep_clitics=True)  # `the who`, `don't`: the words as written
     if not kept:
         return None
+    if mode == "or":  # `SessionLive` also finds `session_live.ex` and "the session live"
+        seen = {t.lower() for t in kept}
+        kept += [p for t in kept if (p := _camel_phrase(t)) and p.lower() not in seen]
     from hippo.store.lexical import Terms
 
     return Terms(tuple(" ".join(t.split(" ")[:max_terms]) for t in kept[:max_terms]), mode)

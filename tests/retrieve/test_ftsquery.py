@@ -257,3 +257,25 @@ def test_terms_say_when_and_and_or_find_the_same_rows() -> None:
     two_and, two_or = match_terms("deploy target"), match_terms("deploy target", "or")
     assert two_and is not None and two_or is not None and not two_and.same_match(two_or)
     assert fts5_match(two_or) == '"deploy" OR "target"'
+
+
+@pytest.mark.parametrize(("query", "extra"), [
+    ("Do the SessionLive tests pass?", ["Session Live"]),
+    ("HTTPServer and TranscriptSelection", ["HTTP Server", "Transcript Selection"]),
+    ("iOS x2 café snake_case", []),  # a one-letter part, digits, not ASCII, a phrase already
+])
+def test_or_mode_also_reads_a_camel_case_word_as_its_parts(query: str, extra: list[str]) -> None:
+    found = match_terms(query, "or")
+    assert found is not None and [w for w in found.words if w not in terms(query)] == extra
+    every = match_terms(query, "and")  # and-mode stays as written
+    assert every is not None and not set(extra) & set(every.words)
+
+
+def test_a_camel_case_query_finds_the_file_named_in_snake_case() -> None:
+    conn = apsw.Connection(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(text, tokenize='porter unicode61')")
+    conn.execute("INSERT INTO t(rowid, text) VALUES (1, '`mix test test/session_live_test.exs`: "
+                 "12 tests, 0 failures')")
+    conn.execute("INSERT INTO t(rowid, text) VALUES (2, 'The LiveView renders rows')")
+    expr = build_match("SessionLive LiveView", "or")
+    assert expr is not None and match(conn, expr) == {1, 2}
