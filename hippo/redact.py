@@ -157,8 +157,10 @@ _SECRET_WORDS = (
 # A quoted value may be escaped once or more (JSON inside JSON: `\"value\"`).
 _VALUE = (r"(?P<val>\\*\"[^\"\n]*?\\*\"|\\*'[^'\n]*?\\*'|`[^`\n]*`"
           r"|[^\s,;'\"`)\]}\\]+)")
+# The name may go on past its secret word: `secret_key_base`, `SESSION_TOKEN_PROD`.
 _ASSIGN = re.compile(
-    rf"(?:{_SECRET_WORDS})(?P<q>\\*[\"']?)[ \t]*(?::=|=>|=|:)[ \t]*{_VALUE}"
+    rf"(?:{_SECRET_WORDS})(?:[_\-][a-z0-9]+){{0,3}}(?P<q>\\*[\"']?)[ \t]*(?::=|=>|=|:)[ \t]*"
+    rf"{_VALUE}"
 )
 # `DEPLOY_KEY=…`, `signing-key: …`: a weaker hint, checked apart (a pattern that starts with
 # a literal is scanned fast; as one more alternative above it made `_ASSIGN` 4x slower).

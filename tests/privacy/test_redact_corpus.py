@@ -49,6 +49,11 @@ def test_no_run_of_a_secret_survives_any_placement(secret) -> None:  # type: ign
         ("npm_abcdefghijklmnopqrstuvwxyz0123456789", "[REDACTED:npm_token]"),
         ("glpat-abcdEFGH1234ijklMNOP", "[REDACTED:gitlab_token]"),
         ("mysql --password=Sup3rS3cret -u root", "mysql --password=[REDACTED:secret] -u root"),
+        # the name goes on past its secret word
+        ('secret_key_base: "test-only-secret-base-minimum-64-bytes-long-enough",',
+         'secret_key_base: "[REDACTED:secret]",'),
+        ("SESSION_TOKEN_PROD=abcdefghijklmnopqrstuvwxyz0123",
+         "SESSION_TOKEN_PROD=[REDACTED:secret]"),
     ],
 )
 def test_findings_of_issue_17(text: str, expected: str) -> None:
@@ -71,6 +76,7 @@ def test_findings_of_issue_17(text: str, expected: str) -> None:
         "SHA256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
         "see docs/api_keys.md and hippo/redact.py for details",
         'json.dumps({"tokens": 1234, "max_tokens": 4000})',
+        'token_count: 42, tokenizer: "porter", password_min_length = 12',
         '_TOKEN = re.compile(r"[^\\s,;]+")',
         "postgres://user:PASSWORD@host/db and redis://:pw@host",
     ],
