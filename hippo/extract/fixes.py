@@ -58,8 +58,8 @@ def fixes(msgs: Sequence[Message], seq: Sequence[Call], said: Said,
           problems: Sequence[tuple[str, Sequence[int]]]
           ) -> Iterator[tuple[Statement, tuple[str, ...], tuple[int, ...]]]:
     """(the fix as a statement, the problem statements it replaces, the chunks of the call
-    that showed it held) for each edit of the
-    session that fixes a problem. `seq` is `calls(msgs)`; `said(msg)` the statements the
+    that showed it held) for each edit of the session that fixes a problem. `seq` is
+    `calls(msgs)`; `said(msg)` the statements the
     extractor keeps of a prose message; `problems` statements the session made, each with
     its chunks, that may quote code (a summary's open errors)."""
     quoted = [(p, tuple(ev), spans) for p, ev in problems if is_problem(p) and (spans := _spans(p))]
@@ -175,15 +175,15 @@ def _text(problem: str, call: Call) -> str | None:
     """"PROBLEM. Fixed in `FILE`: `OLD` → `NEW`", within MAX_CHARS."""
     lines = [ln for ln in call.diff.splitlines() if ln != "…"]
     said = _WS.sub(" ", problem)
-    # What the problem already quotes is not said twice; a comment says least of a change.
-    removed = [ln for ln in map(_line, (x for x in lines if x.startswith("- ")))
-               if _WS.sub(" ", ln) not in said and not _COMMENT.match(ln)][:MAX_REMOVED]
+    removed = [_line(ln) for ln in lines if ln.startswith("- ")]
     added = [_line(ln) for ln in lines if ln.startswith("+ ")]
-    moved = set(removed) & set(added)  # a line moved, or only a bracket, says nothing alone
-    removed, added = ([x for x in xs if x not in moved and re.search(r"\w", x)]
-                      for xs in (removed, added))
-    added = sorted(added, key=lambda ln: (not _DEFINES.match(ln), bool(_COMMENT.match(ln))))
-    added = added[:MAX_ADDED]
+    # A line moved, a bracket, a comment or what the problem quotes already says nothing
+    # of the change; a definition names it best.
+    moved = set(removed) & set(added)
+    removed = [ln for ln in removed if ln not in moved and re.search(r"\w", ln)
+               and _WS.sub(" ", ln) not in said and not _COMMENT.match(ln)][:MAX_REMOVED]
+    added = sorted((ln for ln in added if ln not in moved and re.search(r"\w", ln)),
+                   key=lambda ln: (not _DEFINES.match(ln), bool(_COMMENT.match(ln))))[:MAX_ADDED]
     if not removed and not added:
         return None
     old = "; ".join(f"`{ln}`" for ln in removed)
