@@ -184,12 +184,13 @@ def gate(seq: Sequence[Call]) -> Statement | None:
 
 
 def _error_line(result: str) -> str | None:
-    lines = [ln.strip() for ln in result.splitlines()
+    lines = [re.sub(r"^\[error\]\s*", "", ln.strip()) for ln in result.splitlines()
              if not _NOISE_LINE.match(ln) and not _EXIT_ONLY.match(ln)]
-    line = next((ln for ln in lines if _ERROR_LINE.search(ln)), lines[0] if lines else None)
+    # The line that names the error; a failure whose output (as kept) names none says
+    # nothing worth remembering ("Getting extensions in current project...").
+    line = next((ln for ln in lines if _ERROR_LINE.search(ln)), None)
     if not line:
         return None
-    line = re.sub(r"^\[error\]\s*", "", line)
     return line if len(line) <= 160 else line[:157].rsplit(" ", 1)[0] + " …"
 
 

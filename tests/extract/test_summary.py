@@ -313,6 +313,13 @@ def test_the_gate_is_what_runs_before_every_commit_python() -> None:
     assert not any("passed in" in t or "uploader: retry" in t for t in found)  # tool output
 
 
+def test_a_failure_whose_output_names_no_error_is_no_fix() -> None:
+    quiet = [("tool", "[error] Getting extensions in current project...\nRunning setup")
+             if t[1].startswith("[error] FAILED") else t for t in PYTHON_GATE]
+    found = extracted(conv(*quiet))
+    assert not any("failed with" in t for t in found), list(found)
+
+
 def test_the_gate_and_a_fix_in_javascript_with_codex_style_calls() -> None:
     blocks = [
         ("user", "Fix the date parsing bug."),
