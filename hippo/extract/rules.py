@@ -21,7 +21,7 @@ from hippo.extract.blocks import _INLINE_TAGS, Message, messages
 from hippo.extract.conversation import calls, error_fixes, gate, retries
 from hippo.extract.cues import ANSWER, EMPHATIC, IMPERATIVE, MAX_CHARS, Cue, scan
 from hippo.extract.evidence import STATE_TAG, closes, states
-from hippo.extract.fixes import FIX_TAG, fixes
+from hippo.extract.fixes import FIX_TAG, PROBLEM, fixes
 from hippo.extract.statements import (
     THRESHOLD,
     Where,
@@ -75,25 +75,36 @@ class _Found:
     def collapsed(self) -> list[Candidate]:
         """The candidates, a statement repeated in other words folded into the fuller one
         (its evidence added, importance up): within a session, one memory per statement."""
-        out: list[tuple[Candidate, frozenset[str]]] = []
+        out: list[tuple[Candidate, frozenset[str]] | None] = []
         for cand in self.found.values():
             words = content_words(cand.text)
-            for i, (kept, kept_words) in enumerate(out):
+            absorbed = False
+            took: int | None = None  # where the first statement it says it all of stood
+            for i, entry in enumerate(out):
+                if entry is None:
+                    continue
+                kept, kept_words = entry
                 if {PENDING_TAG, STATE_TAG} & {*kept.tags, *cand.tags} or kept.closes \
                         or cand.closes:
                     continue  # a pending task, a state, or what closes a task stays itself
                 short, long = sorted(((cand, words), (kept, kept_words)),
                                      key=lambda cw: len(cw[1]))
-                if repeats(short[1], long[1]):
+                if repeats(short[1], long[1]) or normalise_text(short[0].text).rstrip(".") in \
+                        normalise_text(long[0].text):
                     long[0].evidence += [c for c in short[0].evidence
                                          if c not in long[0].evidence]
                     long[0].importance = round(min(0.95, max(kept.importance,
                                                              cand.importance) + 0.05), 2)
-                    out[i] = long
-                    break
-            else:
+                    if long[0] is kept:
+                        absorbed = True
+                        break
+                    out[i] = None  # the new one says it all: it takes the place of each
+                    took = i if took is None else took
+            if took is not None:
+                out[took] = (cand, words)
+            elif not absorbed:
                 out.append((cand, words))
-        return [c for c, _ in out]
+        return [e[0] for e in out if e is not None]
 
 
 def _summaries(msgs: Sequence[Message], texts: dict[int, str], found: _Found) -> None:
@@ -164,11 +175,28 @@ def _selected(msg: Message, where: Where) -> list[tuple[Unit, float, tuple[Cue, 
     return out
 
 
+_SYMPTOM = re.compile(r"\b(?:wrong|incorrect|crash(?:es|ed)?|hangs?|stuck|blank|broke)\b", _I)
+MAX_REPORT = 240
+
+
+def report(msg: Message | None) -> Message | None:
+    """The person's report of a problem the agent answers next ("The chart shows events on
+    the previous day"): a short statement, not a question, that names a problem."""
+    if msg is None or msg.role != "user" or not msg.is_prose or msg.text.startswith("Answer to \""):
+        return None
+    text = " ".join(msg.text.split())
+    if len(text) > MAX_REPORT or text.endswith("?") or not (PROBLEM.search(text)
+                                                            or _SYMPTOM.search(text)):
+        return None
+    return msg
+
+
 def _prose(msg: Message, where: Where, found: _Found, lower: float = 0.0,
-           reads: Sequence[Read] = ()) -> None:
+           reads: Sequence[Read] = (), reported: Message | None = None) -> None:
     """The durable statements of one message (`hippo.extract.statements`), their importance
     `lower` less (a subagent's report), each carrying the file it is about when the agent
-    read it just before (`reads`, `hippo.extract.subjects`)."""
+    read it just before (`reads`, `hippo.extract.subjects`); the agent's first cause-and-fix
+    after the person's report of a problem (`reported`) says the problem first."""
     if msg.role == "user" and msg.text.startswith('Answer to "'):
         # The person's answer to a question the agent asked: a decision, whole.
         for line in msg.text.splitlines():
@@ -180,6 +208,11 @@ def _prose(msg: Message, where: Where, found: _Found, lower: float = 0.0,
         evidence: Sequence[int] = msg.chunk_ids
         if reads and (carried := carry(text, reads)) is not None and len(carried[0]) <= MAX_CHARS:
             text, evidence = carried[0], [*msg.chunk_ids, *carried[1]]
+        if reported is not None and mtype == "insight":
+            said = " ".join(reported.text.split())
+            if len(said) + len(text) < MAX_CHARS:
+                text, evidence = f"{said.rstrip('.')}: {text}", [*reported.chunk_ids, *evidence]
+            reported = None
         found.add(mtype, text, importance, evidence, tags,
                   0.5 if importance >= 0.7 else 0.4)
 
@@ -215,9 +248,11 @@ class RulesExtractor(Extractor):
         msgs = messages(session.chunks)
         _summaries(msgs, {c.id: c.text for c in session.chunks}, found)
         read = reads_before(msgs)
+        before: Message | None = None
         for msg, where in turns(msgs, subagent=session.parent is not None):
             _prose(msg, where, found, SUBAGENT_LOWER if session.parent is not None else 0.0,
-                   read.get(id(msg), ()))
+                   read.get(id(msg), ()), report(before))
+            before = msg
         seq = calls(msgs)
         said = [(c.text, c.evidence) for c in found.found.values()]
         new = set(session.chunk_ids)

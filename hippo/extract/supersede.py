@@ -140,8 +140,9 @@ def _shown_done(rows: Sequence[dict[str, Any]], cand: Candidate, by: int,
     if cand.replaces:
         said = {normalise_text(t) for t in cand.replaces}
         for row in rows:
+            text = normalise_text(row["text"])  # the statement, or a memory that holds it
             if (row["id"] != by and row["author"] == "machine" and _of_session(row, session)
-                    and normalise_text(row["text"]) in said):
+                    and any(t in text for t in said)):
                 yield int(row["id"]), "done", f"fixed by the edit memory {by} names"
 
 

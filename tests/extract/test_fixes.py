@@ -184,7 +184,8 @@ def test_a_later_run_marks_the_problem_done_and_undo_restores_it(cli, tmp_path: 
     path = tmp_path / "in" / "s.jsonl"
     mems = _run(cli, tmp_path, lambda d: X.claude_code(d / "s.jsonl", session, "/home/dev/ledger",
                                                        PY_PART1))
-    (cause,) = [m for m in mems if m["text"] == PY_CAUSE]
+    # the person's report, then the cause (`hippo.extract.rules.report`)
+    (cause,) = [m for m in mems if m["text"] == f"tests/test_refunds.py hangs forever: {PY_CAUSE}"]
     X.claude_code(path, session, "/home/dev/ledger", [*PY_PART1, *PY_PART2])
     assert cli("ingest", str(path.parent), "--idle-minutes", "0").exit_code == 0
     res = cli("extract", "--json")
