@@ -71,7 +71,25 @@ _STATUS = re.compile(
     r"(?:pass(?:es|ed|ing)?|green|clean|ok|succeed(?:s|ed)?)\b|\bworking tree clean\b"
     r"|^(?:pushed|committed|merged|compiled|closed|claimed|done)\b"
     r"|^all (?:\d+|the) \w+ (?:are|were) (?:closed|done|complete|completed|finished)\b", _I)
-_PASSING = re.compile(r"\ball (?:\w+ )?(?:passing|pass|green)\b|\b0 failures\b", _I)
+_PASSING = re.compile(r"\ball (?:\w+ ){0,3}(?:passing|pass|green)\b|\b0 failures\b", _I)
+# A name and its state, nothing more: "X done and pushed", "All 3 subtasks closed", "Y is
+# ready", "Z compiles clean". True for a minute; the tracker and git hold it.
+_STATE_ONLY = re.compile(
+    r"^(?:\S+\s+){0,4}?(?:(?:is|are|was|were|now|all|also)\s+)*(?:done|pushed|closed|merged"
+    r"|ready|clean|complete|completed|finished|green|resolved|committed|compiles(?: clean)?"
+    r"|passes|passing)(?:\s*(?:,|and)\s+(?:pushed|closed|committed|merged|done|clean))*[.!]?$", _I)
+_SUCCEEDED = re.compile(r"\b(?:completed|finished|succeeded|ran) successfully\b", _I)
+STATE_WORDS = 8
+# A file's region described as it was read ("Rendering logic (lines 400-458): ..."): an
+# exploration note, true until the next edit (Echo holds what was read); a problem found
+# at a line ("Compile error at line 171") is kept.
+_LINE_REF = re.compile(r"\blines? \d+(?:\s*[-–]\s*\d+)?\b", _I)
+_AT_LINE_PROBLEM = re.compile(r"\b(?:errors?|warnings?)\s+(?:at|on|in)\s+line|\b(?:fail\w*|cannot"
+                              r"|can't|undefined|crash\w*|exceptions?)\b", _I)
+# What the agent tells itself between tool calls: its next step ("Close X, commit, and move
+# on", "Need to update Y", "I should do the same for Z") or the state mid-edit ("Now X is
+# unused").
+_SELF_STEP = re.compile(r"^(?:now|needs? to|(?:i|we) (?:should|need|must|still need))\b", _I)
 _TRANSIENT = re.compile(
     r"\b(?:(?:does(?:n't| not)|do(?:n't| not)) exist yet|not yet|still (?:compiling|running"
     r"|waiting|building|loading|failing)|for now|at the moment|right now|first[- ]time"
@@ -81,8 +99,22 @@ _REPORT = re.compile(r"^(?:i(?:'ve| have)?|we(?:'ve| have)?)\s+(?:just\s+|also\s
                      r"(?:added|updated|changed|created|removed|fixed|wrote|written|implemented"
                      r"|made|moved|renamed|replaced|refactored|extracted|ran|run|applied|edited"
                      r"|deleted|installed|committed|pushed|closed|marked)\b", _I)
-_CHANGELOG = re.compile(r"^(?:added|updated|removed|renamed|created|changed|moved|extracted"
-                        r"|deleted|bumped|edited|modified|replaced|wrote)\b", _I)
+_CHANGE = (r"(?:added|updated|removed|renamed|created|changed|moved|extracted|deleted|bumped"
+           r"|edited|modified|replaced|wrote|registered|installed|imported)")
+_CHANGELOG = re.compile(rf"^{_CHANGE}\b", _I)
+# Where a change-log line's edit starts: first ("Added X"), after its subject ("`file` —
+# Added X", "gqc.4: Added X"), or after a short subject ("Template updated with X").
+_EDIT_AT = re.compile(rf"^(?:(?:`[^`]+`|[^\s:—–]+(?: [^\s:—–]+){{0,3}})\s*(?:[:—–]|\s-)\s*)?"
+                      rf"{_CHANGE}\b|^(?:`[^`]+`|\w+(?: \w+){{0,2}}) (?:was |were )?{_CHANGE}"
+                      rf" (?:with|to|in|for|from)\b", _I)
+# What says more than the edit: what it does, why, or what is now so.
+_SAYS = re.compile(r"\s[-–—]\s|\.\s|\b(?:that|which|so|because|since|to (?:avoid|prevent|keep"
+                   r"|make|let|allow)|in order to|instead of|rather than|otherwise|now|when|unless"
+                   r"|until|is|are|was|were|has|have|does|can|must|should|will|means|uses?|runs"
+                   r"|returns|calls|keeps|stores|reads|writes|handles|skips|shows|sets|gets"
+                   r"|works|fails|prevents|avoids|requires|needs|expects|accepts|lets|allows"
+                   r"|makes|resolves|fixes|fixed|breaks)\b", _I)
+_QUOTED = re.compile(r"`[^`]*`|\([^()]*\)|\"[^\"]*\"")
 _REASON = re.compile(r"\b(?:because|since|so that|so|which|means|instead of|rather than"
                      r"|caused by|due to|otherwise|in order to|to avoid|to prevent|—|–)\b"
                      r"|\s[—–]\s|:\s", _I)
@@ -166,8 +198,28 @@ def _said_nothing(u: Unit, text: str, words: list[str], cue: bool, anchor: bool)
             or len(_CODE_CHARS.findall(_NAMES.sub(" ", text))) >= 3  # code, not prose
             or (bool(_STATUS.search(text)) and (len(words) < 12 or bool(_PASSING.search(text))))
             or (u.kind != "list" and bool(_CHANGELOG.match(text)) and len(words) < 7)
+            or edit_only(text) or read_out(text, u.heading)
+            or (len(words) < STATE_WORDS and bool(_STATE_ONLY.search(text)))
+            or bool(_SUCCEEDED.search(text))
             # it names things but says nothing of them (a list of paths)
             or len(_WORD.findall(_NAMES.sub(" ", text))) < MIN_WORDS)
+
+
+def edit_only(text: str) -> bool:
+    """A change-log line: an edit named and nothing said of what it does or why ("Added
+    alias X", "`app.js` — Added `Hooks.X` (...)", "Template updated with badges"); a list
+    of them, each. Git holds it."""
+    return all(_edit_only(part) for part in text.split("; "))
+
+
+def _edit_only(text: str) -> bool:
+    m = _EDIT_AT.match(text)
+    return m is not None and not _SAYS.search(_QUOTED.sub(" ", text[m.end():]))
+
+
+def read_out(text: str, heading: str = "") -> bool:
+    """A file's region described as it was read, cited by its lines (not a problem there)."""
+    return bool(_LINE_REF.search(f"{heading} {text}")) and not _AT_LINE_PROBLEM.search(text)
 
 
 def _intent(text: str, where: Where, verbs: frozenset[str]) -> bool:
@@ -176,6 +228,8 @@ def _intent(text: str, where: Where, verbs: frozenset[str]) -> bool:
         return True
     if where.role != "assistant":
         return False
+    if where.midturn and (_SELF_STEP.match(text) or imperative(text, verbs)):
+        return True
     m = _NOW_DO.match(text)
     return bool(_NARRATION.match(text) or (m and m.group(1).lower() in verbs)
                 or _INTENT.search(text) or text.startswith("Continuing"))

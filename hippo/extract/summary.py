@@ -27,6 +27,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from hippo.extract.statements import edit_only, read_out
+
 MAX_CHARS = 320
 MIN_WORDS = 4
 _I = re.IGNORECASE
@@ -47,6 +49,9 @@ SECTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 TYPES = {"errors": "insight", "files": "fact", "concepts": "fact", "other": "fact",
          "pending": "task", "next": "task"}
+# Sections whose items stand as they are said: a problem and its fix ("Added X to Y" is the
+# fix), a task. Elsewhere a bare change-log line or a region read by its lines is left out.
+_OWN_LINES = ("errors", "pending", "next")
 IMPORTANCE = {"errors": 0.6, "files": 0.5, "concepts": 0.5, "other": 0.45, "pending": 0.5,
               "next": 0.45}
 
@@ -244,14 +249,18 @@ def _probe(*items: Item) -> tuple[str, ...]:
 
 def _item(item: Item, kind: str, mtype: str, importance: float) -> Iterator[Statement]:
     text = clean(item.text)
-    if not text or _chatter(text):
+    if not text or _chatter(text) or (kind not in _OWN_LINES and read_out(text)):
         return
     pairs = [(c, clean(c.text)) for c in item.children if not _chatter(c.text)]
+    if kind not in _OWN_LINES:  # a change-log line or a region read: not what is so
+        pairs = [(c, k) for c, k in pairs if not edit_only(k) and not read_out(k)]
     pairs = [(c, k) for c, k in pairs if k]
     kids = [k for _, k in pairs]
     if kind in ("errors", "pending") or not kids:
         # A problem and its fix (or a task and its parts) are one statement.
         whole = text if not kids else f"{text}: {'; '.join(kids)}"
+        if kind not in _OWN_LINES and edit_only(text) and not kids:
+            return
         if kind == "other" and not _ANCHOR.search(whole):
             return
         if kind in ("concepts", "other") and not _explained(whole):
@@ -263,7 +272,8 @@ def _item(item: Item, kind: str, mtype: str, importance: float) -> Iterator[Stat
         return
     # A subject with details: the subject's own text once, then each detail with it.
     subject = _subject(text)
-    if len(_WORD.findall(_PAREN.sub("", text))) > len(_WORD.findall(subject)) + 2:
+    if (len(_WORD.findall(_PAREN.sub("", text))) > len(_WORD.findall(subject)) + 2
+            and not (kind not in _OWN_LINES and edit_only(text))):
         stmt = _fit(text)
         if stmt:
             yield Statement(_typed(mtype, stmt), stmt, importance, _probe(item))
