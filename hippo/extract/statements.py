@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from hippo.extract.cues import IMPERATIVE
 from hippo.extract.units import POINTS_BACK, Unit
 
 THRESHOLD = 0.6
@@ -71,7 +72,7 @@ _STATUS = re.compile(
     r"(?:pass(?:es|ed|ing)?|green|clean|ok|succeed(?:s|ed)?)\b|\bworking tree clean\b"
     r"|^(?:pushed|committed|merged|compiled|closed|claimed|done)\b"
     r"|^all (?:\d+|the) \w+ (?:are|were) (?:closed|done|complete|completed|finished)\b", _I)
-_PASSING = re.compile(r"\ball (?:\w+ ){0,3}(?:passing|pass|green)\b|\b0 failures\b", _I)
+_PASSING = re.compile(r"\ball (?:\w+ ){0,2}(?:passing|pass|green)\b(?!.*\bbut\b)|\b0 failures\b", _I)
 # A name and its state, nothing more: "X done and pushed", "All 3 subtasks closed", "Y is
 # ready", "Z compiles clean". True for a minute; the tracker and git hold it.
 _STATE_ONLY = re.compile(
@@ -89,6 +90,8 @@ _AT_LINE_PROBLEM = re.compile(r"\b(?:errors?|warnings?)\s+(?:at|on|in)\s+line|\b
 # What the agent tells itself between tool calls: its next step ("Close X, commit, and move
 # on", "Need to update Y", "I should do the same for Z") or the state mid-edit ("Now X is
 # unused").
+# A word that reads as a verb but is the subject of a declarative ("Default port is 1100").
+_DECLARES = re.compile(r"^\S+(?: \S+){0,2} (?:is|are|was|were|has|have)\b", _I)
 _SELF_STEP = re.compile(r"^(?:now|needs? to|(?:i|we) (?:should|need|must|still need))\b", _I)
 _TRANSIENT = re.compile(
     r"\b(?:(?:does(?:n't| not)|do(?:n't| not)) exist yet|not yet|still (?:compiling|running"
@@ -114,6 +117,7 @@ _SAYS = re.compile(r"\s[-–—]\s|\.\s|\b(?:that|which|so|because|since|to (?:a
                    r"|returns|calls|keeps|stores|reads|writes|handles|skips|shows|sets|gets"
                    r"|works|fails|prevents|avoids|requires|needs|expects|accepts|lets|allows"
                    r"|makes|resolves|fixes|fixed|breaks)\b", _I)
+_TO_VERB = re.compile(r"\bto (\w+)", _I)
 _QUOTED = re.compile(r"`[^`]*`|\([^()]*\)|\"[^\"]*\"")
 _REASON = re.compile(r"\b(?:because|since|so that|so|which|means|instead of|rather than"
                      r"|caused by|due to|otherwise|in order to|to avoid|to prevent|—|–)\b"
@@ -214,7 +218,11 @@ def edit_only(text: str) -> bool:
 
 def _edit_only(text: str) -> bool:
     m = _EDIT_AT.match(text)
-    return m is not None and not _SAYS.search(_QUOTED.sub(" ", text[m.end():]))
+    if m is None:
+        return False
+    rest = _QUOTED.sub(" ", text[m.end():])
+    purpose = any(w.lower() in IMPERATIVE for w in _TO_VERB.findall(rest))  # "to prefer X"
+    return not purpose and not _SAYS.search(rest)
 
 
 def read_out(text: str, heading: str = "") -> bool:
@@ -222,13 +230,14 @@ def read_out(text: str, heading: str = "") -> bool:
     return bool(_LINE_REF.search(f"{heading} {text}")) and not _AT_LINE_PROBLEM.search(text)
 
 
-def _intent(text: str, where: Where, verbs: frozenset[str]) -> bool:
+def _intent(text: str, where: Where, verbs: frozenset[str], cue: bool = False) -> bool:
     """Narration of what someone is about to do, not of what is."""
     if _OWN_INTENT.match(text):
         return True
     if where.role != "assistant":
         return False
-    if where.midturn and (_SELF_STEP.match(text) or imperative(text, verbs)):
+    if where.midturn and (_SELF_STEP.match(text) or (imperative(text, verbs) and not cue
+                                                     and not _DECLARES.match(text))):
         return True
     m = _NOW_DO.match(text)
     return bool(_NARRATION.match(text) or (m and m.group(1).lower() in verbs)
@@ -240,7 +249,7 @@ def features(u: Unit, where: Where, verbs: frozenset[str], cue: bool) -> dict[st
     text = strip_chatter(u.text.replace("\u2019", "'")).strip()
     words = _WORD.findall(text)
     anchor = bool(_ANCHOR.search(text))
-    if _said_nothing(u, text, words, cue, anchor) or _intent(text, where, verbs):
+    if _said_nothing(u, text, words, cue, anchor) or _intent(text, where, verbs, cue):
         return None
     order = imperative(text, verbs)
     if (where.role == "user" and order and not cue and not _STANDING.search(text)
