@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from hippo.extract.cues import IMPERATIVE
+from hippo.extract.changelog import CHANGE, edit_only, read_out
 from hippo.extract.units import POINTS_BACK, Unit
 
 THRESHOLD = 0.6
@@ -81,17 +81,11 @@ _STATE_ONLY = re.compile(
     r"|passes|passing)(?:\s*(?:,|and)\s+(?:pushed|closed|committed|merged|done|clean))*[.!]?$", _I)
 _SUCCEEDED = re.compile(r"\b(?:completed|finished|succeeded|ran) successfully\b", _I)
 STATE_WORDS = 8
-# A file's region described as it was read ("Rendering logic (lines 400-458): ..."): an
-# exploration note, true until the next edit (Echo holds what was read); a problem found
-# at a line ("Compile error at line 171") is kept.
-_LINE_REF = re.compile(r"\blines? \d+(?:\s*[-–]\s*\d+)?\b", _I)
-_AT_LINE_PROBLEM = re.compile(r"\b(?:errors?|warnings?)\s+(?:at|on|in)\s+line|\b(?:fail\w*|cannot"
-                              r"|can't|undefined|crash\w*|exceptions?)\b", _I)
+# A word that reads as a verb but is the subject of a declarative ("Default port is 1100").
+_DECLARES = re.compile(r"^\S+(?: \S+){0,2} (?:is|are|was|were|has|have)\b", _I)
 # What the agent tells itself between tool calls: its next step ("Close X, commit, and move
 # on", "Need to update Y", "I should do the same for Z") or the state mid-edit ("Now X is
 # unused").
-# A word that reads as a verb but is the subject of a declarative ("Default port is 1100").
-_DECLARES = re.compile(r"^\S+(?: \S+){0,2} (?:is|are|was|were|has|have)\b", _I)
 _SELF_STEP = re.compile(r"^(?:now|needs? to|(?:i|we) (?:should|need|must|still need))\b", _I)
 _TRANSIENT = re.compile(
     r"\b(?:(?:does(?:n't| not)|do(?:n't| not)) exist yet|not yet|still (?:compiling|running"
@@ -102,23 +96,7 @@ _REPORT = re.compile(r"^(?:i(?:'ve| have)?|we(?:'ve| have)?)\s+(?:just\s+|also\s
                      r"(?:added|updated|changed|created|removed|fixed|wrote|written|implemented"
                      r"|made|moved|renamed|replaced|refactored|extracted|ran|run|applied|edited"
                      r"|deleted|installed|committed|pushed|closed|marked)\b", _I)
-_CHANGE = (r"(?:added|updated|removed|renamed|created|changed|moved|extracted|deleted|bumped"
-           r"|edited|modified|replaced|wrote|registered|installed|imported)")
-_CHANGELOG = re.compile(rf"^{_CHANGE}\b", _I)
-# Where a change-log line's edit starts: first ("Added X"), after its subject ("`file` —
-# Added X", "gqc.4: Added X"), or after a short subject ("Template updated with X").
-_EDIT_AT = re.compile(rf"^(?:(?:`[^`]+`|[^\s:—–]+(?: [^\s:—–]+){{0,3}})\s*(?:[:—–]|\s-)\s*)?"
-                      rf"{_CHANGE}\b|^(?:`[^`]+`|\w+(?: \w+){{0,2}}) (?:was |were )?{_CHANGE}"
-                      rf" (?:with|to|in|for|from)\b", _I)
-# What says more than the edit: what it does, why, or what is now so.
-_SAYS = re.compile(r"\s[-–—]\s|\.\s|\b(?:that|which|so|because|since|to (?:avoid|prevent|keep"
-                   r"|make|let|allow)|in order to|instead of|rather than|otherwise|now|when|unless"
-                   r"|until|is|are|was|were|has|have|does|can|must|should|will|means|uses?|runs"
-                   r"|returns|calls|keeps|stores|reads|writes|handles|skips|shows|sets|gets"
-                   r"|works|fails|prevents|avoids|requires|needs|expects|accepts|lets|allows"
-                   r"|makes|resolves|fixes|fixed|breaks)\b", _I)
-_TO_VERB = re.compile(r"\bto (\w+)", _I)
-_QUOTED = re.compile(r"`[^`]*`|\([^()]*\)|\"[^\"]*\"")
+_CHANGELOG = re.compile(rf"^{CHANGE}\b", _I)
 _REASON = re.compile(r"\b(?:because|since|so that|so|which|means|instead of|rather than"
                      r"|caused by|due to|otherwise|in order to|to avoid|to prevent|—|–)\b"
                      r"|\s[—–]\s|:\s", _I)
@@ -207,27 +185,6 @@ def _said_nothing(u: Unit, text: str, words: list[str], cue: bool, anchor: bool)
             or bool(_SUCCEEDED.search(text))
             # it names things but says nothing of them (a list of paths)
             or len(_WORD.findall(_NAMES.sub(" ", text))) < MIN_WORDS)
-
-
-def edit_only(text: str) -> bool:
-    """A change-log line: an edit named and nothing said of what it does or why ("Added
-    alias X", "`app.js` — Added `Hooks.X` (...)", "Template updated with badges"); a list
-    of them, each. Git holds it."""
-    return all(_edit_only(part) for part in text.split("; "))
-
-
-def _edit_only(text: str) -> bool:
-    m = _EDIT_AT.match(text)
-    if m is None:
-        return False
-    rest = _QUOTED.sub(" ", text[m.end():])
-    purpose = any(w.lower() in IMPERATIVE for w in _TO_VERB.findall(rest))  # "to prefer X"
-    return not purpose and not _SAYS.search(rest)
-
-
-def read_out(text: str, heading: str = "") -> bool:
-    """A file's region described as it was read, cited by its lines (not a problem there)."""
-    return bool(_LINE_REF.search(f"{heading} {text}")) and not _AT_LINE_PROBLEM.search(text)
 
 
 def _intent(text: str, where: Where, verbs: frozenset[str], cue: bool = False) -> bool:

@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from hippo.extract.statements import edit_only, read_out
+from hippo.extract.changelog import edit_only, read_out
 
 MAX_CHARS = 320
 MIN_WORDS = 4
