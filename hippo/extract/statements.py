@@ -87,6 +87,10 @@ _DECLARES = re.compile(r"^\S+(?: \S+){0,2} (?:is|are|was|were|has|have)\b", _I)
 # on", "Need to update Y", "I should do the same for Z") or the state mid-edit ("Now X is
 # unused").
 _SELF_STEP = re.compile(r"^(?:now|needs? to|(?:i|we) (?:should|need|must|still need))\b", _I)
+# A guess while the agent is still looking ("the fixture may not contain X"): the next call
+# confirms or refutes it, and what it found is said then.
+_HEDGE = re.compile(r"\b(?:may|might|probably|possibly|perhaps|likely|seems? to|appears? to"
+                    r"|i (?:think|suspect|guess))\b", _I)
 _TRANSIENT = re.compile(
     r"\b(?:(?:does(?:n't| not)|do(?:n't| not)) exist yet|not yet|still (?:compiling|running"
     r"|waiting|building|loading|failing)|for now|at the moment|right now|first[- ]time"
@@ -193,8 +197,8 @@ def _intent(text: str, where: Where, verbs: frozenset[str], cue: bool = False) -
         return True
     if where.role != "assistant":
         return False
-    if where.midturn and (_SELF_STEP.match(text) or (imperative(text, verbs) and not cue
-                                                     and not _DECLARES.match(text))):
+    if where.midturn and (_SELF_STEP.match(text) or _HEDGE.search(text) or (
+            imperative(text, verbs) and not cue and not _DECLARES.match(text))):
         return True
     m = _NOW_DO.match(text)
     return bool(_NARRATION.match(text) or (m and m.group(1).lower() in verbs)

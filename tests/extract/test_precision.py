@@ -4,8 +4,8 @@ though it looks like a statement, by its structure, and the near-misses that sta
 - a change-log line that only names an edit ("Added alias X", "`app.js` — Added `Hooks.X`
   (...)", "Template updated with badges"), in a summary's sections and in the agent's lists;
 - a file's region described as it was read, cited by its lines ("Rendering (lines 40-58):");
-- the agent's next step or mid-edit state between tool calls ("Need to update X", "Close
-  task-4, commit, and move on", "Now X is unused");
+- the agent's next step, mid-edit state or guess between tool calls ("Need to update X",
+  "Close task-4, commit, and move on", "Now X is unused", "the fixture may not contain X");
 - a name and its state, nothing more ("task-6 done and pushed", "All 3 subtasks closed").
 """
 
@@ -113,12 +113,14 @@ def test_a_region_read_by_its_lines_is_an_exploration_note() -> None:
                    "`@visible_lines`.")], got
 
 
-# -- the agent's next step between tool calls ---------------------------------------------
+# -- the agent's next step (or guess) between tool calls -----------------------------------
 STEPS = ("Need to update `sync/1` since it references `rows`.",
          "Close task-4, commit, and move to task-5.",
          "Now `Renderer` is unused since the computer handles rendering.",
-         "I should do the same for `app.css`.")
+         "I should do the same for `app.css`.",
+         "The fixture may not contain `agent_id` at the top level.")
 KEPT_MIDTURN = ("Default port is 1100.",
+                "The fixture does not contain `agent_id` at the top level.",
                 "`mount/3` never calls `attach/2`, so the `__executor__` assign is missing.")
 
 
