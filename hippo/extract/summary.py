@@ -275,8 +275,8 @@ def _item(item: Item, kind: str, mtype: str, importance: float) -> Iterator[Stat
         if bare or (kind == "other" and not _ANCHOR.search(whole)):
             return
         if (kind in ("concepts", "other") and not _explained(whole)) or (
-                item.children and not kids and not _own_words(text)):
-            return  # a label, or a name whose every detail was left out
+                (item.children or kind == "files") and not kids and not _own_words(text)):
+            return  # a label; a file and its status ("`x.ex` — New resource (gqc.1)")
         stmt = _fit(whole)
         if stmt:
             yield Statement(_typed(mtype, stmt), stmt, importance, _probe(item),

@@ -66,6 +66,7 @@ SUMMARY = """Summary:
    - `lib/shop_web/router.ex` — Added route: `get("/orders/:id/review", ReviewController)`
    - `assets/package.json` (MODIFIED - shop-12)
       - Added `highlight.js` dependency
+   - `lib/shop/ref.ex` — New resource (shop-3).
    - `lib/shop/render.ex` — Added `render/2` that keeps `render/1` working for old callers
    - `lib/shop/session_live.ex` (lines 400-458)
       - Loads orders via `load/1`
