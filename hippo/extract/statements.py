@@ -191,14 +191,14 @@ def _said_nothing(u: Unit, text: str, words: list[str], cue: bool, anchor: bool)
             or len(_WORD.findall(_NAMES.sub(" ", text))) < MIN_WORDS)
 
 
-def _intent(text: str, where: Where, verbs: frozenset[str], cue: bool = False) -> bool:
+def _intent(text: str, where: Where, verbs: frozenset[str]) -> bool:
     """Narration of what someone is about to do, not of what is."""
     if _OWN_INTENT.match(text):
         return True
     if where.role != "assistant":
         return False
     if where.midturn and (_SELF_STEP.match(text) or _HEDGE.search(text) or (
-            imperative(text, verbs) and not cue and not _DECLARES.match(text))):
+            imperative(text, verbs) and not _DECLARES.match(text))):
         return True
     m = _NOW_DO.match(text)
     return bool(_NARRATION.match(text) or (m and m.group(1).lower() in verbs)
@@ -210,7 +210,7 @@ def features(u: Unit, where: Where, verbs: frozenset[str], cue: bool) -> dict[st
     text = strip_chatter(u.text.replace("\u2019", "'")).strip()
     words = _WORD.findall(text)
     anchor = bool(_ANCHOR.search(text))
-    if _said_nothing(u, text, words, cue, anchor) or _intent(text, where, verbs, cue):
+    if _said_nothing(u, text, words, cue, anchor) or _intent(text, where, verbs):
         return None
     order = imperative(text, verbs)
     if (where.role == "user" and order and not cue and not _STANDING.search(text)

@@ -119,9 +119,9 @@ STEPS = ("Need to update `sync/1` since it references `rows`.",
          "Close task-4, commit, and move to task-5.",
          "Now `Renderer` is unused since the computer handles rendering.",
          "I should do the same for `app.css`.",
-         "The fixture may not contain `agent_id` at the top level.")
+         "The parsed messages may not have `agent_id` at the top level.")
 KEPT_MIDTURN = ("Default port is 1100.",
-                "The fixture does not contain `agent_id` at the top level.",
+                "The parsed messages do not have `agent_id` at the top level.",
                 "`mount/3` never calls `attach/2`, so the `__executor__` assign is missing.")
 
 
