@@ -1,7 +1,8 @@
 """What reads like a statement but is not what is so: a change-log line that only names an
-edit ("Added alias X", "Template updated with badges": git holds it), and a file's region
-described as it was read, cited by its lines ("Rendering logic (lines 400-458): ...": an
-exploration note, true until the next edit; Echo holds what was read).
+edit ("Added alias X", "Template updated with badges": git holds it), a count of tests ("6
+new builder tests, 4 controller tests": the run holds it), and a file's region described as
+it was read, cited by its lines ("Rendering logic (lines 400-458): ...": an exploration
+note, true until the next edit; Echo holds what was read).
 
 Both are told by structure: where the edit verb stands (first, after the line's subject, or
 after a short subject), and whether anything after the named things says what the change
@@ -33,6 +34,9 @@ _SAYS = re.compile(r"\s[-–—]\s|\.\s|\d|\b(?:that|which|so|because|since|to (
                    r"|makes|resolves|fixes|fixed|breaks)\b", _I)
 _TO_VERB = re.compile(r"\bto (\w+)", _I)
 _QUOTED = re.compile(r"`[^`]*`|\([^()]*\)|\"[^\"]*\"")
+# Counts and nothing else ("6 new builder tests, 4 controller tests, 1 LiveView test").
+_COUNTS_ONLY = re.compile(r"^(?:(?:and\s+)?\d+\s+(?:new\s+)?(?:[\w-]+\s+)?(?:tests?|specs?"
+                          r"|doctests?|failures?|cases?)[,;]?\s*)+\.?$", _I)
 # A file's region described as it was read ("Rendering logic (lines 400-458): ..."): an
 # exploration note, true until the next edit (Echo holds what was read); a problem found
 # at a line ("Compile error at line 171") is kept.
@@ -60,3 +64,8 @@ def _edit_only(text: str) -> bool:
 def read_out(text: str, heading: str = "") -> bool:
     """A file's region described as it was read, cited by its lines (not a problem there)."""
     return bool(_LINE_REF.search(f"{heading} {text}")) and not _AT_LINE_PROBLEM.search(text)
+
+
+def counts_only(text: str) -> bool:
+    """A count of tests and nothing else: what the test run shows."""
+    return bool(_COUNTS_ONLY.match(text.strip()))

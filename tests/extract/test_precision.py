@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from hippo.extract.statements import edit_only, read_out
+from hippo.extract.changelog import counts_only, edit_only, read_out
 from hippo.extract.summary import statements
 from tests.extract.test_rules import found
 
@@ -149,6 +149,17 @@ def test_at_the_end_of_its_turn_the_agent_s_imperative_is_kept() -> None:
 ])
 def test_a_name_and_its_state_is_not_a_memory(said: str) -> None:
     assert texts([("user", "Status?"), ("assistant", said)]) == []
+
+
+def test_a_list_item_that_only_counts_tests_is_not_a_memory() -> None:
+    assert counts_only("6 new builder tests, 4 controller tests, 1 LiveView test")
+    assert not counts_only("6 tests cover the token expiry")
+    got = texts([("user", "Done?"), ("assistant", (
+        "### task-7 — Launch the review\n\n"
+        "- `TokenStore` — ETS-backed GenServer for one-time tokens with a 120 s TTL\n"
+        "- 6 new builder tests, 4 controller tests, 1 LiveView test"))])
+    assert got == [("task-7 — Launch the review: `TokenStore` — ETS-backed GenServer for one-time "
+                   "tokens with a 120 s TTL")], got
 
 
 @pytest.mark.parametrize("said", [
