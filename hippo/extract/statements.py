@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from hippo.extract.changelog import CHANGE, edit_only, read_out
 from hippo.extract.units import POINTS_BACK, Unit
 
 THRESHOLD = 0.6
@@ -71,7 +72,25 @@ _STATUS = re.compile(
     r"(?:pass(?:es|ed|ing)?|green|clean|ok|succeed(?:s|ed)?)\b|\bworking tree clean\b"
     r"|^(?:pushed|committed|merged|compiled|closed|claimed|done)\b"
     r"|^all (?:\d+|the) \w+ (?:are|were) (?:closed|done|complete|completed|finished)\b", _I)
-_PASSING = re.compile(r"\ball (?:\w+ )?(?:passing|pass|green)\b|\b0 failures\b", _I)
+_PASSING = re.compile(r"\ball (?:\w+ ){0,2}(?:passing|pass|green)\b(?!.*\bbut\b)|\b0 failures\b", _I)
+# A name and its state, nothing more: "X done and pushed", "All 3 subtasks closed", "Y is
+# ready", "Z compiles clean". True for a minute; the tracker and git hold it.
+_STATE_ONLY = re.compile(
+    r"^(?:\S+\s+){0,4}?(?:(?:is|are|was|were|now|all|also)\s+)*(?:done|pushed|closed|merged"
+    r"|ready|clean|complete|completed|finished|green|resolved|committed|compiles(?: clean)?"
+    r"|passes|passing)(?:\s*(?:,|and)\s+(?:pushed|closed|committed|merged|done|clean))*[.!]?$", _I)
+_SUCCEEDED = re.compile(r"\b(?:completed|finished|succeeded|ran) successfully\b", _I)
+STATE_WORDS = 8
+# A word that reads as a verb but is the subject of a declarative ("Default port is 1100").
+_DECLARES = re.compile(r"^\S+(?: \S+){0,2} (?:is|are|was|were|has|have)\b", _I)
+# What the agent tells itself between tool calls: its next step ("Close X, commit, and move
+# on", "Need to update Y", "I should do the same for Z") or the state mid-edit ("Now X is
+# unused").
+_SELF_STEP = re.compile(r"^(?:now|needs? to|(?:i|we) (?:should|need|must|still need))\b", _I)
+# A guess while the agent is still looking ("the fixture may not contain X"): the next call
+# confirms or refutes it, and what it found is said then.
+_HEDGE = re.compile(r"\b(?:may|might|probably|possibly|perhaps|likely|seems? to|appears? to"
+                    r"|i (?:think|suspect|guess))\b", _I)
 _TRANSIENT = re.compile(
     r"\b(?:(?:does(?:n't| not)|do(?:n't| not)) exist yet|not yet|still (?:compiling|running"
     r"|waiting|building|loading|failing)|for now|at the moment|right now|first[- ]time"
@@ -81,8 +100,7 @@ _REPORT = re.compile(r"^(?:i(?:'ve| have)?|we(?:'ve| have)?)\s+(?:just\s+|also\s
                      r"(?:added|updated|changed|created|removed|fixed|wrote|written|implemented"
                      r"|made|moved|renamed|replaced|refactored|extracted|ran|run|applied|edited"
                      r"|deleted|installed|committed|pushed|closed|marked)\b", _I)
-_CHANGELOG = re.compile(r"^(?:added|updated|removed|renamed|created|changed|moved|extracted"
-                        r"|deleted|bumped|edited|modified|replaced|wrote)\b", _I)
+_CHANGELOG = re.compile(rf"^{CHANGE}\b", _I)
 _REASON = re.compile(r"\b(?:because|since|so that|so|which|means|instead of|rather than"
                      r"|caused by|due to|otherwise|in order to|to avoid|to prevent|—|–)\b"
                      r"|\s[—–]\s|:\s", _I)
@@ -166,6 +184,9 @@ def _said_nothing(u: Unit, text: str, words: list[str], cue: bool, anchor: bool)
             or len(_CODE_CHARS.findall(_NAMES.sub(" ", text))) >= 3  # code, not prose
             or (bool(_STATUS.search(text)) and (len(words) < 12 or bool(_PASSING.search(text))))
             or (u.kind != "list" and bool(_CHANGELOG.match(text)) and len(words) < 7)
+            or edit_only(text) or read_out(text, u.heading)
+            or (len(words) < STATE_WORDS and bool(_STATE_ONLY.search(text)))
+            or bool(_SUCCEEDED.search(text))
             # it names things but says nothing of them (a list of paths)
             or len(_WORD.findall(_NAMES.sub(" ", text))) < MIN_WORDS)
 
@@ -176,6 +197,9 @@ def _intent(text: str, where: Where, verbs: frozenset[str]) -> bool:
         return True
     if where.role != "assistant":
         return False
+    if where.midturn and (_SELF_STEP.match(text) or _HEDGE.search(text) or (
+            imperative(text, verbs) and not _DECLARES.match(text))):
+        return True
     m = _NOW_DO.match(text)
     return bool(_NARRATION.match(text) or (m and m.group(1).lower() in verbs)
                 or _INTENT.search(text) or text.startswith("Continuing"))

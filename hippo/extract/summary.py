@@ -27,6 +27,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from hippo.extract.changelog import edit_only, read_out
+
 MAX_CHARS = 320
 MIN_WORDS = 4
 _I = re.IGNORECASE
@@ -47,6 +49,9 @@ SECTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 TYPES = {"errors": "insight", "files": "fact", "concepts": "fact", "other": "fact",
          "pending": "task", "next": "task"}
+# Sections whose items stand as they are said: a problem and its fix ("Added X to Y" is the
+# fix), a task. Elsewhere a bare change-log line or a region read by its lines is left out.
+_OWN_LINES = ("errors", "pending", "next")
 IMPORTANCE = {"errors": 0.6, "files": 0.5, "concepts": 0.5, "other": 0.45, "pending": 0.5,
               "next": 0.45}
 
@@ -242,20 +247,36 @@ def _probe(*items: Item) -> tuple[str, ...]:
     return tuple(i.text.split(" `", 1)[0][:40] for i in items)
 
 
+def _kept(item: Item, kind: str) -> list[tuple[Item, str]]:
+    """An item's children worth a statement: not chatter; outside a problem or a task, not
+    a bare change-log line nor a region read by its lines (not what is so)."""
+    pairs = [(c, clean(c.text)) for c in item.children if not _chatter(c.text)]
+    if kind not in _OWN_LINES:
+        pairs = [(c, k) for c, k in pairs if not edit_only(k) and not read_out(k)]
+    return [(c, k) for c, k in pairs if k]
+
+
+def _own_words(text: str) -> bool:
+    """An item says something of its subject (more than a name and a status)."""
+    return len(_WORD.findall(_PAREN.sub("", text))) > len(_WORD.findall(_subject(text))) + 2
+
+
 def _item(item: Item, kind: str, mtype: str, importance: float) -> Iterator[Statement]:
     text = clean(item.text)
-    if not text or _chatter(text):
+    plain = kind not in _OWN_LINES  # where a bare edit or a region read is not what is so
+    if not text or _chatter(text) or (plain and read_out(text)):
         return
-    pairs = [(c, clean(c.text)) for c in item.children if not _chatter(c.text)]
-    pairs = [(c, k) for c, k in pairs if k]
+    bare = plain and edit_only(text)  # "`file` — Added X": its details may still say more
+    pairs = _kept(item, kind)
     kids = [k for _, k in pairs]
     if kind in ("errors", "pending") or not kids:
         # A problem and its fix (or a task and its parts) are one statement.
         whole = text if not kids else f"{text}: {'; '.join(kids)}"
-        if kind == "other" and not _ANCHOR.search(whole):
+        if bare or (kind == "other" and not _ANCHOR.search(whole)):
             return
-        if kind in ("concepts", "other") and not _explained(whole):
-            return
+        if (kind in ("concepts", "other") and not _explained(whole)) or (
+                (item.children or kind == "files") and not kids and not _own_words(text)):
+            return  # a label; a file and its status ("`x.ex` — New resource (gqc.1)")
         stmt = _fit(whole)
         if stmt:
             yield Statement(_typed(mtype, stmt), stmt, importance, _probe(item),
@@ -263,7 +284,7 @@ def _item(item: Item, kind: str, mtype: str, importance: float) -> Iterator[Stat
         return
     # A subject with details: the subject's own text once, then each detail with it.
     subject = _subject(text)
-    if len(_WORD.findall(_PAREN.sub("", text))) > len(_WORD.findall(subject)) + 2:
+    if _own_words(text) and not bare:
         stmt = _fit(text)
         if stmt:
             yield Statement(_typed(mtype, stmt), stmt, importance, _probe(item))

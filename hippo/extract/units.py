@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from hippo.extract.blocks import EMPHASIS, FENCE, SKIP_LINE, sentences
+from hippo.extract.changelog import counts_only, edit_only
 
 MAX_CHARS = 420
 LIST_ITEM_CHARS = 170  # items this short (each) are one list unit when they fit MAX_CHARS
@@ -174,6 +175,9 @@ def _subject(text: str) -> str:
 
 
 def _items(items: list[_Item], intro: str, index: int) -> list[Unit]:
+    # A bare change-log item ("Added alias X") or a count of tests says nothing of what is.
+    items = [i for i in items if i.children or not (edit_only(clean(i.text))
+                                                    or counts_only(clean(i.text)))]
     flat = [_flat(i) for i in items]
     flat = [f for f in flat if f]
     if not flat:

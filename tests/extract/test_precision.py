@@ -1,0 +1,172 @@
+"""Precision of the `rules` extractor (issue 30, "Precision has a budget"): what is no memory
+though it looks like a statement, by its structure, and the near-misses that stay memories.
+
+- a change-log line that only names an edit ("Added alias X", "`app.js` — Added `Hooks.X`
+  (...)", "Template updated with badges"), in a summary's sections and in the agent's lists;
+- a file's region described as it was read, cited by its lines ("Rendering (lines 40-58):");
+- the agent's next step, mid-edit state or guess between tool calls ("Need to update X",
+  "Close task-4, commit, and move on", "Now X is unused", "the fixture may not contain X");
+- a name and its state, nothing more ("task-6 done and pushed", "All 3 subtasks closed").
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from hippo.extract.changelog import counts_only, edit_only, read_out
+from hippo.extract.summary import statements
+from tests.extract.test_rules import found
+
+
+def texts(*chunks) -> list[str]:
+    return [t for _, t, _ in found(*chunks)]
+
+
+# -- change-log lines ---------------------------------------------------------------------
+@pytest.mark.parametrize("line", [
+    "Added aliases for `OrderRef`",
+    "Added `@default_page_size 10`, `@lang_by_extension` map",
+    "Added route: `get(\"/orders/:id/review\", ReviewController)`",
+    ("`assets/js/app.js` — Added `Hooks.Selection` (mouseup capture) and `flash` handler "
+    "(2s highlight)"),
+    "Template updated with source badges, ref counts, updated empty state text",
+    "`data-hook=\"Selection\"` added to the messages div",
+    "gqc.4: Registered `Shop.OrderRef` in the domain",
+    "Added `retry/2`; Removed `legacy_retry/1`",
+])
+def test_an_edit_named_and_nothing_said_of_it_is_a_change_log_line(line: str) -> None:
+    assert edit_only(line)
+
+
+@pytest.mark.parametrize("line", [
+    "Added `retry/2` that backs off exponentially between attempts",
+    "Added `highlight(root)` function - idempotent, skips nodes marked done",
+    "Changed `order_id` from `msg[:uuid]` to `msg[:id]` to prefer the database id",
+    "Removed `@max_lines 5`, all result lines now preserved",
+    "Added retries to the uploader because the API drops 1% of requests",
+    "Added: Log before re-throw — never just `throw` or silently ignore",
+    "The feed was updated to use ISO dates",
+    "Added `retry()` with 3 attempts",
+    "`toggle_debug` updates the computer input via `update_inputs`",
+    "PostgreSQL stores timestamps as UTC.",
+])
+def test_an_edit_with_what_it_does_or_why_is_no_change_log_line(line: str) -> None:
+    assert not edit_only(line)
+
+
+SUMMARY = """Summary:
+1. Primary Request and Intent:
+   - Build the review page.
+
+2. Files and Code Sections:
+   - `lib/shop/order.ex`
+      - Added `:state` atom attribute (`:open`/`:closed`, default `:open`)
+      - Added aliases for `OrderRef`
+      - `close/1` sets the state to closed and keeps the refs
+   - `lib/shop_web/router.ex` — Added route: `get("/orders/:id/review", ReviewController)`
+   - `assets/package.json` (MODIFIED - shop-12)
+      - Added `highlight.js` dependency
+   - `lib/shop/ref.ex` — New resource (shop-3).
+   - `lib/shop/render.ex` — Added `render/2` that keeps `render/1` working for old callers
+   - `lib/shop/session_live.ex` (lines 400-458)
+      - Loads orders via `load/1`
+
+3. Errors and fixes:
+   - Missing `secret_key_base` in tests:
+      - Added endpoint config with `secret_key_base` to `config/test.exs`.
+"""
+
+
+def test_a_summary_keeps_what_is_so_and_drops_the_change_log() -> None:
+    got = [s.text for s in statements(SUMMARY)]
+    assert got == [
+        "`lib/shop/order.ex`: `close/1` sets the state to closed and keeps the refs",
+        "`lib/shop/render.ex` — Added `render/2` that keeps `render/1` working for old callers",
+        ("Missing `secret_key_base` in tests: Added endpoint config with `secret_key_base` to "
+        "`config/test.exs`."),
+    ], got
+
+
+def test_the_agent_s_change_log_list_is_not_a_memory_its_explained_item_is() -> None:
+    got = texts([("user", "What changed?"), ("assistant", (
+        "### Changes in `lib/shop/cart.ex`\n\n"
+        "- Added `put_total/2` per row\n"
+        "- Template updated with totals and badges\n"
+        "- Added `expire/1` that drops carts older than 7 days, because Redis keeps them "
+        "forever otherwise"))])
+    assert got == [("Changes in `lib/shop/cart.ex`: Added `expire/1` that drops carts older "
+                   "than 7 days, because Redis keeps them forever otherwise")], got
+
+
+# -- regions read by their lines ----------------------------------------------------------
+def test_a_region_read_by_its_lines_is_an_exploration_note() -> None:
+    assert read_out("Rendering logic (lines 400-458): Loads messages via `load/1`")
+    assert read_out("Loads messages via `load/1`", "Rendering logic (line 746)")
+    assert not read_out("Compile error at line 171: `line[:idx]` can't be used in a guard")
+    assert not read_out("Each tool result shows 10 lines by default")
+    report = ("## Exploration report\n\n**Rendering logic (lines 400-458):**\n"
+              "- Loads messages via `load_messages/1` filtering by `agent_id`\n"
+              "- Calls `Renderer.render/2` with the `cwd` option\n\n## What it means\n\n"
+              "Each tool result shows at most 10 lines until it is expanded, through "
+              "`@visible_lines`.")
+    got = texts([("user", "How does rendering work?"), ("assistant", report)])
+    assert got == [("Each tool result shows at most 10 lines until it is expanded, through "
+                   "`@visible_lines`.")], got
+
+
+# -- the agent's next step (or guess) between tool calls -----------------------------------
+STEPS = ("Need to update `sync/1` since it references `rows`.",
+         "Close task-4, commit, and move to task-5.",
+         "Now `Renderer` is unused since the computer handles rendering.",
+         "I should do the same for `app.css`.",
+         "The parsed messages may not have `agent_id` at the top level.")
+KEPT_MIDTURN = ("Default port is 1100.",
+                "The parsed messages do not have `agent_id` at the top level.",
+                "`mount/3` never calls `attach/2`, so the `__executor__` assign is missing.")
+
+
+def test_the_agent_s_next_step_between_calls_is_narration() -> None:
+    turn = [("user", "Go on.")]
+    for said in (*STEPS, *KEPT_MIDTURN):
+        turn += [("assistant", said), ("assistant", "Bash: mix test"), ("tool", "ok")]
+    got = texts(turn)
+    assert got == list(KEPT_MIDTURN), got
+
+
+def test_at_the_end_of_its_turn_the_agent_s_imperative_is_kept() -> None:
+    """Advice to the person, not a step: "Run `make dev` ..." after the last call."""
+    advice = "Run `make dev` to start the API with hot reload."
+    got = texts([("user", "How do I start it?"), ("assistant", "Bash: ls"), ("tool", "Makefile"),
+                 ("assistant", advice)])
+    assert got == [advice], got
+
+
+# -- a name and its state -----------------------------------------------------------------
+@pytest.mark.parametrize("said", [
+    "task-6 done and pushed.", "All 3 subtasks closed.", "SessionLive compiles clean.",
+    "task-4 is ready.", ("Background task completed successfully — all 15 `OrderLive` tests "
+    "pass. This was from a previous run before the commit."),
+])
+def test_a_name_and_its_state_is_not_a_memory(said: str) -> None:
+    assert texts([("user", "Status?"), ("assistant", said)]) == []
+
+
+def test_a_list_item_that_only_counts_tests_is_not_a_memory() -> None:
+    assert counts_only("6 new builder tests, 4 controller tests, 1 LiveView test")
+    assert not counts_only("6 tests cover the token expiry")
+    got = texts([("user", "Done?"), ("assistant", (
+        "### task-7 — Launch the review\n\n"
+        "- `TokenStore` — ETS-backed GenServer for one-time tokens with a 120 s TTL\n"
+        "- 6 new builder tests, 4 controller tests, 1 LiveView test"))])
+    assert got == [("task-7 — Launch the review: `TokenStore` — ETS-backed GenServer for one-time "
+                   "tokens with a 120 s TTL")], got
+
+
+@pytest.mark.parametrize("said", [
+    "The cache is ready once `warm/0` has loaded every product.",
+    ("All renderer tests pass, but the `OrderLive` tests need the endpoint configured in test "
+    "mode."),
+    "The `deploy` branch is ready for tags only: never push commits to it.",
+])
+def test_a_state_that_says_more_is_kept(said: str) -> None:
+    assert texts([("user", "Status?"), ("assistant", said)]) == [said]
