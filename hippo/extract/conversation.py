@@ -69,9 +69,8 @@ def calls(msgs: Sequence[Message]) -> list[Call]:
             if after_result:  # a new step: a call of the last one that got no result has none
                 pending.clear()
             after_result = False
-            name, _, arg = msg.text.partition(": ")
-            arg, diff = split_diff(arg.strip())
-            out.append(Call(name.strip(), arg, tuple(msg.chunk_ids), None, (), diff))
+            name, arg, diff = call_parts(msg.text)
+            out.append(Call(name, arg, tuple(msg.chunk_ids), None, (), diff))
             pending.append(len(out) - 1)
         elif msg.role == "tool" and pending:
             after_result = True
@@ -85,6 +84,14 @@ def calls(msgs: Sequence[Message]) -> list[Call]:
 
 
 _DIFF_LINE = re.compile(r"^(?:[-+] \S|…$)")
+
+
+def call_parts(text: str) -> tuple[str, str, str]:
+    """A rendered call (`Name: argument`, an edit's changed lines below its path) as its
+    name, argument and changed lines ("" for any other call)."""
+    name, _, arg = text.partition(": ")
+    arg, diff = split_diff(arg.strip())
+    return name.strip(), arg, diff
 
 
 def split_diff(arg: str) -> tuple[str, str]:

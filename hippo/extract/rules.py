@@ -257,7 +257,8 @@ class RulesExtractor(Extractor):
         said = [(c.text, c.evidence) for c in found.found.values()]
         new = set(session.chunk_ids)
         everything = messages([*session.before, *session.chunks]) if session.before else msgs
-        for stmt, replaces, held in fixes(everything, calls(everything), _said, said):
+        every_call = calls(everything) if session.before else seq
+        for stmt, replaces, held in fixes(everything, every_call, _said, said):
             if not new.issuperset(held):
                 continue  # the run before saw it hold: it wrote this fix then
             found.add(stmt.type, stmt.text, stmt.importance, stmt.evidence, (FIX_TAG,),

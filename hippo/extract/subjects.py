@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from hippo.extract.blocks import Message
 from hippo.extract.closing import files_named
-from hippo.extract.conversation import EDIT_RESULT_CHARS, _is_file, _short, split_diff
+from hippo.extract.conversation import EDIT_RESULT_CHARS, _is_file, _short, call_parts
 
 # A kind of file or code a noun phrase can name.
 _KINDS = ("script|file|config|configuration|module|test|tests|suite|spec|function|hook|"
@@ -43,8 +43,7 @@ def reads_before(msgs: Sequence[Message]) -> dict[int, list[Read]]:
                 out[id(msg)] = since
             since = []
         elif msg.tool_call:
-            _, _, arg = msg.text.partition(": ")
-            arg, diff = split_diff(arg.strip())
+            _, arg, diff = call_parts(msg.text)
             result = msgs[i + 1] if i + 1 < len(msgs) and msgs[i + 1].role == "tool" else None
             if (not diff and _is_file(arg) and result is not None
                     and len(result.text) >= EDIT_RESULT_CHARS):

@@ -164,16 +164,19 @@ def _change(changes: dict[str, Any], valid_to: str | None) -> dict[str, Any]:
 
 def older_gates(rows: Sequence[dict[str, Any]], newest: int) -> list[int]:
     """The project's other current machine-written gates (`rows`: those said before it)."""
-    return [int(r["id"]) for r in rows
-            if r["id"] != newest and r["author"] == "machine" and r["type"] == "procedure"
-            and GATE_TAG in (r.get("tags") or ()) and r["superseded_by"] is None]
+    return [int(r["id"]) for r in rows if r["id"] != newest and _current_gate(r)]
+
+
+def _current_gate(row: dict[str, Any]) -> bool:
+    """A machine-written gate that nothing replaced."""
+    return (row["author"] == "machine" and row["type"] == "procedure"
+            and GATE_TAG in (row.get("tags") or ()) and row["superseded_by"] is None)
 
 
 def _newer_gate(rows: Sequence[dict[str, Any]], gate: int, said: str) -> int | None:
     """The project's current machine gate said after `said` (the newest), if any."""
     newer = [r for r in rows if r["id"] != gate and str(r.get("valid_from") or "") > said
-             and r["author"] == "machine" and r["type"] == "procedure"
-             and GATE_TAG in (r.get("tags") or ()) and r["superseded_by"] is None]
+             and _current_gate(r)]
     return int(max(newer, key=lambda r: str(r["valid_from"]))["id"]) if newer and said else None
 
 

@@ -84,8 +84,13 @@ def tool_call_text(name: str, args: Any) -> tuple[str, int]:
     """A call as Echo keeps it: `format_tool_call` shortened to `TOOL_CALL_LIMIT`, and for
     an edit (`old_string`/`new_string`, or a list of them under `edits`) the lines it
     changed below, `- old` / `+ new`. Returns the text and how many secrets were masked."""
-    text, found = shorten(format_tool_call(name, args), TOOL_CALL_LIMIT)
-    diff = edit_diff(args)
+    return _with_diff(format_tool_call(name, args), edit_diff(args))
+
+
+def _with_diff(head: str, diff: str) -> tuple[str, int]:
+    """`head` shortened to `TOOL_CALL_LIMIT` and, below a one-line head, the changed lines
+    (already cut at whole lines; shortened once more only to mask a secret in them)."""
+    text, found = shorten(head, TOOL_CALL_LIMIT)
     if diff and "\n" not in text:
         shown, more = shorten(diff, EDIT_DIFF_CHARS + DIFF_LINE_CHARS)
         text, found = f"{text}\n{shown}", found + more
@@ -113,12 +118,7 @@ def patch_call_text(name: str, patch: str) -> tuple[str, int] | None:
         body = raw[1:].strip()
         if raw[:1] in "-+" and body and not raw.startswith(("***", "---", "+++")):
             lines.append(f"{raw[0]} {_cut(body)}")
-    head, found = shorten(f"{name}: {files[0].group(1).strip()}", TOOL_CALL_LIMIT)
-    diff = _capped(lines)
-    if not diff:
-        return head, found
-    shown, more = shorten(diff, EDIT_DIFF_CHARS + DIFF_LINE_CHARS)
-    return f"{head}\n{shown}", found + more
+    return _with_diff(f"{name}: {files[0].group(1).strip()}", _capped(lines))
 
 
 def edit_diff(args: Any) -> str:
@@ -155,13 +155,12 @@ def _cut(line: str) -> str:
 
 
 def _changed(old: str, new: str) -> list[str]:
-    cut = _cut
     a = [ln.strip() for ln in old.splitlines() if ln.strip()]
     b = [ln.strip() for ln in new.splitlines() if ln.strip()]
     out: list[str] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if tag != "equal":
-            out += [f"- {cut(x)}" for x in a[i1:i2]] + [f"+ {cut(x)}" for x in b[j1:j2]]
+            out += [f"- {_cut(x)}" for x in a[i1:i2]] + [f"+ {_cut(x)}" for x in b[j1:j2]]
     return out
 
 
