@@ -13,12 +13,12 @@ if TYPE_CHECKING:
 
 INSERT = (
     "INSERT INTO audit(memory_id, run_id, actor, action, at, before, after) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s)"
+    "VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
 HISTORY = ("SELECT id, run_id, actor, action, at, before, after FROM audit "
-           "WHERE memory_id = %s ORDER BY id")
-PURGE_TEXT = "UPDATE audit SET before = NULL, after = NULL WHERE memory_id = %s"
-ONCE_USED = "SELECT DISTINCT memory_id FROM audit WHERE memory_id = ANY(%s)"
+           "WHERE memory_id = ? ORDER BY id")
+PURGE_TEXT = "UPDATE audit SET before = NULL, after = NULL WHERE memory_id = ?"
+ONCE_USED = "SELECT DISTINCT memory_id FROM audit WHERE memory_id = ANY(?)"
 
 
 class PgAudit:

@@ -21,33 +21,33 @@ if TYPE_CHECKING:
     from hippo.ingest.chunk import Chunk
     from hippo.store.postgres.database import PgSql
 
-SESSION_GET = f"SELECT id, messages FROM echo_sessions e WHERE session_key = %s AND {OWN}"
+SESSION_GET = f"SELECT id, messages FROM echo_sessions e WHERE session_key = ? AND {OWN}"
 SESSION_INSERT = (
     "INSERT INTO echo_sessions(session_key, format, source_path, project, cwd, parent_key, "
-    "agent, started_at, ended_at, messages) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, 0) "
+    "agent, started_at, ended_at, messages) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0) "
     "RETURNING id"
 )
 SESSION_UPDATE = (
-    "UPDATE echo_sessions SET messages = messages + %s, ended_at = coalesce(%s, ended_at), "
-    "started_at = coalesce(started_at, %s), cwd = coalesce(cwd, %s), "
-    "project = coalesce(project, %s), agent = coalesce(agent, %s), "
-    "parent_key = coalesce(parent_key, %s) WHERE id = %s"
+    "UPDATE echo_sessions SET messages = messages + ?, ended_at = coalesce(?, ended_at), "
+    "started_at = coalesce(started_at, ?), cwd = coalesce(cwd, ?), "
+    "project = coalesce(project, ?), agent = coalesce(agent, ?), "
+    "parent_key = coalesce(parent_key, ?) WHERE id = ?"
 )
-SESSION_DELETE = f"DELETE FROM echo_sessions e WHERE session_key = %s AND {VISIBLE}"
-SESSION_MESSAGES = "SELECT message_ids, text FROM echo_chunks WHERE session_id = %s ORDER BY seq"
-NEXT_SEQ = "SELECT coalesce(max(seq), -1) + 1 FROM echo_chunks WHERE session_id = %s"
+SESSION_DELETE = f"DELETE FROM echo_sessions e WHERE session_key = ? AND {VISIBLE}"
+SESSION_MESSAGES = "SELECT message_ids, text FROM echo_chunks WHERE session_id = ? ORDER BY seq"
+NEXT_SEQ = "SELECT coalesce(max(seq), -1) + 1 FROM echo_chunks WHERE session_id = ?"
 CHUNK_INSERT = (
     "INSERT INTO echo_chunks(session_id, seq, source_path, project, roles, line_start, line_end, "
     "message_ids, started_at, ended_at, text, content_hash, created_at) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id"
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"
 )
-VEC_INSERT = "INSERT INTO echo_vec(chunk_id, embedding) VALUES (%s, %s)"
+VEC_INSERT = "INSERT INTO echo_vec(chunk_id, embedding) VALUES (?, ?)"
 CHUNKS_OF_FILE = (
     f"SELECT c.id FROM echo_chunks c JOIN echo_sessions e ON e.id = c.session_id "
-    f"WHERE c.source_path = %s AND {OWN} ORDER BY c.id"
+    f"WHERE c.source_path = ? AND {OWN} ORDER BY c.id"
 )
 # The vectors go with their chunks (`echo_vec` references them ON DELETE CASCADE).
-DELETE_CHUNKS = "DELETE FROM echo_chunks WHERE id = ANY(%s)"
+DELETE_CHUNKS = "DELETE FROM echo_chunks WHERE id = ANY(?)"
 # The one column list: a row of it is a record's fields (`hippo.store.chunks.RECORD_FIELDS`)
 # plus `session_id`.
 CHUNK_COLUMNS = (
@@ -55,15 +55,15 @@ CHUNK_COLUMNS = (
     "c.line_end, c.message_ids, c.started_at, c.ended_at, c.seq, c.session_id, c.text"
 )
 FROM = "FROM echo_chunks c JOIN echo_sessions e ON e.id = c.session_id"
-PROJECT_CHUNKS = f"SELECT count(*) {FROM} WHERE c.project IS NOT DISTINCT FROM %s AND {VISIBLE}"
+PROJECT_CHUNKS = f"SELECT count(*) {FROM} WHERE c.project IS NOT DISTINCT FROM ? AND {VISIBLE}"
 ALL_CHUNKS = f"SELECT count(*) {FROM} WHERE {VISIBLE}"
-CHUNKS_BY_ID = f"SELECT {CHUNK_COLUMNS} {FROM} WHERE c.id = ANY(%s) AND {VISIBLE}"
+CHUNKS_BY_ID = f"SELECT {CHUNK_COLUMNS} {FROM} WHERE c.id = ANY(?) AND {VISIBLE}"
 NEIGHBOURS = (
-    f"SELECT {CHUNK_COLUMNS} {FROM} WHERE c.session_id = %s AND c.seq BETWEEN %s AND %s "
-    f"AND c.id != %s AND {VISIBLE} ORDER BY c.seq"
+    f"SELECT {CHUNK_COLUMNS} {FROM} WHERE c.session_id = ? AND c.seq BETWEEN ? AND ? "
+    f"AND c.id != ? AND {VISIBLE} ORDER BY c.seq"
 )
-SESSION_CHUNK_IDS = f"SELECT c.id {FROM} WHERE e.session_key = %s AND {VISIBLE} ORDER BY c.id"
-OWN_SESSION_CHUNK_IDS = f"SELECT c.id {FROM} WHERE e.session_key = %s AND {OWN} ORDER BY c.id"
+SESSION_CHUNK_IDS = f"SELECT c.id {FROM} WHERE e.session_key = ? AND {VISIBLE} ORDER BY c.id"
+OWN_SESSION_CHUNK_IDS = f"SELECT c.id {FROM} WHERE e.session_key = ? AND {OWN} ORDER BY c.id"
 EXPORT = f"SELECT {CHUNK_COLUMNS} {FROM} WHERE {VISIBLE} ORDER BY c.id"
 
 

@@ -32,19 +32,19 @@ RULES_WAITING = (f"SELECT m.id FROM memories m WHERE {CURRENT} AND {_RULES} AND 
 GUIDANCE_WAITING = (f"SELECT m.id FROM memories m WHERE {CURRENT} AND {_GUIDANCE} "
                     "AND " + UNVERIFIED + " AND {scope} ORDER BY m.id")
 # `tags` is a JSON array as text: any of the topics (a text[] parameter).
-TOPIC_MATCH = "m.tags::jsonb ?| %s"
+TOPIC_MATCH = "jsonb_exists_any(m.tags::jsonb, ?)"
 # Recall's lexical fallback with topics: each word or phrase a tsquery of its tokens
 # (`<->` adjacent), split (`hippo_words`) and stemmed as the `tsv` columns are, bound as a
 # parameter, never tsquery syntax; ranked by cover density over 1 + log(length), ties by
 # id. Without topics (what recall asks) it is search's own BM25
 # (`hippo.store.postgres.lexical`), as SQLite's is FTS5's bm25() in both.
-TERM = "phraseto_tsquery('hippo_text', hippo_words(%s))"
+TERM = "phraseto_tsquery('hippo_text', hippo_words(?))"
 LEXICAL = (
     f"SELECT {COLUMNS} FROM memories m, ({{query}}) q(query) "
     f"WHERE m.tsv @@ q.query AND {CURRENT} AND {{scope}} "
-    "ORDER BY ts_rank_cd(m.tsv, q.query, 1) DESC, m.id LIMIT %s"
+    "ORDER BY ts_rank_cd(m.tsv, q.query, 1) DESC, m.id LIMIT ?"
 )
-BY_IDS = f"SELECT {COLUMNS} FROM memories m WHERE m.id = ANY(%s)"
+BY_IDS = f"SELECT {COLUMNS} FROM memories m WHERE m.id = ANY(?)"
 CURATED = f"SELECT m.text FROM memories m WHERE {CURRENT} AND {{scope}}"
 ECHO_TEXTS = "SELECT m.text FROM echo_chunks m WHERE {scope}"
 
@@ -57,7 +57,7 @@ def scope_sql(scope: Scope) -> tuple[str, list[Any]]:
         if scope.project is None:
             parts.append("m.project IS NULL")
         else:
-            parts.append("(m.project = %s OR m.project IS NULL)")
+            parts.append("(m.project = ? OR m.project IS NULL)")
             params.append(scope.project)
     if scope.topics:
         parts.append(TOPIC_MATCH)

@@ -14,6 +14,7 @@ import contextlib
 import functools
 import math
 import os
+import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -49,10 +50,10 @@ if TYPE_CHECKING:
 
 # hippo's advisory locks: (class, hashtext(current_schema())): one hippo per schema.
 WRITER_CLASS = 0x4869_7002
-WRITE_LOCK = "SELECT pg_advisory_xact_lock(%s, hashtext(current_schema()))"
-TRY_WRITE_LOCK = "SELECT pg_try_advisory_xact_lock(%s, hashtext(current_schema()))"
-SET_LOCK_TIMEOUT = "SELECT set_config('lock_timeout', %s, false)"
-HAS_TABLE = "SELECT to_regclass(%s) IS NOT NULL"
+WRITE_LOCK = "SELECT pg_advisory_xact_lock(?, hashtext(current_schema()))"
+TRY_WRITE_LOCK = "SELECT pg_try_advisory_xact_lock(?, hashtext(current_schema()))"
+SET_LOCK_TIMEOUT = "SELECT set_config('lock_timeout', ?, false)"
+HAS_TABLE = "SELECT to_regclass(?) IS NOT NULL"
 # A prepared statement whose table's row type changed since (PostgreSQL's message), and
 # the statement that forgets this connection's prepared statements.
 STALE_PLAN = "cached plan must not change result type"
@@ -62,14 +63,34 @@ TEXT_TABLES = ("memories", "audit", "memory_sources", "embed_cache", "memories_v
                "memories_vec_next", "echo_sessions", "echo_chunks", "echo_vec", "echo_vec_next")
 VACUUM_FULL = {name: f"VACUUM (FULL) {name}" for name in TEXT_TABLES}
 PURGED_TABLES = ("SELECT t AS name, pg_has_role(c.relowner, 'USAGE') AS owned "
-                 "FROM unnest(%s::text[]) WITH ORDINALITY AS u(t, n) "
+                 "FROM unnest(?::text[]) WITH ORDINALITY AS u(t, n) "
                  "JOIN pg_class c ON c.oid = to_regclass(u.t) ORDER BY u.n")
 # The deadline for reaching the server; libpq counts whole seconds, at least 2.
 CONNECT_TIMEOUT_S = 3
 
 
+# Outside a quoted literal: a `?` or `:name` parameter, or a `%`; inside one, only `%`.
+_PARTS = re.compile(r"'(?:[^']|'')*'|\"[^\"]*\"|(?<![:\w]):([A-Za-z_]\w*)|\?|%")
+
+
+@functools.lru_cache(maxsize=1024)
+def native(sql: str) -> str:
+    """The store's SQL (SQLite's parameters, `?` and `:name`) in psycopg's: `%s` and
+    `%(name)s`, every other `%` doubled (psycopg reads them inside literals too)."""
+    def part(m: re.Match[str]) -> str:
+        text = m.group(0)
+        if text == "?":
+            return "%s"
+        if m.group(1):
+            return f"%({m.group(1)})s"
+        return text.replace("%", "%%")
+
+    return _PARTS.sub(part, sql)
+
+
 class PgSql:
-    """The query helpers over one connection: what the repositories use (`%s` parameters).
+    """The query helpers over one connection: what the repositories use. Queries come with
+    SQLite's parameters (`?`, `:name`), read in psycopg's (`native`).
     `team`: the store is a team store (row-level security; `hippo.store.postgres.team`)."""
 
     def __init__(self, conn: psycopg.Connection[Any], label: str, team: bool = False) -> None:
@@ -88,7 +109,7 @@ class PgSql:
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None,
                 ) -> psycopg.Cursor[Any]:
         try:
-            cur = self.conn.execute(sql, params or None)
+            cur = self.conn.execute(native(sql) if params else sql, params or None)
         except (psycopg.errors.SyntaxError, psycopg.errors.UndefinedColumn,
                 psycopg.errors.UndefinedTable, psycopg.errors.IntegrityError):
             raise  # hippo's own mistakes and constraint violations: callers decide
@@ -112,7 +133,8 @@ class PgSql:
 
     def rows(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> list[Row]:
         try:
-            cur = self.conn.cursor(row_factory=dict_row).execute(sql, params or None)
+            cur = self.conn.cursor(row_factory=dict_row).execute(
+                native(sql) if params else sql, params or None)
             self.rowcount = max(cur.rowcount, 0)
             return cur.fetchall() if cur.description else []
         except (psycopg.errors.SyntaxError, psycopg.errors.UndefinedColumn,

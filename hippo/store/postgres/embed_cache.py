@@ -8,16 +8,16 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from hippo.store.postgres.database import PgSql
 
-GET = "SELECT vector FROM embed_cache WHERE model = %s AND content_hash = %s"
-GET_MANY = ("SELECT content_hash, vector FROM embed_cache WHERE model = %s "
-            "AND content_hash = ANY(%s)")
+GET = "SELECT vector FROM embed_cache WHERE model = ? AND content_hash = ?"
+GET_MANY = ("SELECT content_hash, vector FROM embed_cache WHERE model = ? "
+            "AND content_hash = ANY(?)")
 # One statement per batch: the pairs travel as two arrays.
 PUT = ("INSERT INTO embed_cache(model, content_hash, vector, created_at) "
-       "SELECT %s, t.h, t.v, %s FROM unnest(%s::text[], %s::bytea[]) AS t(h, v) "
+       "SELECT ?, t.h, t.v, ? FROM unnest(?::text[], ?::bytea[]) AS t(h, v) "
        "ON CONFLICT (model, content_hash) DO NOTHING")
 # An entry encoded again because the cached one was missing or damaged replaces it.
 REPLACE = ("INSERT INTO embed_cache(model, content_hash, vector, created_at) "
-           "SELECT %s, t.h, t.v, %s FROM unnest(%s::text[], %s::bytea[]) AS t(h, v) "
+           "SELECT ?, t.h, t.v, ? FROM unnest(?::text[], ?::bytea[]) AS t(h, v) "
            "ON CONFLICT (model, content_hash) DO UPDATE "
            "SET vector = excluded.vector, created_at = excluded.created_at")
 BATCH = 500  # pairs per statement

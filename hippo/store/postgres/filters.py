@@ -1,6 +1,6 @@
 """PostgreSQL: the filters of `hippo.store.memories` (`MemoryFilter`) and
-`hippo.store.filters` (`SearchFilters`, `EchoFilters`) as WHERE clauses with `%s`
-parameters. Lists travel as one array parameter (`= ANY(%s)`), tags as JSON text."""
+`hippo.store.filters` (`SearchFilters`, `EchoFilters`) as WHERE clauses with `?`
+parameters. Lists travel as one array parameter (`= ANY(?)`), tags as JSON text."""
 
 from __future__ import annotations
 
@@ -28,12 +28,12 @@ __all__ = ["CURRENT", "OWN", "SHARED", "UNVERIFIED", "VISIBLE", "chunk_where", "
 
 def _within(column: str, values: Sequence[Any], params: list[Any]) -> str:
     params.append(list(values))
-    return f"{column} = ANY(%s)"
+    return f"{column} = ANY(?)"
 
 
 # `tags` is a JSON array as text (hippo writes nothing else there).
-POSTGRES = clauses.Dialect(param="%s", true="TRUE", false="FALSE",
-                           tagged="{alias}.tags::jsonb ? %s", within=_within,
+POSTGRES = clauses.Dialect(param="?", true="TRUE", false="FALSE",
+                           tagged="jsonb_exists({alias}.tags::jsonb, ?)", within=_within,
                            now=("to_char(now() AT TIME ZONE 'UTC', "
                                 "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"))
 # Active, not replaced, its validity not over: what a layer may load at all.

@@ -24,17 +24,17 @@ if TYPE_CHECKING:
 TABLES = ("meta", "memories", "memory_sources", "audit", "echo_sessions", "echo_chunks",
           "watermarks", "embed_cache", "counters", "runs", "locks", "guard", "keep_apart",
           "project_dirs", "project_moves", "_migrations")
-MISSING_TABLES = ("SELECT t FROM unnest(%s::text[]) AS t WHERE to_regclass(t) IS NULL "
-                  "ORDER BY t LIMIT %s")
+MISSING_TABLES = ("SELECT t FROM unnest(?::text[]) AS t WHERE to_regclass(t) IS NULL "
+                  "ORDER BY t LIMIT ?")
 # SQLite's FTS5 tables and, here, the GIN index over each table's generated tsvector.
 FTS_INDEX = {"memories_fts": "memories_tsv", "echo_fts": "echo_chunks_tsv"}
 INDEX_VALID = ("SELECT i.indisvalid AND i.indisready FROM pg_index i "
-               "WHERE i.indexrelid = to_regclass(%s)")
+               "WHERE i.indexrelid = to_regclass(?)")
 REINDEX = {"memories_tsv": "REINDEX INDEX memories_tsv",
            "echo_chunks_tsv": "REINDEX INDEX echo_chunks_tsv"}
 VEC_TABLE = {"brain": "memories_vec", "echo": "echo_vec"}
 VEC_TYPE = ("SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
-            "WHERE a.attrelid = to_regclass(%s) AND a.attname = 'embedding' "
+            "WHERE a.attrelid = to_regclass(?) AND a.attname = 'embedding' "
             "AND NOT a.attisdropped")
 UNEMBEDDED = {
     "brain": ("SELECT id FROM memories WHERE status = 'active' AND id NOT IN "
@@ -49,22 +49,22 @@ ORPHANS = {
              "ORDER BY chunk_id"),
 }
 CHUNKS_BY_ID = ("SELECT id, text, project, session_id, started_at FROM echo_chunks "
-                "WHERE id = ANY(%s) ORDER BY id")
-CHUNK_VEC_DROP = "DELETE FROM echo_vec WHERE chunk_id = %s"
+                "WHERE id = ANY(?) ORDER BY id")
+CHUNK_VEC_DROP = "DELETE FROM echo_vec WHERE chunk_id = ?"
 # The vector table has no filter columns here: filters join echo_chunks.
-CHUNK_VEC_PUT = ("INSERT INTO echo_vec(chunk_id, embedding) VALUES (%s, %s) "
+CHUNK_VEC_PUT = ("INSERT INTO echo_vec(chunk_id, embedding) VALUES (?, ?) "
                  "ON CONFLICT (chunk_id) DO UPDATE SET embedding = excluded.embedding")
 SCORED = {"brain": "SELECT text, content_hash FROM memories WHERE status = 'active'",
           "echo": "SELECT text, content_hash FROM echo_chunks"}
 UNCACHED = {store: ("SELECT text FROM (" + scored + ") AS t WHERE NOT EXISTS (SELECT 1 FROM "
-                    "embed_cache e WHERE e.model = %s AND e.content_hash = t.content_hash)")
+                    "embed_cache e WHERE e.model = ? AND e.content_hash = t.content_hash)")
             for store, scored in SCORED.items()}
 # SQLite's LIKE is case-blind for ASCII: ILIKE here. Keys in byte order, as SQLite's.
-MATRIX_COUNT = "SELECT count(*) FROM embed_cache WHERE model ILIKE %s"
-MATRIX_PAGE = ('SELECT model, content_hash, vector FROM embed_cache WHERE model ILIKE %s '
-               'AND (model COLLATE "C", content_hash COLLATE "C") > (%s, %s) '
-               'ORDER BY model COLLATE "C", content_hash COLLATE "C" LIMIT %s')
-MATRIX_SET = "UPDATE embed_cache SET vector = %s WHERE model = %s AND content_hash = %s"
+MATRIX_COUNT = "SELECT count(*) FROM embed_cache WHERE model ILIKE ?"
+MATRIX_PAGE = ('SELECT model, content_hash, vector FROM embed_cache WHERE model ILIKE ? '
+               'AND (model COLLATE "C", content_hash COLLATE "C") > (?, ?) '
+               'ORDER BY model COLLATE "C", content_hash COLLATE "C" LIMIT ?')
+MATRIX_SET = "UPDATE embed_cache SET vector = ? WHERE model = ? AND content_hash = ?"
 DANGLING = ("SELECT count(*) FROM memory_sources WHERE chunk_id NOT IN "
             "(SELECT id FROM echo_chunks)")
 DANGLING_DROP = "DELETE FROM memory_sources WHERE chunk_id NOT IN (SELECT id FROM echo_chunks)"
@@ -87,7 +87,7 @@ REFERENCES = ("SELECT id, superseded_by, consolidated_into FROM memories "
               "WHERE superseded_by IS NOT NULL OR consolidated_into IS NOT NULL ORDER BY id")
 # A watermark is its user's (their files, on their machine): doctor checks only those.
 WATERMARKS = f'SELECT path, "offset" FROM watermarks WHERE owner = {USER} ORDER BY path COLLATE "C"'
-WATERMARK_DROP = f"DELETE FROM watermarks WHERE path = %s AND owner = {USER}"
+WATERMARK_DROP = f"DELETE FROM watermarks WHERE path = ? AND owner = {USER}"
 
 
 def _gin(index: str) -> str:

@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from hippo.store.postgres.database import PgSql
 
-HELD = "SELECT id FROM echo_chunks WHERE id = ANY(%s) ORDER BY id"
-NEXT_SEQ = "SELECT coalesce(max(seq), -1) + 1 FROM echo_chunks WHERE session_id = %s"
+HELD = "SELECT id FROM echo_chunks WHERE id = ANY(?) ORDER BY id"
+NEXT_SEQ = "SELECT coalesce(max(seq), -1) + 1 FROM echo_chunks WHERE session_id = ?"
 CHUNK_PUT = (
     "INSERT INTO echo_chunks(id, session_id, seq, source_path, project, roles, line_start, "
     "line_end, message_ids, started_at, ended_at, text, content_hash, created_at) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 # Chunk ids a memory's `source` names (integers only), as SQLite's sequence floor counts them.
 _SOURCE_CHUNKS = (
@@ -41,7 +41,7 @@ FLOORS = {
                     _SOURCE_CHUNKS),
 }
 ADVANCE = {
-    table: ("SELECT setval(q.s, w.v) FROM (SELECT pg_get_serial_sequence(%s, 'id')::regclass "
+    table: ("SELECT setval(q.s, w.v) FROM (SELECT pg_get_serial_sequence(?, 'id')::regclass "
             "AS s) q, LATERAL (SELECT greatest(coalesce(pg_sequence_last_value(q.s), 0), "
             + ", ".join(f"coalesce(({sql}), 0)" for sql in floors) + ") AS v) w WHERE w.v > 0")
     for table, floors in FLOORS.items()

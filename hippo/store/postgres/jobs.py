@@ -20,27 +20,27 @@ if TYPE_CHECKING:
 
 # hippo's advisory lock classes: the writer lock (database.py) is 0x48697002.
 JOB_CLASS = 0x4869_7003
-KEY = "hashtext(current_schema() || '/' || %s)"
-TRY_LOCK = f"SELECT pg_try_advisory_lock(%s, {KEY})"
-UNLOCK = f"SELECT pg_advisory_unlock(%s, {KEY})"
+KEY = "hashtext(current_schema() || '/' || ?)"
+TRY_LOCK = f"SELECT pg_try_advisory_lock(?, {KEY})"
+UNLOCK = f"SELECT pg_advisory_unlock(?, {KEY})"
 # Whether any session of this database holds the lock (two-key advisory locks: objsubid 2).
 HELD = ("SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted "
         "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
-        f"AND objsubid = 2 AND classid = %s::int::oid AND objid = {KEY}::oid)")
-LOCK_HOLDER = "SELECT owner, pid, acquired_at FROM locks WHERE name = %s"
-LOCK_WHO = "SELECT owner, pid, host, by_user, acquired_at FROM locks WHERE name = %s"
-TAKE_LOCK = ("INSERT INTO locks(name, owner, pid, acquired_at, host) VALUES (%s, %s, %s, %s, %s) "
+        f"AND objsubid = 2 AND classid = ?::int::oid AND objid = {KEY}::oid)")
+LOCK_HOLDER = "SELECT owner, pid, acquired_at FROM locks WHERE name = ?"
+LOCK_WHO = "SELECT owner, pid, host, by_user, acquired_at FROM locks WHERE name = ?"
+TAKE_LOCK = ("INSERT INTO locks(name, owner, pid, acquired_at, host) VALUES (?, ?, ?, ?, ?) "
              "ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, pid = excluded.pid, "
              "acquired_at = excluded.acquired_at, host = excluded.host, "
              "by_user = excluded.by_user")
-RELEASE_LOCK = "DELETE FROM locks WHERE name = %s AND owner = %s"
-MARK_KILLED = "UPDATE runs SET outcome = 'killed' WHERE job = %s AND outcome = 'running'"
-START_RUN = "INSERT INTO runs(id, job, started_at, outcome) VALUES (%s, %s, %s, 'running')"
-FINISH_RUN = "UPDATE runs SET finished_at = %s, outcome = %s, summary = %s WHERE id = %s"
-GET_RUN = "SELECT id, job, outcome FROM runs WHERE id = %s"
+RELEASE_LOCK = "DELETE FROM locks WHERE name = ? AND owner = ?"
+MARK_KILLED = "UPDATE runs SET outcome = 'killed' WHERE job = ? AND outcome = 'running'"
+START_RUN = "INSERT INTO runs(id, job, started_at, outcome) VALUES (?, ?, ?, 'running')"
+FINISH_RUN = "UPDATE runs SET finished_at = ?, outcome = ?, summary = ? WHERE id = ?"
+GET_RUN = "SELECT id, job, outcome FROM runs WHERE id = ?"
 # The undo runs that undid a run, newest first (ids in byte order, as SQLite's).
 UNDOES_OF = ("SELECT id FROM runs WHERE job = 'undo' AND outcome = 'ok' AND "
-             "summary::jsonb ->> 'undid' = %s "
+             "summary::jsonb ->> 'undid' = ? "
              'ORDER BY started_at COLLATE "C" DESC, id COLLATE "C" DESC')
 
 

@@ -42,10 +42,10 @@ t AS (
   SELECT x.i, phraseto_tsquery('hippo_text', hippo_words(x.w)) AS tq,
          ARRAY(SELECT u.lexeme FROM unnest(hippo_doc(x.w)) AS u, unnest(u.positions) AS p(pos)
                ORDER BY p.pos) AS lx
-  FROM unnest(%s::text[]) WITH ORDINALITY AS x(w, i)
+  FROM unnest(?::text[]) WITH ORDINALITY AS x(w, i)
 ),
 tt AS MATERIALIZED (SELECT * FROM t WHERE cardinality(lx) > 0),
-qq AS MATERIALIZED (SELECT string_agg('(' || tq::text || ')', %s ORDER BY i)::tsquery AS q
+qq AS MATERIALIZED (SELECT string_agg('(' || tq::text || ')', ? ORDER BY i)::tsquery AS q
                     FROM tt)"""
 # N and the total length of the rows (Brain: the row `lexical_stats` keeps; Echo: the
 # chunks this user may see), and each term's idf (the GIN index counts its rows).
@@ -77,14 +77,14 @@ MATCH = (
     "WITH" + TERMS + "," + STATS.format(stats=BRAIN_STATS, rows=BRAIN_ROWS) + " "
     "SELECT m.id AS id, " + SCORE.format(alias="m") + " AS score "
     "FROM memories m CROSS JOIN s "
-    "WHERE m.tsv @@ (SELECT q FROM qq) AND {where} ORDER BY score DESC, m.id LIMIT %s"
+    "WHERE m.tsv @@ (SELECT q FROM qq) AND {where} ORDER BY score DESC, m.id LIMIT ?"
 )
 CHUNKS = (
     "WITH" + TERMS + "," + STATS.format(stats=ECHO_STATS, rows=ECHO_ROWS) + " "
     "SELECT c.id AS id, " + SCORE.format(alias="c") + " AS score "
     "FROM echo_chunks c JOIN echo_sessions e ON e.id = c.session_id "
     "CROSS JOIN s "
-    "WHERE c.tsv @@ (SELECT q FROM qq) AND {where} ORDER BY score DESC, c.id LIMIT %s"
+    "WHERE c.tsv @@ (SELECT q FROM qq) AND {where} ORDER BY score DESC, c.id LIMIT ?"
 )
 JOINERS = {"and": " & ", "or": " | "}
 LATEST = {"brain": "SELECT max(id) FROM memories", "echo": "SELECT max(id) FROM echo_chunks"}

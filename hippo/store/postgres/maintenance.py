@@ -27,25 +27,25 @@ ELIGIBLE = (
     "AND author = 'machine' AND pinned = 0 AND canonical = 0 AND superseded_by IS NULL "
     "ORDER BY id"
 )
-CHANGED_SINCE = ("SELECT DISTINCT memory_id FROM audit WHERE id > %s AND actor != %s "
+CHANGED_SINCE = ("SELECT DISTINCT memory_id FROM audit WHERE id > ? AND actor != ? "
                  "ORDER BY memory_id")
-RECORDS = f"SELECT {COLUMNS} FROM memories WHERE id = ANY(%s) ORDER BY id"
+RECORDS = f"SELECT {COLUMNS} FROM memories WHERE id = ANY(?) ORDER BY id"
 KEEP_APART = "SELECT a, b, run_id FROM keep_apart ORDER BY a, b"
-KEEP_APART_ADD = ("INSERT INTO keep_apart(a, b, run_id, at) VALUES (%s, %s, %s, %s) "
+KEEP_APART_ADD = ("INSERT INTO keep_apart(a, b, run_id, at) VALUES (?, ?, ?, ?) "
                   "ON CONFLICT DO NOTHING")
-KEEP_APART_DROP = "DELETE FROM keep_apart WHERE run_id = %s"
+KEEP_APART_DROP = "DELETE FROM keep_apart WHERE run_id = ?"
 
 # `+ 0` keeps the planner off the HNSW index: the filter must see every vector (exact).
 KNN = (
-    "SELECT v.memory_id, (v.embedding <=> %s) + 0 AS distance FROM memories_vec v "
-    "JOIN memories m ON m.id = v.memory_id WHERE m.type = %s AND coalesce(m.project, '') = %s "
-    "ORDER BY distance, v.memory_id LIMIT %s"
+    "SELECT v.memory_id, (v.embedding <=> ?) + 0 AS distance FROM memories_vec v "
+    "JOIN memories m ON m.id = v.memory_id WHERE m.type = ? AND coalesce(m.project, '') = ? "
+    "ORDER BY distance, v.memory_id LIMIT ?"
 )
-VECTOR = "SELECT embedding FROM memories_vec WHERE memory_id = %s"
+VECTOR = "SELECT embedding FROM memories_vec WHERE memory_id = ?"
 # Streamed a page at a time along the key (no cursor left open between pages).
 SCAN = (
     "SELECT v.memory_id, m.type, coalesce(m.project, ''), v.embedding FROM memories_vec v "
-    "JOIN memories m ON m.id = v.memory_id WHERE v.memory_id > %s ORDER BY v.memory_id LIMIT %s"
+    "JOIN memories m ON m.id = v.memory_id WHERE v.memory_id > ? ORDER BY v.memory_id LIMIT ?"
 )
 SCAN_PAGE = 2000
 
@@ -55,14 +55,14 @@ FTS_CHECK = ("SELECT coalesce(bool_and(i.indisvalid AND i.indisready), false) FR
              "WHERE i.indexrelid = to_regclass('memories_tsv')")
 FTS_REBUILD = "REINDEX INDEX memories_tsv"
 
-SAME_STATEMENT = ("SELECT id FROM memories WHERE dedup_key = %s AND id != %s "
+SAME_STATEMENT = ("SELECT id FROM memories WHERE dedup_key = ? AND id != ? "
                   "AND status IN ('active', 'done') ORDER BY id LIMIT 1")
 RETIRE_CANDIDATES = (
     f"SELECT {COLUMNS} FROM memories WHERE pinned = 0 AND canonical = 0 AND "
-    "(status = 'done' OR (status = 'active' AND type = ANY(%s))) ORDER BY id"
+    "(status = 'done' OR (status = 'active' AND type = ANY(?))) ORDER BY id"
 )
-RUN_AUDIT = "SELECT memory_id, action, before, after FROM audit WHERE run_id = %s ORDER BY id"
-POINTING_AT = ("SELECT id FROM memories WHERE consolidated_into = %s OR superseded_by = %s "
+RUN_AUDIT = "SELECT memory_id, action, before, after FROM audit WHERE run_id = ? ORDER BY id"
+POINTING_AT = ("SELECT id FROM memories WHERE consolidated_into = ? OR superseded_by = ? "
                "ORDER BY id")
 # The references between memories are DEFERRABLE (schema p0001_core).
 DEFER_FOREIGN_KEYS = "SET CONSTRAINTS ALL DEFERRED"

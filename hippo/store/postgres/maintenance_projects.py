@@ -28,12 +28,12 @@ COUNTS = {
              'ORDER BY project COLLATE "C" NULLS FIRST'),
 }
 EXISTS = (
-    "SELECT EXISTS (SELECT 1 FROM memories WHERE project = %(p)s) "
-    "OR EXISTS (SELECT 1 FROM echo_sessions WHERE project = %(p)s) "
-    "OR EXISTS (SELECT 1 FROM echo_chunks WHERE project = %(p)s) "
-    "OR EXISTS (SELECT 1 FROM project_dirs WHERE project = %(p)s)"
+    "SELECT EXISTS (SELECT 1 FROM memories WHERE project = :p) "
+    "OR EXISTS (SELECT 1 FROM echo_sessions WHERE project = :p) "
+    "OR EXISTS (SELECT 1 FROM echo_chunks WHERE project = :p) "
+    "OR EXISTS (SELECT 1 FROM project_dirs WHERE project = :p)"
 )
-MEMORIES = f"SELECT {COLUMNS}, dedup_key FROM memories WHERE project = %s ORDER BY id"
+MEMORIES = f"SELECT {COLUMNS}, dedup_key FROM memories WHERE project = ? ORDER BY id"
 PURGED = "dedup_key = 'purged:' || id"  # a hard-forgotten row keeps its key as it is
 
 # Rows that are not memories: table -> (its key as text, which of its rows). Names from
@@ -46,26 +46,26 @@ MOVED_ROWS = {
 }
 # run, src, dst: save each row's move, then make it.
 SAVE_MOVES = {t: ("INSERT INTO project_moves(run_id, tbl, row_key, before, after) "
-                  f"SELECT %(run)s, '{t}', {key}, project, %(dst)s FROM {t} "
-                  f"WHERE project = %(src)s{only}")
+                  f"SELECT :run, '{t}', {key}, project, :dst FROM {t} "
+                  f"WHERE project = :src{only}")
               for t, (key, only) in MOVED_ROWS.items()}
-MAKE_MOVES = {t: f"UPDATE {t} SET project = %(dst)s WHERE project = %(src)s{only}"
+MAKE_MOVES = {t: f"UPDATE {t} SET project = :dst WHERE project = :src{only}"
               for t, (_, only) in MOVED_ROWS.items()}
 
 # Undo: each saved move back, row by row (row keys and table names in byte order).
-MOVED = ("SELECT tbl, row_key, before, after FROM project_moves WHERE run_id = %s "
+MOVED = ("SELECT tbl, row_key, before, after FROM project_moves WHERE run_id = ? "
          'ORDER BY tbl COLLATE "C", row_key COLLATE "C"')
 ROW_BY_KEY = {
-    "echo_sessions": "id = %(key)s::bigint",
-    "echo_chunks": "id = %(key)s::bigint",
-    "project_dirs": "path = %(key)s",
-    "memories": "id = %(key)s::bigint",
+    "echo_sessions": "id = :key::bigint",
+    "echo_chunks": "id = :key::bigint",
+    "project_dirs": "path = :key",
+    "memories": "id = :key::bigint",
 }
 CURRENT = {t: f"SELECT project FROM {t} WHERE {where}" for t, where in ROW_BY_KEY.items()}
-SET_BACK = {t: f"UPDATE {t} SET project = %(project)s WHERE {where}"
+SET_BACK = {t: f"UPDATE {t} SET project = :project WHERE {where}"
             for t, where in ROW_BY_KEY.items()}
 SAVE_MOVE = ("INSERT INTO project_moves(run_id, tbl, row_key, before, after) "
-             "VALUES (%s, %s, %s, %s, %s)")
+             "VALUES (?, ?, ?, ?, ?)")
 
 
 class PgProjectMoves:

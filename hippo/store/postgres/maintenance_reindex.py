@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 TABLES = {"brain": ("memories_vec", "memory_id", "memories"),
           "echo": ("echo_vec", "chunk_id", "echo_chunks")}
 SUFFIX = "_next"
-SECURE = "SELECT hippo_team_secure(%s)"
+SECURE = "SELECT hippo_team_secure(?)"
 COUNT = "SELECT count(*) FROM {table}"
 SIDE_TABLE = ("CREATE TABLE {next} ({key} BIGINT PRIMARY KEY REFERENCES {content}(id) "
               "ON DELETE CASCADE, embedding vector({dim}) NOT NULL, content_hash TEXT NOT NULL)")
@@ -35,8 +35,8 @@ DROP_IF_EXISTS = "DROP TABLE IF EXISTS {table}"
 # A table's secondary indexes (name, definition), and its key and reference constraints.
 INDEXES = ("SELECT c.relname AS name, pg_get_indexdef(i.indexrelid) AS def FROM pg_index i "
            "JOIN pg_class c ON c.oid = i.indexrelid "
-           "WHERE i.indrelid = to_regclass(%s) AND NOT i.indisprimary ORDER BY c.relname")
-CONSTRAINTS = ("SELECT contype, conname FROM pg_constraint WHERE conrelid = to_regclass(%s) "
+           "WHERE i.indrelid = to_regclass(?) AND NOT i.indisprimary ORDER BY c.relname")
+CONSTRAINTS = ("SELECT contype, conname FROM pg_constraint WHERE conrelid = to_regclass(?) "
                "AND contype IN ('p', 'f') ORDER BY conname")
 # pg_get_indexdef's text: CREATE [UNIQUE] INDEX name ON schema.table USING method (...)
 INDEX_DEF = re.compile(r"^CREATE (UNIQUE )?INDEX (\S+) ON (\S+) (USING .*)$", re.DOTALL)
@@ -58,13 +58,13 @@ class Tables:
         self.count_live = COUNT.format(table=self.live)
         self.count_next = COUNT.format(table=self.next)
         self.read_live = f"SELECT {self.key} FROM {self.live}"
-        self.read_live_keys = self.read_live + f" WHERE {self.key} = ANY(%s)"
+        self.read_live_keys = self.read_live + f" WHERE {self.key} = ANY(?)"
         self.read_next = f"SELECT {self.key}, content_hash FROM {self.next}"
-        self.texts = f"SELECT id, text, content_hash FROM {self.content} WHERE id = ANY(%s)"
+        self.texts = f"SELECT id, text, content_hash FROM {self.content} WHERE id = ANY(?)"
         self.hashes = f"SELECT id, content_hash FROM {self.content}"
-        self.delete_next = f"DELETE FROM {self.next} WHERE {self.key} = %s"
+        self.delete_next = f"DELETE FROM {self.next} WHERE {self.key} = ?"
         self.upsert_next = (f"INSERT INTO {self.next}({self.key}, embedding, content_hash) "
-                            f"VALUES (%s, %s, %s) ON CONFLICT ({self.key}) DO UPDATE SET "
+                            f"VALUES (?, ?, ?) ON CONFLICT ({self.key}) DO UPDATE SET "
                             "embedding = excluded.embedding, content_hash = excluded.content_hash")
 
 

@@ -17,13 +17,13 @@ if TYPE_CHECKING:
     from hippo.store.postgres.database import PgSql
 
 COLUMNS = ", ".join(FIELDS)  # the record's fields, in its order
-GET = f"SELECT {COLUMNS} FROM memories WHERE id = %s"
-GET_MANY = f"SELECT {COLUMNS} FROM memories WHERE id = ANY(%s)"
+GET = f"SELECT {COLUMNS} FROM memories WHERE id = ?"
+GET_MANY = f"SELECT {COLUMNS} FROM memories WHERE id = ANY(?)"
 ACTIVE_IN_SCOPE = ("SELECT count(*) FROM memories WHERE status = 'active' AND "
-                   "(project IS NULL OR project IS NOT DISTINCT FROM %s)")
-EXISTS = "SELECT 1 FROM memories WHERE id = %s"
+                   "(project IS NULL OR project IS NOT DISTINCT FROM ?)")
+EXISTS = "SELECT 1 FROM memories WHERE id = ?"
 FIND_SAME = (
-    f"SELECT {COLUMNS} FROM memories WHERE dedup_key = %s AND status IN ('active', 'done') "
+    f"SELECT {COLUMNS} FROM memories WHERE dedup_key = ? AND status IN ('active', 'done') "
     "ORDER BY id LIMIT 1"
 )
 _INSERT_COLUMNS = (
@@ -43,47 +43,47 @@ NEXT_ID = (
     "coalesce(pg_sequence_last_value(pg_get_serial_sequence('memories', 'id')::regclass), 0)"
     ") + 1"
 )
-MARK_ID = (f"INSERT INTO meta(key, value) VALUES ('{LAST_ID}', %s) ON CONFLICT (key) "
+MARK_ID = (f"INSERT INTO meta(key, value) VALUES ('{LAST_ID}', ?) ON CONFLICT (key) "
            "DO UPDATE SET value = excluded.value "
            "WHERE meta.value::bigint < excluded.value::bigint")
-INSERT = (f"INSERT INTO memories(id, {', '.join(_INSERT_COLUMNS)}) VALUES (%(id)s, "
-          + ", ".join(f"%({c})s" for c in _INSERT_COLUMNS) + ") RETURNING id")
+INSERT = (f"INSERT INTO memories(id, {', '.join(_INSERT_COLUMNS)}) VALUES (:id, "
+          + ", ".join(f":{c}" for c in _INSERT_COLUMNS) + ") RETURNING id")
 REINFORCE = (
-    "UPDATE memories SET confirmed_at = %s, updated_at = %s, confidence = %s, "
-    "importance = %s, tags = %s, source = %s WHERE id = %s"
+    "UPDATE memories SET confirmed_at = ?, updated_at = ?, confidence = ?, "
+    "importance = ?, tags = ?, source = ? WHERE id = ?"
 )
 # The columns `update` may set (its SET clause is built from these names only).
 UPDATABLE = frozenset({
     "text", "type", "tier", "project", "tags", "importance", "status", "pinned", "canonical",
     "confidence", "confirmed_at", "verified_at", "consolidated_into", "superseded_by",
     "source", "author", "dedup_key", "content_hash", "updated_at", "valid_from", "valid_to"})
-UPDATE = "UPDATE memories SET {sets} WHERE id = %(id)s"
+UPDATE = "UPDATE memories SET {sets} WHERE id = :id"
 RESTORE = (
-    "UPDATE memories SET text = %(text)s, type = %(type)s, tier = %(tier)s, "
-    "project = %(project)s, tags = %(tags)s, importance = %(importance)s, "
-    "author = %(author)s, status = %(status)s, pinned = %(pinned)s, "
-    "canonical = %(canonical)s, confidence = %(confidence)s, created_at = %(created_at)s, "
-    "updated_at = %(updated_at)s, confirmed_at = %(confirmed_at)s, "
-    "verified_at = %(verified_at)s, consolidated_into = %(consolidated_into)s, "
-    "superseded_by = %(superseded_by)s, source = %(source)s, dedup_key = %(dedup_key)s, "
-    "content_hash = %(content_hash)s, valid_from = %(valid_from)s, valid_to = %(valid_to)s "
-    "WHERE id = %(id)s"
+    "UPDATE memories SET text = :text, type = :type, tier = :tier, "
+    "project = :project, tags = :tags, importance = :importance, "
+    "author = :author, status = :status, pinned = :pinned, "
+    "canonical = :canonical, confidence = :confidence, created_at = :created_at, "
+    "updated_at = :updated_at, confirmed_at = :confirmed_at, "
+    "verified_at = :verified_at, consolidated_into = :consolidated_into, "
+    "superseded_by = :superseded_by, source = :source, dedup_key = :dedup_key, "
+    "content_hash = :content_hash, valid_from = :valid_from, valid_to = :valid_to "
+    "WHERE id = :id"
 )
-DELETE_ROW = "DELETE FROM memories WHERE id = %s"
+DELETE_ROW = "DELETE FROM memories WHERE id = ?"
 ERASE = (
     "UPDATE memories SET text = '', tags = '[]', source = NULL, status = 'deleted', "
-    "dedup_key = %s, content_hash = '', updated_at = %s WHERE id = %s"
+    "dedup_key = ?, content_hash = '', updated_at = ? WHERE id = ?"
 )
-UNLINK_ALL = "DELETE FROM memory_sources WHERE memory_id = %s"
+UNLINK_ALL = "DELETE FROM memory_sources WHERE memory_id = ?"
 # The memories' references to each other are DEFERRABLE (schema p0001_core).
 DEFER_FOREIGN_KEYS = "SET CONSTRAINTS ALL DEFERRED"
 ACTIVE_ELSEWHERE = ("SELECT count(*) FROM memories WHERE status = 'active' AND project "
-                    "IS NOT NULL AND project IS DISTINCT FROM %s")
+                    "IS NOT NULL AND project IS DISTINCT FROM ?")
 LISTING = f"SELECT {COLUMNS} FROM memories m WHERE {{where}} ORDER BY id DESC"
 # Export reads in pages of ids, so a large store is never held in memory at once.
-EXPORT_PAGE = f"SELECT {COLUMNS} FROM memories WHERE id > %s ORDER BY id LIMIT %s"
+EXPORT_PAGE = f"SELECT {COLUMNS} FROM memories WHERE id > ? ORDER BY id LIMIT ?"
 EXPORT_PAGE_ROWS = 1000
-HELD = "SELECT id, dedup_key FROM memories WHERE id = ANY(%s)"
+HELD = "SELECT id, dedup_key FROM memories WHERE id = ANY(?)"
 REFERENCES = ("SELECT id, superseded_by, consolidated_into FROM memories "
               "WHERE superseded_by IS NOT NULL OR consolidated_into IS NOT NULL")
 # Candidates only: `source` is JSON text, read in Python (an invalid one never raises).
@@ -91,62 +91,62 @@ CITING_CANDIDATES = ("SELECT id, source FROM memories WHERE source IS NOT NULL "
                      "AND strpos(source, 'session') > 0 ORDER BY id")
 # Tasks a compaction summary listed as pending (`tags` is a JSON array as text).
 PENDING_TASKS = ("SELECT id, source FROM memories WHERE status = 'active' AND type = 'task' "
-                 "AND author = 'machine' AND project IS NOT DISTINCT FROM %s "
-                 "AND tags::jsonb ? %s")
+                 "AND author = 'machine' AND project IS NOT DISTINCT FROM ? "
+                 "AND jsonb_exists(tags::jsonb, ?)")
 # Cache rows of these hashes that no stored text still has.
 DROP_CACHED = (
-    "DELETE FROM embed_cache WHERE content_hash = ANY(%(h)s) "
-    "AND content_hash NOT IN (SELECT content_hash FROM memories WHERE content_hash = ANY(%(h)s)) "
+    "DELETE FROM embed_cache WHERE content_hash = ANY(:h) "
+    "AND content_hash NOT IN (SELECT content_hash FROM memories WHERE content_hash = ANY(:h)) "
     "AND content_hash NOT IN (SELECT content_hash FROM echo_chunks "
-    "WHERE content_hash = ANY(%(h)s))"
+    "WHERE content_hash = ANY(:h))"
 )
 # -- vectors (memories_vec: memory_id, embedding; filters join memories) ----------------
-VEC_DELETE = "DELETE FROM memories_vec WHERE memory_id = %s"
-VEC_PUT = ("INSERT INTO memories_vec(memory_id, embedding) VALUES (%s, %s) "
+VEC_DELETE = "DELETE FROM memories_vec WHERE memory_id = ?"
+VEC_PUT = ("INSERT INTO memories_vec(memory_id, embedding) VALUES (?, ?) "
            "ON CONFLICT (memory_id) DO UPDATE SET embedding = excluded.embedding")
-VEC_GET = "SELECT embedding FROM memories_vec WHERE memory_id = %s"
+VEC_GET = "SELECT embedding FROM memories_vec WHERE memory_id = ?"
 HAS_VEC = "SELECT to_regclass('memories_vec') IS NOT NULL"
 # Cosine distance, as sqlite-vec's; global memories are project '' here too.
-KNN = ("SELECT v.memory_id, v.embedding <=> %(q)s AS distance FROM memories_vec v "
+KNN = ("SELECT v.memory_id, v.embedding <=> :q AS distance FROM memories_vec v "
        "JOIN memories m ON m.id = v.memory_id "
-       "WHERE m.type = %(type)s AND coalesce(m.project, '') = %(project)s "
-       "ORDER BY v.embedding <=> %(q)s, v.memory_id LIMIT %(k)s")
-CURRENT_ACTIVE = f"SELECT {COLUMNS} FROM memories m WHERE id = %s AND {CURRENT}"
+       "WHERE m.type = :type AND coalesce(m.project, '') = :project "
+       "ORDER BY v.embedding <=> :q, v.memory_id LIMIT :k")
+CURRENT_ACTIVE = f"SELECT {COLUMNS} FROM memories m WHERE id = ? AND {CURRENT}"
 # The memories this one replaced (validity in time: `hippo show`'s chain).
-REPLACED = f"SELECT {COLUMNS} FROM memories WHERE superseded_by = %s ORDER BY valid_to, id"
+REPLACED = f"SELECT {COLUMNS} FROM memories WHERE superseded_by = ? ORDER BY valid_to, id"
 # -- provenance links ------------------------------------------------------------------
 # A chunk of a session this user may not see (`VISIBLE`) is shown as a forgotten one is.
 SOURCES = (
     "SELECT s.chunk_id, c.session_id, e.session_key, c.source_path, c.line_start, c.line_end, "
     "c.started_at, c.text FROM memory_sources s LEFT JOIN (echo_chunks c JOIN echo_sessions e "
-    f"ON e.id = c.session_id AND {VISIBLE}) ON c.id = s.chunk_id WHERE s.memory_id = %s "
+    f"ON e.id = c.session_id AND {VISIBLE}) ON c.id = s.chunk_id WHERE s.memory_id = ? "
     "ORDER BY s.chunk_id"
 )
-CHUNK_IDS = "SELECT chunk_id FROM memory_sources WHERE memory_id = %s ORDER BY chunk_id"
-LINK = ("INSERT INTO memory_sources(memory_id, chunk_id, added_at) VALUES (%s, %s, %s) "
+CHUNK_IDS = "SELECT chunk_id FROM memory_sources WHERE memory_id = ? ORDER BY chunk_id"
+LINK = ("INSERT INTO memory_sources(memory_id, chunk_id, added_at) VALUES (?, ?, ?) "
         "ON CONFLICT DO NOTHING")
-UNLINK = "DELETE FROM memory_sources WHERE memory_id = %s AND chunk_id = %s"
-LINKED_TO = ("SELECT DISTINCT memory_id FROM memory_sources WHERE chunk_id = ANY(%s) "
+UNLINK = "DELETE FROM memory_sources WHERE memory_id = ? AND chunk_id = ?"
+LINKED_TO = ("SELECT DISTINCT memory_id FROM memory_sources WHERE chunk_id = ANY(?) "
              "ORDER BY memory_id")
 
 # What `hippo extract` reads of Echo: the chunks past its watermark, session by session.
-PENDING = "SELECT id, session_id FROM echo_chunks WHERE id > %s ORDER BY id"
+PENDING = "SELECT id, session_id FROM echo_chunks WHERE id > ? ORDER BY id"
 # On a team store, each member's extraction reads their own sessions only (its watermark
 # is theirs too: `postgres.meta.PER_USER`), even when the team shares Echo.
 OWN_PENDING = ("SELECT c.id, c.session_id FROM echo_chunks c JOIN echo_sessions e "
-               f"ON e.id = c.session_id WHERE c.id > %s AND {OWN} ORDER BY c.id")
+               f"ON e.id = c.session_id WHERE c.id > ? AND {OWN} ORDER BY c.id")
 SESSION = ("SELECT id, session_key, project, format, started_at, parent_key FROM echo_sessions "
-           "WHERE id = %s")
+           "WHERE id = ?")
 # A key the user may see (their own session first: a key is unique per owner).
-SESSION_BY_KEY = (f"SELECT e.id FROM echo_sessions e WHERE e.session_key = %s AND {VISIBLE} "
+SESSION_BY_KEY = (f"SELECT e.id FROM echo_sessions e WHERE e.session_key = ? AND {VISIBLE} "
                   f"ORDER BY ({OWN}) DESC, e.id LIMIT 1")
 # On a team store, only one's own: what a member forgets or extracts by key is theirs.
-OWN_SESSION_BY_KEY = f"SELECT e.id FROM echo_sessions e WHERE e.session_key = %s AND {OWN}"
+OWN_SESSION_BY_KEY = f"SELECT e.id FROM echo_sessions e WHERE e.session_key = ? AND {OWN}"
 SEGMENT = ("SELECT id, seq, source_path, roles, line_start, line_end, message_ids, started_at, "
-           "text FROM echo_chunks WHERE session_id = %s AND id BETWEEN %s AND %s "
+           "text FROM echo_chunks WHERE session_id = ? AND id BETWEEN ? AND ? "
            "ORDER BY seq, id")
 SESSION_RANGE = ("SELECT min(id) AS first, max(id) AS last FROM echo_chunks "
-                 "WHERE session_id = %s")
+                 "WHERE session_id = ?")
 
 
 def _blob(vector: np.ndarray) -> Vec:
@@ -213,7 +213,7 @@ class PgMemories:
             raise ValueError(f"not a memory column: {min(bad)}")
         if not values:
             return
-        sets = ", ".join(f"{k} = %({k})s" for k in values)  # names checked against UPDATABLE
+        sets = ", ".join(f"{k} = :{k}" for k in values)  # names checked against UPDATABLE
         self.db.execute(UPDATE.format(sets=sets), {**values, "id": memory_id})
 
     def restore(self, values: dict[str, Any]) -> None:
@@ -243,7 +243,7 @@ class PgMemories:
         clause, params = where_sql(where)
         sql = LISTING.format(where=clause)
         if limit:
-            sql += " LIMIT %s"
+            sql += " LIMIT ?"
             params.append(limit)
         return self.db.rows(sql, params)
 

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from hippo.store.postgres.database import PgSql
 
-GET = "SELECT value FROM meta WHERE key = %s"
-GET_MANY = "SELECT key, value FROM meta WHERE key = ANY(%s)"
-SET = ("INSERT INTO meta(key, value) VALUES (%s, %s) "
+GET = "SELECT value FROM meta WHERE key = ?"
+GET_MANY = "SELECT key, value FROM meta WHERE key = ANY(?)"
+SET = ("INSERT INTO meta(key, value) VALUES (?, ?) "
        "ON CONFLICT (key) DO UPDATE SET value = excluded.value")
-SET_DEFAULT = "INSERT INTO meta(key, value) VALUES (%s, %s) ON CONFLICT (key) DO NOTHING"
-DELETE = "DELETE FROM meta WHERE key = %s"
+SET_DEFAULT = "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING"
+DELETE = "DELETE FROM meta WHERE key = ?"
 PER_USER = frozenset({"extract.last_chunk_id"})
 ROLE = "SELECT current_user"
 

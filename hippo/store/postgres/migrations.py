@@ -23,11 +23,11 @@ LEDGER = ("CREATE TABLE IF NOT EXISTS _migrations ("
           "name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
 APPLIED = "SELECT name FROM _migrations ORDER BY applied_at, name"
 RECORD = ("INSERT INTO _migrations(name, applied_at) "
-          "VALUES (%s, to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'))")
+          "VALUES (?, to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'))")
 HAS_LEDGER = "SELECT to_regclass('_migrations') IS NOT NULL"
 # One lock class for hippo's advisory locks; the second key is the schema's (see `key`).
-MIGRATE_LOCK = "SELECT pg_advisory_lock(%s, hashtext(current_schema()))"
-MIGRATE_UNLOCK = "SELECT pg_advisory_unlock(%s, hashtext(current_schema()))"
+MIGRATE_LOCK = "SELECT pg_advisory_lock(?, hashtext(current_schema()))"
+MIGRATE_UNLOCK = "SELECT pg_advisory_unlock(?, hashtext(current_schema()))"
 MIGRATE_CLASS = 0x4869_7001
 
 

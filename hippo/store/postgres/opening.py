@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 TEAM = ("coalesce((SELECT c.relforcerowsecurity FROM pg_class c "
         "WHERE c.oid = to_regclass('meta')), false)")
 SETUP = (f"SELECT set_config('hippo.user', CASE WHEN {TEAM} THEN current_user::text "
-         "ELSE %s END, false), "
-         "set_config('lock_timeout', %s, false), "
+         "ELSE ? END, false), "
+         "set_config('lock_timeout', ?, false), "
          "to_regtype('vector')::oid AS vector_oid, to_regclass('meta') IS NOT NULL AS ours, "
          f"{TEAM} AS team, current_user AS role, "
          "coalesce(has_table_privilege(to_regclass('meta'), 'SELECT'), false) AS granted, "
@@ -31,7 +31,7 @@ SETUP = (f"SELECT set_config('hippo.user', CASE WHEN {TEAM} THEN current_user::t
 # A team store in the search path that this role may not use (no USAGE on its schema:
 # to_regclass does not see it), by the schemas `search_path` names.
 LOCKED_OUT = ("SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-              "WHERE c.relname = 'meta' AND c.relforcerowsecurity AND n.nspname = ANY(%s) "
+              "WHERE c.relname = 'meta' AND c.relforcerowsecurity AND n.nspname = ANY(?) "
               "AND NOT has_schema_privilege(n.oid, 'USAGE') LIMIT 1")
 HAS_VECTOR = "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"
 VECTOR_OID = "SELECT to_regtype('vector')::oid"

@@ -9,13 +9,13 @@ if TYPE_CHECKING:
     from hippo.store.base import Row
     from hippo.store.postgres.database import PgSql
 
-RECORDED_ONE = "SELECT project, common_dir FROM project_dirs WHERE path = %s"
+RECORDED_ONE = "SELECT project, common_dir FROM project_dirs WHERE path = ?"
 RECORD = (
-    "INSERT INTO project_dirs(path, project, common_dir, seen_at) VALUES (%s, %s, %s, %s) "
+    "INSERT INTO project_dirs(path, project, common_dir, seen_at) VALUES (?, ?, ?, ?) "
     "ON CONFLICT (path) DO UPDATE SET project = excluded.project, "
     "common_dir = excluded.common_dir, seen_at = excluded.seen_at"
 )
-RECORDED_AMONG = "SELECT path, project FROM project_dirs WHERE path = ANY(%s)"
+RECORDED_AMONG = "SELECT path, project FROM project_dirs WHERE path = ANY(?)"
 
 
 class PgProjectDirs:

@@ -12,16 +12,16 @@ if TYPE_CHECKING:
     from hippo.store.postgres.database import PgSql
 
 SELECT = ("SELECT day, calls, tokens, consecutive_failures, open_until, last_error "
-          "FROM guard WHERE provider = %s")
-ENSURE = "INSERT INTO guard(provider, day) VALUES (%s, %s) ON CONFLICT (provider) DO NOTHING"
-NEW_DAY = ("UPDATE guard SET day = %s, calls = 0, tokens = 0 "
-           "WHERE provider = %s AND day IS DISTINCT FROM %s")
-COUNT_CALL = "UPDATE guard SET calls = calls + 1, tokens = tokens + %s WHERE provider = %s"
-SUCCESS = ("UPDATE guard SET tokens = greatest(0, tokens + %s), consecutive_failures = 0, "
-           "open_until = NULL WHERE provider = %s")
-FAILURE = ("UPDATE guard SET consecutive_failures = consecutive_failures + 1, last_error = %s, "
-           "open_until = CASE WHEN consecutive_failures + 1 >= %s THEN %s ELSE open_until END "
-           "WHERE provider = %s")
+          "FROM guard WHERE provider = ?")
+ENSURE = "INSERT INTO guard(provider, day) VALUES (?, ?) ON CONFLICT (provider) DO NOTHING"
+NEW_DAY = ("UPDATE guard SET day = ?, calls = 0, tokens = 0 "
+           "WHERE provider = ? AND day IS DISTINCT FROM ?")
+COUNT_CALL = "UPDATE guard SET calls = calls + 1, tokens = tokens + ? WHERE provider = ?"
+SUCCESS = ("UPDATE guard SET tokens = greatest(0, tokens + ?), consecutive_failures = 0, "
+           "open_until = NULL WHERE provider = ?")
+FAILURE = ("UPDATE guard SET consecutive_failures = consecutive_failures + 1, last_error = ?, "
+           "open_until = CASE WHEN consecutive_failures + 1 >= ? THEN ? ELSE open_until END "
+           "WHERE provider = ?")
 
 
 class PgSpend:

@@ -39,57 +39,57 @@ VEC_TABLE = ("CREATE TABLE IF NOT EXISTS {table} ("
 VEC_INDEX = ("CREATE INDEX IF NOT EXISTS {table}_hnsw ON {table} "
              "USING hnsw (embedding vector_cosine_ops)")
 # On a team store (`hippo.store.postgres.team_sql`): created as the schema owner, secured.
-TEAM_CREATE = "SELECT hippo_team_vectors(%s, %s)"
+TEAM_CREATE = "SELECT hippo_team_vectors(?, ?)"
 HNSW_MAX_DIM = 2000  # pgvector indexes vectors of at most this many dimensions
-COUNT = ("INSERT INTO counters(name, value) VALUES (%s, %s) "
+COUNT = ("INSERT INTO counters(name, value) VALUES (?, ?) "
          "ON CONFLICT (name) DO UPDATE SET value = counters.value + excluded.value")
 
 # Up to this many vectors a store is scanned exactly (a few ms at 384-d); the index beyond.
 EXACT_ROWS = 20_000
 # The planner's row estimate, else a count that stops just past EXACT_ROWS.
-ESTIMATE = "SELECT reltuples::bigint FROM pg_class WHERE oid = to_regclass(%s)"
-COUNT_UPTO = "SELECT count(*) FROM (SELECT 1 FROM {table} LIMIT %s) t"
+ESTIMATE = "SELECT reltuples::bigint FROM pg_class WHERE oid = to_regclass(?)"
+COUNT_UPTO = "SELECT count(*) FROM (SELECT 1 FROM {table} LIMIT ?) t"
 # ef_search: pgvector's default is 40; at most 1000. At 100k clustered 384-d vectors,
 # 200 gave recall@10 0.991 on one build and 0.972 on another; 400 gave 0.997 for about
 # 1.3x the latency (bench/bench_postgres.py, docs/postgres.md).
 EF_MIN, EF_MAX, EF_PER_K = 400, 1000, 4
-SET_EF = "SELECT set_config('hnsw.ef_search', %s, false)"
+SET_EF = "SELECT set_config('hnsw.ef_search', ?, false)"
 
 # Two sort keys (distance, id): exact, and no HNSW index can serve it.
 EXACT = (
-    "SELECT m.id AS id, v.embedding <=> %s AS distance "
+    "SELECT m.id AS id, v.embedding <=> ? AS distance "
     "FROM memories m JOIN memories_vec v ON v.memory_id = m.id "
-    "WHERE {where} ORDER BY distance, m.id LIMIT %s"
+    "WHERE {where} ORDER BY distance, m.id LIMIT ?"
 )
 # One sort key, the operator itself: the HNSW index answers, the filters applied after.
 INDEXED = (
-    "SELECT m.id AS id, v.embedding <=> %s AS distance "
+    "SELECT m.id AS id, v.embedding <=> ? AS distance "
     "FROM memories_vec v JOIN memories m ON m.id = v.memory_id "
-    "WHERE {where} ORDER BY v.embedding <=> %s LIMIT %s"
+    "WHERE {where} ORDER BY v.embedding <=> ? LIMIT ?"
 )
 # How many vectors the filters allow, counted up to a limit (is what the index gave all?).
 ALLOWED = ("SELECT count(*) FROM (SELECT 1 FROM memories m JOIN memories_vec v "
-           "ON v.memory_id = m.id WHERE {where} LIMIT %s) t")
+           "ON v.memory_id = m.id WHERE {where} LIMIT ?) t")
 ECHO_ALLOWED = ("SELECT count(*) FROM (SELECT 1 FROM echo_vec v "
                 "JOIN echo_chunks c ON c.id = v.chunk_id "
-                "JOIN echo_sessions e ON e.id = c.session_id WHERE {where} LIMIT %s) t")
-EMBEDDINGS = "SELECT memory_id, embedding FROM memories_vec WHERE memory_id = ANY(%s)"
+                "JOIN echo_sessions e ON e.id = c.session_id WHERE {where} LIMIT ?) t")
+EMBEDDINGS = "SELECT memory_id, embedding FROM memories_vec WHERE memory_id = ANY(?)"
 SIMILARITIES = (
     "WITH c AS MATERIALIZED (SELECT memory_id AS id, embedding AS e FROM memories_vec "
-    "WHERE memory_id = ANY(%s)) "
+    "WHERE memory_id = ANY(?)) "
     "SELECT a.id, b.id, 1.0 - (a.e <=> b.e) FROM c a JOIN c b ON a.id < b.id"
 )
 ECHO_EXACT = (
-    "SELECT c.id AS id, v.embedding <=> %s AS distance FROM echo_vec v "
+    "SELECT c.id AS id, v.embedding <=> ? AS distance FROM echo_vec v "
     "JOIN echo_chunks c ON c.id = v.chunk_id "
     "JOIN echo_sessions e ON e.id = c.session_id "
-    "WHERE {where} ORDER BY distance, c.id LIMIT %s"
+    "WHERE {where} ORDER BY distance, c.id LIMIT ?"
 )
 ECHO_INDEXED = (
-    "SELECT c.id AS id, v.embedding <=> %s AS distance FROM echo_vec v "
+    "SELECT c.id AS id, v.embedding <=> ? AS distance FROM echo_vec v "
     "JOIN echo_chunks c ON c.id = v.chunk_id "
     "JOIN echo_sessions e ON e.id = c.session_id "
-    "WHERE {where} ORDER BY v.embedding <=> %s LIMIT %s"
+    "WHERE {where} ORDER BY v.embedding <=> ? LIMIT ?"
 )
 
 

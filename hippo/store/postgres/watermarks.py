@@ -19,14 +19,14 @@ ALL = ('SELECT path, "offset", line, head_hash, size, mtime, format, session_id,
        f"FROM watermarks WHERE {OWN}")
 UPSERT = (
     'INSERT INTO watermarks(path, "offset", line, head_hash, size, mtime, format, session_id, '
-    "complete, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+    "complete, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
     'ON CONFLICT (owner, path) DO UPDATE SET "offset" = excluded."offset", '
     "line = excluded.line, head_hash = excluded.head_hash, size = excluded.size, "
     "mtime = excluded.mtime, format = excluded.format, session_id = excluded.session_id, "
     "complete = excluded.complete, updated_at = excluded.updated_at"
 )
 OFFSETS = f'SELECT path, "offset" FROM watermarks WHERE {OWN}'
-DELETE = f"DELETE FROM watermarks WHERE path = %s AND {OWN}"
+DELETE = f"DELETE FROM watermarks WHERE path = ? AND {OWN}"
 
 
 class PgWatermarks:
