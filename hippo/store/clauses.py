@@ -40,6 +40,20 @@ class Dialect(NamedTuple):
     now: str  # the current time, as the canonical timestamp text (`hippo.timeutil.iso`)
     # `column` is one of `values`: the clause, with its parameters appended to `params`
     within: Callable[[str, Sequence[Any], list[Any]], str]
+    # a list as one parameter (`listed(values)`) and `column {in_list}` testing it
+    listed: Callable[[Sequence[Any]], Any]
+    in_list: str
+    name: str = "sqlite"
+    # sessions (alias e) this user may see, and their own: every one but on a team store
+    visible: str = "1"
+    own: str = "1"
+    defer_references: str = "PRAGMA defer_foreign_keys = ON"
+
+    @property
+    def fragments(self) -> dict[str, str]:
+        """What a query template (`hippo.store.sql.render`) may name."""
+        return {"in_list": self.in_list, "true": self.true, "false": self.false,
+                "now": self.now, "visible": self.visible, "own": self.own}
 
 
 def where(d: Dialect, f: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:

@@ -23,6 +23,7 @@ from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 
 from hippo.errors import HippoError
+from hippo.store.postgres.filters import POSTGRES
 from hippo.store.location import display
 from hippo.store.postgres.errors import connect_error, skippable, translate
 
@@ -92,6 +93,9 @@ class PgSql:
     """The query helpers over one connection: what the repositories use. Queries come with
     SQLite's parameters (`?`, `:name`), read in psycopg's (`native`).
     `team`: the store is a team store (row-level security; `hippo.store.postgres.team`)."""
+
+    dialect = POSTGRES
+
 
     def __init__(self, conn: psycopg.Connection[Any], label: str, team: bool = False) -> None:
         self.conn = conn

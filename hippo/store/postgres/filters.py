@@ -35,7 +35,10 @@ def _within(column: str, values: Sequence[Any], params: list[Any]) -> str:
 POSTGRES = clauses.Dialect(param="?", true="TRUE", false="FALSE",
                            tagged="jsonb_exists({alias}.tags::jsonb, ?)", within=_within,
                            now=("to_char(now() AT TIME ZONE 'UTC', "
-                                "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"))
+                                "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"),
+                           listed=list, in_list="= ANY(?)", name="postgres",
+                           visible=VISIBLE, own=OWN,
+                           defer_references="SET CONSTRAINTS ALL DEFERRED")
 # Active, not replaced, its validity not over: what a layer may load at all.
 CURRENT = clauses.current(POSTGRES)
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import apsw
 
 from hippo.errors import HippoError
+from hippo.store.sqlite.filters import SQLITE
 from hippo.store.sqlite.errors import skippable, translate
 from hippo.store.sqlite.files import _prepare, _why_cannot_open
 from hippo.store.sqlite.opening import _configure, _open, _schema
@@ -47,6 +48,10 @@ class Sql:
     """The query helpers over one connection: what the repositories use. A repository holds
     this, not the `Database`, so a store nobody holds any more is closed at once (no
     reference cycle keeps its connection open until a garbage collection)."""
+
+    dialect = SQLITE
+    team = False
+
 
     def __init__(self, conn: apsw.Connection, path: Path) -> None:
         self.conn = conn

@@ -22,9 +22,16 @@ def _within(column: str, values: Sequence[Any], params: list[Any]) -> str:
     return f"{column} IN ({','.join('?' * len(values))})"
 
 
+def _listed(values: Sequence[Any]) -> str:
+    import orjson
+
+    return orjson.dumps(list(values)).decode()
+
+
 SQLITE = clauses.Dialect(param="?", true="1", false="0",
                          tagged="EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE value = ?)",
-                         now="strftime('%Y-%m-%dT%H:%M:%fZ', 'now')", within=_within)
+                         now="strftime('%Y-%m-%dT%H:%M:%fZ', 'now')", within=_within,
+                         listed=_listed, in_list="IN (SELECT value FROM json_each(?))")
 # Active, not replaced, its validity not over: what a layer may load at all.
 CURRENT = clauses.current(SQLITE)
 
