@@ -70,7 +70,7 @@ def build(path: Path, n: int, embedder: object = None) -> None:
                     "dedup_key": dedup_key(mtype, project, str(r["text"])),
                     "content_hash": content_hash(str(r["text"])),
                 })
-                db.memories.put_vector(i, v, project=str(project or ""), type=mtype,
+                db.vectors.put(i, v, project=str(project or ""), type=mtype,
                                        tier=tier, created=epoch(created))
             print(f"  inserted {min(start + batch, n)}/{n}", file=sys.stderr, end="\r")
     db.close()

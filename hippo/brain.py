@@ -10,7 +10,7 @@ from hippo import audit, validity
 from hippo.errors import NotFoundError, UsageError
 from hippo.records import NewMemory, to_record
 from hippo.timeutil import epoch, now_iso
-from hippo.vectors import content_hash
+from hippo.vectors import content_hash, from_blob
 
 if TYPE_CHECKING:
     import numpy as np
@@ -35,12 +35,12 @@ def get(db: Store, memory_id: int) -> dict[str, Any]:
 
 def vec_put(db: Store, memory_id: int, rec: dict[str, Any], vector: np.ndarray) -> None:
     """(Re)place a memory's vector; only active memories are in vector matching."""
-    db.memories.put_vector(memory_id, vector, project=rec["project"] or "", type=rec["type"],
-                           tier=rec["tier"], created=epoch(rec["created_at"]))
+    db.vectors.put(memory_id, vector, project=rec["project"] or "", type=rec["type"],
+                    tier=rec["tier"], created=epoch(rec["created_at"]))
 
 
 def vec_drop(db: Store, memory_id: int) -> None:
-    db.memories.drop_vector(memory_id)
+    db.vectors.drop(memory_id)
 
 
 def insert(db: Store, mem: NewMemory, vector: np.ndarray | None, *, actor: str,
@@ -184,9 +184,9 @@ def _follow_vector(db: Store, memory_id: int, after: dict[str, Any],
     elif vector is not None:
         vec_put(db, memory_id, after, vector)
     elif moved:
-        stored = db.memories.vector(memory_id)
+        stored = db.vectors.embeddings([memory_id]).get(memory_id)
         if stored is not None:
-            vec_put(db, memory_id, after, stored)
+            vec_put(db, memory_id, after, from_blob(stored))
 
 
 def update(db: Store, memory_id: int, changes: dict[str, Any], *, actor: str, action: str,
@@ -237,6 +237,7 @@ def purge(db: Store, memory_id: int, *, actor: str) -> dict[str, Any]:
     before = get(db, memory_id)
     texts = [before["text"], *_audited_texts(db, memory_id)]
     db.memories.erase(memory_id, now_iso())
+    vec_drop(db, memory_id)  # after erase: its pages are zeroed too
     db.audit.erase_texts(memory_id)
     drop_cached(db, texts)
     db.memories.optimize_text_index()

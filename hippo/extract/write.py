@@ -57,10 +57,10 @@ class Outcome:
 def nearest(db: Store, mem: NewMemory, vector: np.ndarray,
             threshold: float) -> tuple[dict[str, Any], float] | None:
     """The most similar active memory of the same type and project at or above `threshold`."""
-    if not db.memories.has_vectors():
+    if not db.vectors.has("brain"):
         return None
-    for memory_id, distance in db.memories.nearest(vector, NEIGHBOURS, type=mem.type,
-                                                   project=mem.project or ""):
+    for memory_id, distance in db.vectors.nearest(vector, NEIGHBOURS, type=mem.type,
+                                                  project=mem.project or ""):
         similarity = 1.0 - distance
         if similarity < threshold:
             break

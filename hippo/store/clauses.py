@@ -48,12 +48,18 @@ class Dialect(NamedTuple):
     visible: str = "1"
     own: str = "1"
     defer_references: str = "PRAGMA defer_foreign_keys = ON"
+    secure_delete: str = "PRAGMA secure_delete = ON"  # freed pages zeroed ("": none)
+    optimize_text: str = "INSERT INTO memories_fts(memories_fts) VALUES ('optimize')"
+    # a new memory's id, when the database gives none itself; then marked as taken
+    next_id: str = ""
+    mark_id: str = ""
 
     @property
     def fragments(self) -> dict[str, str]:
         """What a query template (`hippo.store.sql.render`) may name."""
         return {"in_list": self.in_list, "true": self.true, "false": self.false,
-                "now": self.now, "visible": self.visible, "own": self.own}
+                "now": self.now, "visible": self.visible, "own": self.own,
+                "tagged": self.tagged.format(alias="m"), "current": current(self)}
 
 
 def where(d: Dialect, f: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:

@@ -2,19 +2,22 @@
 
 Rows are the `memories` columns as stored (`tags`/`source` as JSON text); the SPEC record
 is built from them by `hippo.records.to_record`. Which memories a listing or a search
-covers is a `MemoryFilter`: data, translated to a query by each backend.
+covers is a `MemoryFilter`: data, made a WHERE clause by `hippo.store.clauses`. Written
+once for both backends (`hippo.store.sql`); their vectors are `hippo.store.vectors`'.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
+
+from hippo.records import FIELDS
+from hippo.store.sql import render
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from hippo.store.base import Row
+    from hippo.store.sql import Sql
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,166 +37,299 @@ class MemoryFilter:
     unverified: bool = False  # only machine rules/preferences no person verified or pinned
 
 
-class Memories(Protocol):
+COLUMNS = ", ".join(FIELDS)  # the record's fields, in its order
+GET = f"SELECT {COLUMNS} FROM memories WHERE id = ?"
+GET_MANY = f"SELECT {COLUMNS} FROM memories WHERE {{ids}}"
+ACTIVE_IN_SCOPE = ("SELECT count(*) FROM memories WHERE status = 'active' AND "
+                   "(project IS NULL OR project IS NOT DISTINCT FROM ?)")
+EXISTS = "SELECT 1 FROM memories WHERE id = ?"
+FIND_SAME = (
+    f"SELECT {COLUMNS} FROM memories WHERE dedup_key = ? AND status IN ('active', 'done') "
+    "ORDER BY id LIMIT 1"
+)
+_COLUMNS = (
+    "id", "text", "type", "tier", "project", "tags", "importance", "author", "status",
+    "pinned", "canonical", "confidence", "created_at", "updated_at", "confirmed_at",
+    "verified_at", "consolidated_into", "superseded_by", "source", "dedup_key",
+    "content_hash", "valid_from", "valid_to")
+INSERT = (f"INSERT INTO memories({', '.join(_COLUMNS)}) VALUES ("
+          + ", ".join(f":{c}" for c in _COLUMNS) + ") RETURNING id")
+REINFORCE = (
+    "UPDATE memories SET confirmed_at = ?, updated_at = ?, confidence = ?, importance = ?, "
+    "tags = ?, source = ? WHERE id = ?"
+)
+# The columns `update` may set (its SET clause is built from these names only).
+UPDATABLE = frozenset(_COLUMNS) - {"id", "created_at"}
+UPDATE = "UPDATE memories SET {sets} WHERE id = :id"
+RESTORE = ("UPDATE memories SET " + ", ".join(f"{c} = :{c}" for c in _COLUMNS[1:])
+           + " WHERE id = :id")
+DELETE_ROW = "DELETE FROM memories WHERE id = ?"
+ERASE = (
+    "UPDATE memories SET text = '', tags = '[]', source = NULL, status = 'deleted', "
+    "dedup_key = ?, content_hash = '', updated_at = ? WHERE id = ?"
+)
+UNLINK_ALL = "DELETE FROM memory_sources WHERE memory_id = ?"
+ACTIVE_ELSEWHERE = ("SELECT count(*) FROM memories WHERE status = 'active' AND project "
+                    "IS NOT NULL AND project IS DISTINCT FROM ?")
+LISTING = f"SELECT {COLUMNS} FROM memories m WHERE {{where}} ORDER BY id DESC"
+EXPORT = f"SELECT {COLUMNS} FROM memories ORDER BY id"
+HELD = "SELECT id, dedup_key FROM memories WHERE id {in_list}"
+REFERENCES = ("SELECT id, superseded_by, consolidated_into FROM memories "
+              "WHERE superseded_by IS NOT NULL OR consolidated_into IS NOT NULL")
+# Candidates only: `source` is JSON text, read in Python (an invalid one never raises).
+CITING_CANDIDATES = ("SELECT id, source FROM memories WHERE source IS NOT NULL "
+                     "AND source LIKE '%session%' ORDER BY id")
+# Tasks a compaction summary listed as pending.
+PENDING_TASKS = ("SELECT id, source FROM memories m WHERE status = 'active' AND type = 'task' "
+                 "AND author = 'machine' AND project IS NOT DISTINCT FROM ? AND {tagged}")
+# Cache rows of these hashes (one list, three times) that no stored text still has.
+DROP_CACHED = (
+    "DELETE FROM embed_cache WHERE content_hash {in_list} "
+    "AND content_hash NOT IN (SELECT content_hash FROM memories WHERE content_hash "
+    "{in_list}) AND content_hash NOT IN (SELECT content_hash FROM "
+    "echo_chunks WHERE content_hash {in_list})"
+)
+CURRENT_ACTIVE = f"SELECT {COLUMNS} FROM memories m WHERE id = ? AND {{current}}"
+# The memories this one replaced (validity in time: `hippo show`'s chain).
+REPLACED = f"SELECT {COLUMNS} FROM memories WHERE superseded_by = ? ORDER BY valid_to, id"
+# -- provenance links ------------------------------------------------------------------
+# A chunk of a session this user may not see (`visible`) is shown as a forgotten one is.
+SOURCES = (
+    "SELECT s.chunk_id, c.session_id, e.session_key, c.source_path, c.line_start, c.line_end, "
+    "c.started_at, c.text FROM memory_sources s LEFT JOIN (echo_chunks c JOIN echo_sessions e "
+    "ON e.id = c.session_id AND {visible}) ON c.id = s.chunk_id WHERE s.memory_id = ? "
+    "ORDER BY s.chunk_id"
+)
+CHUNK_IDS = "SELECT chunk_id FROM memory_sources WHERE memory_id = ? ORDER BY chunk_id"
+LINK = ("INSERT INTO memory_sources(memory_id, chunk_id, added_at) VALUES (?, ?, ?) "
+        "ON CONFLICT DO NOTHING")
+UNLINK = "DELETE FROM memory_sources WHERE memory_id = ? AND chunk_id = ?"
+LINKED_TO = ("SELECT DISTINCT memory_id FROM memory_sources WHERE chunk_id {in_list} "
+             "ORDER BY memory_id")
+
+# What `hippo extract` reads of Echo: the chunks past its watermark, session by session.
+PENDING = "SELECT id, session_id FROM echo_chunks WHERE id > ? ORDER BY id"
+OWN_PENDING = ("SELECT c.id, c.session_id FROM echo_chunks c JOIN echo_sessions e "
+               "ON e.id = c.session_id WHERE c.id > ? AND {own} ORDER BY c.id")
+SESSION = ("SELECT id, session_key, project, format, started_at, parent_key FROM echo_sessions "
+           "WHERE id = ?")
+SESSION_BY_KEY = ("SELECT e.id FROM echo_sessions e WHERE e.session_key = ? AND {visible} "
+                  "ORDER BY ({own}) DESC, e.id LIMIT 1")
+OWN_SESSION_BY_KEY = "SELECT e.id FROM echo_sessions e WHERE e.session_key = ? AND {own}"
+SEGMENT = ("SELECT id, seq, source_path, roles, line_start, line_end, message_ids, started_at, "
+           "text FROM echo_chunks WHERE session_id = ? AND id BETWEEN ? AND ? ORDER BY seq, id")
+SESSION_RANGE = "SELECT min(id) AS first, max(id) AS last FROM echo_chunks WHERE session_id = ?"
+
+
+def _cites(source: str, session_key: str) -> bool:
+    """Whether a `source` (JSON text) names this session: its `session` value, or one of
+    its items (a list) or values (an object)."""
+    import orjson
+
+    try:
+        obj = orjson.loads(source)
+    except orjson.JSONDecodeError:
+        return False
+    if not isinstance(obj, dict) or "session" not in obj:
+        return False
+    value = obj["session"]
+    if isinstance(value, list):
+        return session_key in [v for v in value if isinstance(v, str)]
+    if isinstance(value, dict):
+        return session_key in [v for v in value.values() if isinstance(v, str)]
+    return isinstance(value, str) and value == session_key
+
+
+class Memories:
     """Brain memories: insert, read, update, status, provenance links."""
+
+    def __init__(self, db: Sql) -> None:
+        self.db = db
+
+    def _sql(self, template: str) -> str:
+        return render(self.db.dialect, template)
 
     # -- rows ------------------------------------------------------------------------
     def get(self, memory_id: int) -> Row | None:
         """The memory's row, or None."""
-        ...
+        return self.db.row(GET, (memory_id,))
 
     def get_many(self, ids: Sequence[int]) -> list[Row]:
         """The rows of those of `ids` that exist (in no particular order)."""
-        ...
+        if not ids:
+            return []
+        params: list[Any] = []
+        clause = self.db.dialect.within("id", ids, params)
+        return self.db.rows(GET_MANY.format(ids=clause), params)
 
     def active_in_scope(self, project: str | None) -> int:
         """Active memories a search of `project` sees: its own and the global ones."""
-        ...
+        return int(self.db.scalar(ACTIVE_IN_SCOPE, (project,)) or 0)
 
     def exists(self, memory_id: int) -> bool:
         """Whether a row holds this id (whatever its status)."""
-        ...
+        return bool(self.db.scalar(EXISTS, (memory_id,)))
 
     def insert(self, values: dict[str, Any]) -> int:
         """Store a new row (its id kept when given); returns its id."""
-        ...
+        row = dict(values)
+        if row.get("id") is None and self.db.dialect.next_id:
+            row["id"] = int(self.db.scalar(self.db.dialect.next_id))
+        new_id = int(self.db.rows(INSERT, row)[0]["id"])
+        if self.db.dialect.mark_id:
+            self.db.execute(self.db.dialect.mark_id, (str(new_id),))
+        return new_id
 
     def find_same(self, dedup_key: str) -> Row | None:
         """The oldest active or done memory with this dedup key."""
-        ...
+        return self.db.row(FIND_SAME, (dedup_key,))
 
     def reinforce(self, memory_id: int, *, stamp: str, confidence: float, importance: float,
                   tags: str, source: str | None) -> None:
         """Record a memory seen again: confirmed and updated at `stamp`, richer fields."""
-        ...
+        self.db.execute(REINFORCE, (stamp, stamp, confidence, importance, tags, source,
+                                    memory_id))
 
     def update(self, memory_id: int, values: dict[str, Any]) -> None:
         """Set these columns (names of the SPEC record, dedup_key, content_hash, updated_at)."""
-        ...
+        bad = set(values) - UPDATABLE
+        if bad:
+            raise ValueError(f"not a memory column: {min(bad)}")
+        if not values:
+            return
+        sets = ", ".join(f"{k} = :{k}" for k in values)  # names checked against UPDATABLE
+        self.db.execute(UPDATE.format(sets=sets), {**values, "id": memory_id})
 
     def restore(self, values: dict[str, Any]) -> None:
         """Write every column of a row back exactly (an undo)."""
-        ...
+        self.db.execute(RESTORE, values)
 
     def delete(self, memory_id: int) -> None:
         """Remove the row entirely (undoing its creation)."""
-        ...
+        self.db.execute(DELETE_ROW, (memory_id,))
 
     def erase(self, memory_id: int, stamp: str) -> None:
-        """Hard forget: blank the row's text, tags, provenance, vector and links; freed
-        space is zeroed."""
-        ...
+        """Hard forget: blank the row's text, tags, provenance and links; freed space is
+        zeroed (the caller drops its vector: `hippo.store.vectors`)."""
+        if self.db.dialect.secure_delete:
+            self.db.execute(self.db.dialect.secure_delete)
+        self.db.execute(ERASE, (f"purged:{memory_id}", stamp, memory_id))
+        self.db.execute(UNLINK_ALL, (memory_id,))
 
     def optimize_text_index(self) -> None:
-        """Merge the full-text index, so an erased text leaves no term behind."""
-        ...
+        """Merge the full-text index, so an erased text leaves no term behind (on a server,
+        the generated `tsv` of an erased row is empty at once: nothing to merge)."""
+        if self.db.dialect.optimize_text:
+            self.db.execute(self.db.dialect.optimize_text)
 
     def defer_references(self) -> None:
         """Until the commit, allow references to memories stored later in the transaction."""
-        ...
+        self.db.execute(self.db.dialect.defer_references)
 
     def active_elsewhere(self, project: str | None) -> int:
         """Active memories of other projects than `project` (global ones not counted)."""
-        ...
+        return int(self.db.scalar(ACTIVE_ELSEWHERE, (project,)) or 0)
 
     def listing(self, where: MemoryFilter, limit: int = 0) -> list[Row]:
         """The memories `where` selects, newest id first; `limit` 0 is all."""
-        ...
+        from hippo.store.clauses import where as where_sql
+
+        clause, params = where_sql(self.db.dialect, where)
+        sql = LISTING.format(where=clause)
+        if limit:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return self.db.rows(sql, params)
 
     def export_rows(self) -> Iterator[Row]:
-        """Every row, in id order."""
-        ...
+        """Every row, in id order (streamed)."""
+        return self.db.stream(EXPORT)
 
     def held(self, ids: Iterable[int]) -> dict[int, str]:
         """Of `ids`, those stored, with their dedup keys."""
-        ...
+        listed = sorted(ids)
+        if not listed:
+            return {}
+        rows = self.db.rows(self._sql(HELD), (self.db.dialect.listed(listed),))
+        return {int(r["id"]): str(r["dedup_key"]) for r in rows}
 
     def references(self) -> list[Row]:
         """id, superseded_by, consolidated_into of every memory that points at another."""
-        ...
+        return self.db.rows(REFERENCES)
 
     def citing_session(self, session_key: str) -> list[int]:
         """Ids of memories whose `source` names this Echo session, in order."""
-        ...
+        return [int(r["id"]) for r in self.db.rows(CITING_CANDIDATES)
+                if _cites(r["source"], session_key)]
 
     def pending_tasks(self, project: str | None, tag: str) -> list[Row]:
         """id, source of active machine tasks of `project` tagged `tag`."""
-        ...
+        return self.db.rows(self._sql(PENDING_TASKS), (project, tag))
 
     def drop_unused_cache(self, hashes: Sequence[str]) -> int:
         """Erase the embedding cache rows of these content hashes that no memory and no
         Echo chunk still holds; how many went."""
-        ...
-
-    # -- vectors (only active memories are in vector matching) ------------------------
-    def put_vector(self, memory_id: int, vector: np.ndarray, *, project: str, type: str,
-                   tier: str, created: int) -> None:
-        """(Re)place the memory's vector with its filter columns."""
-        ...
-
-    def drop_vector(self, memory_id: int) -> None:
-        """Remove the memory's vector, if any."""
-        ...
-
-    def vector(self, memory_id: int) -> np.ndarray | None:
-        """The memory's stored vector, or None."""
-        ...
-
-    def has_vectors(self) -> bool:
-        """Whether the Brain vector index exists (a store never embedded has none)."""
-        ...
-
-    def nearest(self, vector: np.ndarray, k: int, *, type: str, project: str
-                ) -> list[tuple[int, float]]:
-        """The `k` nearest vectors of this type and project ('' for global): (id, distance)."""
-        ...
+        if not hashes:
+            return 0
+        listed = self.db.dialect.listed(hashes)
+        self.db.execute(self._sql(DROP_CACHED), (listed, listed, listed))
+        return self.db.changes()
 
     def current_active(self, memory_id: int) -> Row | None:
         """The memory's row if it is current: active, not superseded, its validity open."""
-        ...
+        return self.db.row(self._sql(CURRENT_ACTIVE), (memory_id,))
 
     def replaced(self, memory_id: int) -> list[Row]:
         """The memories this one superseded (their `superseded_by` is its id)."""
-        ...
+        return self.db.rows(REPLACED, (memory_id,))
 
     # -- provenance links to Echo chunks ------------------------------------------------
     def sources(self, memory_id: int) -> list[Row]:
         """The memory's linked chunks with their session, path, lines and text."""
-        ...
+        return self.db.rows(self._sql(SOURCES), (memory_id,))
 
     def chunk_ids(self, memory_id: int) -> list[int]:
         """Ids of the chunks linked to the memory, in order."""
-        ...
+        return [int(r["chunk_id"]) for r in self.db.rows(CHUNK_IDS, (memory_id,))]
 
     def link(self, memory_id: int, chunk_id: int, stamp: str) -> None:
         """Link a chunk to the memory (kept once)."""
-        ...
+        self.db.execute(LINK, (memory_id, chunk_id, stamp))
 
     def unlink(self, memory_id: int, chunk_id: int) -> None:
         """Remove a chunk's link to the memory."""
-        ...
+        self.db.execute(UNLINK, (memory_id, chunk_id))
 
     def linked_to(self, chunk_ids: Iterable[int]) -> list[int]:
         """Ids of the memories linked to any of these chunks, in order."""
-        ...
+        listed = sorted(chunk_ids)
+        if not listed:
+            return []
+        return [int(r["memory_id"])
+                for r in self.db.rows(self._sql(LINKED_TO), (self.db.dialect.listed(listed),))]
 
-    # -- what the extractor reads of Echo -----------------------------------------------
+    # -- what `hippo extract` reads of Echo --------------------------------------------
     def chunks_after(self, after: int) -> list[Row]:
-        """id, session_id of every Echo chunk past id `after`, in id order."""
-        ...
+        """id, session_id of every Echo chunk past id `after`, in id order (on a team
+        store, of one's own sessions: each member's extraction learns from their own)."""
+        return self.db.rows(self._sql(OWN_PENDING) if self.db.team else PENDING, (after,))
 
     def session(self, session_id: int) -> Row | None:
         """id, session_key, project, format, started_at of an Echo session."""
-        ...
+        return self.db.row(SESSION, (session_id,))
 
     def session_id(self, session_key: str) -> int | None:
-        """The id of the Echo session with this key."""
-        ...
+        """The id of the Echo session with this key (one's own first; on a team store,
+        only one's own: what a member forgets or extracts by key is theirs)."""
+        sql = OWN_SESSION_BY_KEY if self.db.team else SESSION_BY_KEY
+        sid = self.db.scalar(self._sql(sql), (session_key,))
+        return None if sid is None else int(sid)
 
     def session_span(self, session_id: int) -> tuple[int | None, int | None]:
         """The first and last chunk id of an Echo session."""
-        ...
+        row = self.db.row(SESSION_RANGE, (session_id,))
+        return (row["first"], row["last"]) if row else (None, None)
 
     def segment(self, session_id: int, first: int, last: int) -> list[Row]:
         """The session's chunks with ids in [first, last], in sequence order."""
-        ...
+        return self.db.rows(SEGMENT, (session_id, first, last))

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from hippo.store.filters import EchoFilters, SearchFilters
 
 # The stores that hold vectors: the Brain's memories, the Echo's transcript chunks.
@@ -51,6 +53,22 @@ class Vectors(Protocol):
 
     def similarities(self, ids: Sequence[int]) -> dict[tuple[int, int], float]:
         """Cosine similarity of every pair (a, b), a < b, of memory `ids` that both have a vector."""
+        ...
+
+    def put(self, memory_id: int, vector: np.ndarray, *, project: str, type: str, tier: str,
+            created: int) -> None:
+        """(Re)place a memory's vector with its filter columns (only active memories are in
+        vector matching)."""
+        ...
+
+    def drop(self, memory_id: int) -> None:
+        """Remove the memory's vector, if any."""
+        ...
+
+    def nearest(self, vector: np.ndarray, k: int, *, type: str, project: str
+                ) -> list[tuple[int, float]]:
+        """The `k` vectors nearest `vector` of this type and project ('' for global):
+        (id, distance)."""
         ...
 
     def bump(self, name: str, by: int = 1) -> None:

@@ -2,7 +2,7 @@
 KNN over them (numpy), with the same hits as the store's own search.
 
 `WarmIndex.wrap` gives a store just opened a `vectors` whose `knn` first brings the arrays
-up to date with the store's vector log (`SqliteMemories.vector_sync`: microseconds when
+up to date with the store's vector log (`SqliteVectors.sync`: microseconds when
 nothing changed, the changed ids' vectors when another process wrote some, everything
 again when the file, its schema or its model changed), then scans them in memory: a
 float32 product over the blocks (one per project) the filters name ranks the rows vec0's
@@ -51,14 +51,14 @@ class WarmVectors:
     """A store's `vectors` whose Brain `knn` answers from the warm index; everything else
     is the store's own (`original`)."""
 
-    def __init__(self, index: WarmIndex, original: Any, memories: Any) -> None:
-        self._index, self._original, self._memories = index, original, memories
+    def __init__(self, index: WarmIndex, original: Any) -> None:
+        self._index, self._original = index, original
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._original, name)
 
     def knn(self, query: bytes, k: int, filters: SearchFilters) -> list[VecHit]:
-        return self._index.knn(self._original, self._memories, query, k, filters)
+        return self._index.knn(self._original, query, k, filters)
 
 
 class WarmIndex:
@@ -80,22 +80,25 @@ class WarmIndex:
     def wrap(self, db: Store) -> None:
         """Make `db.vectors.knn` answer from memory (brought up to date first)."""
         original = db.vectors
-        if isinstance(original, WarmVectors) or not hasattr(db.memories, "vector_sync"):
+        if isinstance(original, WarmVectors) or not hasattr(original, "sync"):
             return
         # `vectors` is a cached property of the SQLite store: this instance's value
-        vars(db)["vectors"] = WarmVectors(self, original, db.memories)
+        vars(db)["vectors"] = WarmVectors(self, original)
 
     def sync(self, db: Store) -> None:
         """Bring the vectors in memory up to date with `db` (a full load the first time)."""
-        if hasattr(db.memories, "vector_sync"):
+        vectors = db.vectors
+        if isinstance(vectors, WarmVectors):
+            vectors = vectors._original
+        if hasattr(vectors, "sync"):
             with self._lock:
-                self._sync(db.memories)
+                self._sync(vectors)
 
-    def _sync(self, memories: Any) -> bool:
+    def _sync(self, vectors: Any) -> bool:
         """True when the arrays hold the store's current vectors (lock held)."""
         file = _file_id(self.path)
         known = self._ident if file == self._file and file is not None else None
-        found = memories.vector_sync(known, self._seq, self._load)
+        found = vectors.sync(known, self._seq, self._load)
         if found.status == "busy":
             return False
         if found.status == "nolog":
@@ -103,7 +106,7 @@ class WarmIndex:
             return False
         if found.status == "changes" and (
                 (found.changed and self._held is None) or self._diverged(found)):
-            found = memories.vector_sync(None, 0, self._load)  # may fit now: count again
+            found = vectors.sync(None, 0, self._load)  # may fit now: count again
         self._file, self._ident, self._seq = file, found.ident, found.seq
         self._tail = found.tail
         self._last_sync = time.time()
@@ -176,7 +179,7 @@ class WarmIndex:
         return self._codes.setdefault(str(label or ""), len(self._codes))
 
     # -- search ------------------------------------------------------------------------
-    def knn(self, original: Any, memories: Any, query: bytes, k: int,
+    def knn(self, original: Any, query: bytes, k: int,
             filters: SearchFilters) -> list[VecHit]:
         """`SqliteVectors.knn`'s answer (the exact top `k` the filters allow, nearest
         first, ties by id), from memory when the index can serve it."""
@@ -185,12 +188,12 @@ class WarmIndex:
         hits = None
         narrow = bool(filters.since or filters.until) and original._narrow(filters)
         with self._lock:
-            if not narrow and self._sync(memories):
-                hits = self._search(original, memories, query, k, filters)
+            if not narrow and self._sync(original):
+                hits = self._search(original, query, k, filters)
             self._stats["served" if hits is not None else "delegated"] += 1
         return hits if hits is not None else original.knn(query, k, filters)
 
-    def _search(self, original: Any, memories: Any, query: bytes, k: int,
+    def _search(self, original: Any, query: bytes, k: int,
                 filters: SearchFilters) -> list[VecHit] | None:
         held = self._held
         assert held is not None
@@ -216,10 +219,10 @@ class WarmIndex:
             return []
         approx, ids = np.concatenate(parts), np.concatenate(keys)
         chosen = _choose(approx, k, _error_bound(held.dim),
-                         lambda c: _allowed(original, memories, filters, ids, c))
+                         lambda c: _allowed(original, filters, ids, c))
         if chosen is None:
             return None
-        found = memories.vector_distances(
+        found = original.distances(
             query, [(int(ids[p]), held.vector(int(ids[p])).tobytes()) for p in chosen])
         best = sorted(found.items(), key=lambda kv: (kv[1], kv[0]))[:k]
         return [VecHit(key, dist) for key, dist in best]
@@ -259,12 +262,12 @@ def _file_id(path: Path) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino) if st else None
 
 
-def _allowed(original: Any, memories: Any, filters: SearchFilters, ids: np.ndarray,
+def _allowed(original: Any, filters: SearchFilters, ids: np.ndarray,
              positions: np.ndarray) -> np.ndarray:
     """Which of `positions` (into `ids`) the filters allow, checked against `memories`:
     by id (the store's own post-check) when few, else against every allowed id."""
     if len(positions) > KEEP_BATCH:
-        allowed = np.fromiter(memories.allowed_ids(filters), np.int64)
+        allowed = np.fromiter(original.allowed(filters), np.int64)
         return np.isin(ids[positions], allowed)
     keep = original._keep([int(i) for i in ids[positions]], filters)
     return np.fromiter((int(i) in keep for i in ids[positions]), bool, len(positions))

@@ -63,16 +63,17 @@ def test_update_refuses_a_column_it_does_not_know(db_path: Path) -> None:
 def test_vectors_follow_the_status(db_path: Path) -> None:
     h = _hippo(db_path)
     a = _add(h, "deploy with make release")
-    mem = h.db.memories
-    assert mem.has_vectors()
-    stored = mem.vector(a["id"])
-    assert stored is not None and stored.dtype == np.dtype("<f4")
-    (hit, distance), *_ = mem.nearest(stored, 5, type=a["type"], project="p")
+    mem, vectors = h.db.memories, h.db.vectors
+    assert vectors.has("brain")
+    stored = vectors.embeddings([a["id"]]).get(a["id"])
+    assert stored is not None and len(stored) % 4 == 0
+    (hit, distance), *_ = vectors.nearest(np.frombuffer(stored, "<f4"), 5, type=a["type"],
+                                          project="p")
     assert hit == a["id"] and distance == pytest.approx(0.0, abs=1e-5)
     assert mem.current_active(a["id"])["id"] == a["id"]
     with h.db.transaction():
         brain.update(h.db, a["id"], {"status": "done"}, actor="human", action="done")
-    assert mem.vector(a["id"]) is None and mem.current_active(a["id"]) is None
+    assert vectors.embeddings([a["id"]]) == {} and mem.current_active(a["id"]) is None
 
 
 def test_links_audit_and_purge(db_path: Path) -> None:

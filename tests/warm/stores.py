@@ -50,7 +50,7 @@ def add(db: Database, mid: int, rng: random.Random, vector: np.ndarray | None, *
            "valid_from": at, "valid_to": at if superseded_by is not None else None}
     db.memories.insert(rec)
     if vector is not None:
-        db.memories.put_vector(mid, vector, project=proj or "", type=mtype,
+        db.vectors.put(mid, vector, project=proj or "", type=mtype,
                                tier=BUILTIN[mtype].tier, created=epoch(at))
     return rec
 

@@ -99,7 +99,7 @@ def test_near_ties_order_as_sqlite_vec_measures_them(db_path: Path) -> None:
     with db.transaction():
         for i in range(1, 120):
             v = base + rng.standard_normal(base.shape).astype("<f4") * np.float32(1e-6)
-            db.memories.put_vector(i, v.astype("<f4"), project="", type="fact",
+            db.vectors.put(i, v.astype("<f4"), project="", type="fact",
                                    tier="semantic", created=0)
             db.execute("UPDATE memories SET project = NULL, status = 'active', "
                        "superseded_by = NULL WHERE id = ?", (i,))

@@ -63,8 +63,8 @@ def test_writes_through_another_connection_are_seen_at_once(db_path: Path) -> No
     other = connect(db_path)  # another process's writes, through its own connection
     with other.transaction():
         add(other, 5000, random.Random(1), q, project=None)  # the query itself: nearest
-        other.memories.drop_vector(first[0].id)
-        other.memories.put_vector(first[1].id, -q, project="", type="fact", tier="semantic",
+        other.vectors.drop(first[0].id)
+        other.vectors.put(first[1].id, -q, project="", type="fact", tier="semantic",
                                   created=0)  # moved to the far side
     found = db.vectors.knn(q.tobytes(), 5, ANY)
     assert found[0].id == 5000 and found[0].distance == pytest.approx(0, abs=1e-6)
@@ -87,7 +87,7 @@ def test_forget_hard_in_another_process_leaves_memory(cli, hippo_proc, db_path: 
     db, original, index = warm_db(db_path)
     q = h.embed(["the deploy script lives in ops/deploy.sh"])[0].astype("<f4").tobytes()
     (top,) = db.vectors.knn(q, 1, ANY)
-    blob = db.memories.vector(top.id).tobytes()
+    blob = db.vectors.embeddings([top.id])[top.id]
     assert top.distance == pytest.approx(0, abs=1e-6) and top.id in held(index)
     r = hippo_proc(["--embedder", "hash", "forget", "--hard", str(top.id)])
     assert r.returncode == 0, r.stderr
@@ -218,8 +218,9 @@ def test_every_vector_write_is_logged(db_path: Path) -> None:
     before = dict(db.execute("SELECT memory_id, seq FROM vector_log"))
     assert sorted(before.values()) == list(range(1, len(before) + 1))
     with db.transaction():
-        db.memories.drop_vector(3)
-        db.memories.erase(4, "2026-01-01T00:00:00.000Z")
+        db.vectors.drop(3)
+        db.memories.erase(4, "2026-01-01T00:00:00.000Z")  # a hard forget drops it after
+        db.vectors.drop(4)
     after = dict(db.execute("SELECT memory_id, seq FROM vector_log"))
     top = max(before.values())
     assert after[3] == top + 1 and after[4] == top + 2
@@ -237,7 +238,7 @@ def test_a_vector_moved_to_another_project_is_searched_there(db_path: Path) -> N
     with other.transaction():
         other.execute("UPDATE memories SET project = 'D', status = 'active', "
                       "superseded_by = NULL WHERE id = 7")
-        other.memories.put_vector(7, q, project="D", type=row["type"], tier=row["tier"],
+        other.vectors.put(7, q, project="D", type=row["type"], tier=row["tier"],
                                   created=0)
     for projects in (("D",), ("D", None), ("A", "B", "C"), None):
         f = SearchFilters(projects=projects)
@@ -298,7 +299,7 @@ def test_threads_search_while_another_connection_writes(db_path: Path) -> None:
     for i, v in enumerate(vecs):
         with writer.transaction():
             add(writer, 2000 + i, rng, v)
-            writer.memories.drop_vector(1 + i)
+            writer.vectors.drop(1 + i)
     for t in threads:
         t.join()
     assert not errors

@@ -23,9 +23,9 @@ from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 
 from hippo.errors import HippoError
-from hippo.store.postgres.filters import POSTGRES
 from hippo.store.location import display
 from hippo.store.postgres.errors import connect_error, skippable, translate
+from hippo.store.postgres.filters import POSTGRES
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -149,6 +149,16 @@ class PgSql:
                 return self.rows(sql, params)
             raise translate(exc, self.label) from exc
 
+    def stream(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None,
+               ) -> Iterator[Row]:
+        """The rows one at a time, as the server sends them (single-row mode: a large
+        table is never held); the connection serves nothing else until they are read."""
+        try:
+            yield from self.conn.cursor(row_factory=dict_row).stream(
+                native(sql) if params else sql, params or None)
+        except psycopg.Error as exc:
+            raise translate(exc, self.label) from exc
+
     def row(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> Row | None:
         found = self.rows(sql, params)
         return found[0] if found else None
@@ -188,9 +198,9 @@ class PgDatabase(PgSql):
 
     @functools.cached_property
     def memories(self) -> Memories:
-        from hippo.store.postgres.memories import PgMemories
+        from hippo.store.memories import Memories
 
-        return PgMemories(self._sql())
+        return Memories(self._sql())
 
     @functools.cached_property
     def audit(self) -> Audit:

@@ -26,6 +26,23 @@ __all__ = ["CURRENT", "OWN", "SHARED", "UNVERIFIED", "VISIBLE", "chunk_where", "
            "where"]
 
 
+# A new memory's id is SQLite's AUTOINCREMENT: one past the largest id the store ever held
+# (a row's, the high-water mark's, or the identity's, which an import moves past every id
+# it restored), taken under the writer lock. The mark is a row of `meta`, so a rolled-back
+# transaction (a dry run, a killed process) takes no id with it, as in SQLite; a sequence
+# would have moved for good. Deleted rows' ids are never given again.
+LAST_ID = "memories.last_id"
+NEXT_ID = (
+    "SELECT greatest(coalesce((SELECT max(id) FROM memories), 0), "
+    f"coalesce((SELECT value::bigint FROM meta WHERE key = '{LAST_ID}'), 0), "
+    "coalesce(pg_sequence_last_value(pg_get_serial_sequence('memories', 'id')::regclass), 0)"
+    ") + 1"
+)
+MARK_ID = (f"INSERT INTO meta(key, value) VALUES ('{LAST_ID}', ?) ON CONFLICT (key) "
+           "DO UPDATE SET value = excluded.value "
+           "WHERE meta.value::bigint < excluded.value::bigint")
+
+
 def _within(column: str, values: Sequence[Any], params: list[Any]) -> str:
     params.append(list(values))
     return f"{column} = ANY(?)"
@@ -38,7 +55,9 @@ POSTGRES = clauses.Dialect(param="?", true="TRUE", false="FALSE",
                                 "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"),
                            listed=list, in_list="= ANY(?)", name="postgres",
                            visible=VISIBLE, own=OWN,
-                           defer_references="SET CONSTRAINTS ALL DEFERRED")
+                           defer_references="SET CONSTRAINTS ALL DEFERRED",
+                           secure_delete="", optimize_text="", next_id=NEXT_ID,
+                           mark_id=MARK_ID)
 # Active, not replaced, its validity not over: what a layer may load at all.
 CURRENT = clauses.current(POSTGRES)
 

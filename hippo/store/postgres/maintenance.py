@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from hippo.store.memories import COLUMNS
 from hippo.store.postgres.maintenance_projects import PgProjectMoves
 from hippo.store.postgres.maintenance_reindex import PgReindexTables
-from hippo.store.postgres.memories import COLUMNS
 from hippo.store.postgres.vector import Vec
 
 if TYPE_CHECKING:

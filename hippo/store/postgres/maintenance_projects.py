@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from hippo.store.memories import COLUMNS, FIND_SAME
 from hippo.store.postgres.filters import VISIBLE
-from hippo.store.postgres.memories import COLUMNS, FIND_SAME
 
 if TYPE_CHECKING:
     from hippo.store.base import Row

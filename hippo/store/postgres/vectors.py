@@ -24,6 +24,8 @@ from hippo.store.postgres.vector import Vec
 from hippo.store.vectors import VecHit
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from hippo.store.filters import EchoFilters, SearchFilters
     from hippo.store.postgres.database import PgSql
     from hippo.store.postgres.meta import PgMeta
@@ -91,6 +93,21 @@ ECHO_INDEXED = (
     "JOIN echo_sessions e ON e.id = c.session_id "
     "WHERE {where} ORDER BY v.embedding <=> ? LIMIT ?"
 )
+# -- a memory's vector (project, type, tier: read from `memories` itself) ----------------
+VEC_DELETE = "DELETE FROM memories_vec WHERE memory_id = ?"
+VEC_PUT = ("INSERT INTO memories_vec(memory_id, embedding) VALUES (?, ?) "
+           "ON CONFLICT (memory_id) DO UPDATE SET embedding = excluded.embedding")
+# Cosine distance, as sqlite-vec's; global memories are project '' here too.
+NEAREST = ("SELECT v.memory_id, v.embedding <=> :q AS distance FROM memories_vec v "
+           "JOIN memories m ON m.id = v.memory_id "
+           "WHERE m.type = :type AND coalesce(m.project, '') = :project "
+           "ORDER BY v.embedding <=> :q, v.memory_id LIMIT :k")
+
+
+def _vec(vector: np.ndarray) -> Vec:
+    import numpy as np
+
+    return Vec(np.asarray(vector, dtype="<f4").tobytes())
 
 
 def vec_table_ddl(store: str, dimensions: int, table: str | None = None) -> list[str]:
@@ -219,3 +236,18 @@ class PgVectors:
                 return _sorted(rows, k)
         rows = self.db.rows(ECHO_EXACT.format(where=where), [q, *params, k])
         return [VecHit(int(r["id"]), float(r["distance"])) for r in rows]
+
+    # -- a memory's vector -------------------------------------------------------------
+    def put(self, memory_id: int, vector: np.ndarray, *, project: str, type: str, tier: str,
+            created: int) -> None:
+        self.db.execute(VEC_PUT, (memory_id, _vec(vector)))
+
+    def drop(self, memory_id: int) -> None:
+        if self.has("brain"):
+            self.db.execute(VEC_DELETE, (memory_id,))
+
+    def nearest(self, vector: np.ndarray, k: int, *, type: str, project: str
+                ) -> list[tuple[int, float]]:
+        params = {"q": _vec(vector), "k": k, "type": type, "project": project}
+        return [(int(r["memory_id"]), float(r["distance"]))
+                for r in self.db.rows(NEAREST, params)]

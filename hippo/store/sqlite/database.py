@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 import apsw
 
 from hippo.errors import HippoError
-from hippo.store.sqlite.filters import SQLITE
 from hippo.store.sqlite.errors import skippable, translate
 from hippo.store.sqlite.files import _prepare, _why_cannot_open
+from hippo.store.sqlite.filters import SQLITE
 from hippo.store.sqlite.opening import _configure, _open, _schema
 
 if TYPE_CHECKING:
@@ -87,6 +87,19 @@ class Sql:
         except (apsw.CorruptError, apsw.NotADBError, apsw.IOError, apsw.BusyError) as exc:
             raise translate(exc, self.path) from exc
 
+    def stream(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Iterator[Row]:
+        """The rows one at a time, as the statement steps (a large table is never held)."""
+        cur = self.execute(sql, params)
+        try:
+            names = [d[0] for d in cur.getdescription()]
+        except apsw.ExecutionCompleteError:  # no rows at all
+            return
+        try:  # a damaged page met half way is the store's error, said as hippo says it
+            for r in cur:
+                yield dict(zip(names, r))
+        except apsw.Error as exc:
+            raise translate(exc, self.path) from exc
+
     def row(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Row | None:
         found = self.rows(sql, params)
         return found[0] if found else None
@@ -122,9 +135,9 @@ class Database(Sql):
 
     @functools.cached_property
     def memories(self) -> Memories:
-        from hippo.store.sqlite.memories import SqliteMemories
+        from hippo.store.memories import Memories
 
-        return SqliteMemories(Sql(self.conn, self.path))
+        return Memories(Sql(self.conn, self.path))
 
     @functools.cached_property
     def audit(self) -> Audit:

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
+from hippo.store.memories import COLUMNS
 from hippo.store.sqlite.maintenance_projects import SqliteProjectMoves
 from hippo.store.sqlite.maintenance_reindex import SqliteReindexTables
-from hippo.store.sqlite.memories import COLUMNS
 
 if TYPE_CHECKING:
     from hippo.store.base import Row

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hippo.store.sqlite.memories import COLUMNS, FIND_SAME
+from hippo.store.memories import COLUMNS, FIND_SAME
 
 if TYPE_CHECKING:
     from hippo.store.base import Row

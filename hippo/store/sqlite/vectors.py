@@ -13,19 +13,23 @@ filters allow. Nothing here needs numpy.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import apsw
 
+from hippo.store.sqlite import vector_log
 from hippo.store.sqlite.filters import chunk_where, memory_where
 from hippo.store.vectors import VecHit
 from hippo.timeutil import epoch
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from hippo.store.filters import EchoFilters, SearchFilters
     from hippo.store.meta import Meta
     from hippo.store.sqlite.database import Sql
+    from hippo.store.sqlite.vector_log import VectorSync
 
 # store -> (vec table, key column, metadata columns)
 VEC_TABLES = {
@@ -83,6 +87,31 @@ ECHO_EXACT = ("SELECT c.id, vec_distance_cosine(v.embedding, ?) AS d FROM echo_v
               "JOIN echo_chunks c ON c.id = v.chunk_id "
               "JOIN echo_sessions e ON e.id = c.session_id "
               "WHERE {where} ORDER BY d LIMIT ?")
+
+# -- a memory's vector, with the columns vec0 filters on ----------------------------------
+VEC_DELETE = "DELETE FROM memories_vec WHERE memory_id = ?"
+VEC_INSERT = (
+    "INSERT INTO memories_vec(memory_id, embedding, project, type, tier, created) "
+    "VALUES (?, ?, ?, ?, ?, ?)"
+)
+# vec0 KNN with metadata filters (global memories are stored with project '').
+NEAREST = ("SELECT memory_id, distance FROM memories_vec WHERE embedding MATCH ? AND k = ? "
+           "AND type = ? AND project = ?")
+# The vector log (schema step 0008), what a warm process's index syncs from: every vector
+# write records its memory's id under the next sequence number, in the same transaction.
+LOG_BUMP = ("INSERT INTO vector_log(memory_id, seq) SELECT ?, coalesce(max(seq), 0) + 1 "
+            "FROM vector_log WHERE true ON CONFLICT(memory_id) DO UPDATE SET seq = excluded.seq")
+ALLOWED_IDS = "SELECT m.id FROM memories m WHERE {where}"
+# sqlite-vec's own cosine distance of each candidate (the same float32 arithmetic as its
+# KNN scan), so an answer from memory orders exactly as the store's would.
+DISTANCES = "SELECT column1, vec_distance_cosine(column2, ?) FROM (VALUES {rows})"
+DISTANCE_BATCH = 4_000
+
+
+def _blob(vector: np.ndarray) -> bytes:
+    import numpy as np
+
+    return np.asarray(vector, dtype="<f4").tobytes()
 
 
 def vec_table_ddl(store: str, dimensions: int, table: str | None = None, extra: str = "") -> str:
@@ -235,3 +264,51 @@ class SqliteVectors:
             where, params = chunk_where(filters)
             rows = self.db.execute(ECHO_EXACT.format(where=where), (query, *params, k))
         return [VecHit(int(a), float(b)) for a, b in rows]
+
+    # -- a memory's vector -------------------------------------------------------------
+    def put(self, memory_id: int, vector: np.ndarray, *, project: str, type: str, tier: str,
+            created: int) -> None:
+        self.db.execute(VEC_DELETE, (memory_id,))
+        self.db.execute(VEC_INSERT, (memory_id, _blob(vector), project, type, tier, created))
+        self._log(memory_id)
+
+    def drop(self, memory_id: int) -> None:
+        self.db.execute(VEC_DELETE, (memory_id,))
+        self._log(memory_id)
+
+    def _log(self, memory_id: int) -> None:
+        try:
+            self.db.execute(LOG_BUMP, (memory_id,))
+        except apsw.SQLError as exc:  # a file opened without its schema steps (tests)
+            if "no such table: vector_log" not in str(exc):
+                raise
+
+    def nearest(self, vector: np.ndarray, k: int, *, type: str, project: str
+                ) -> list[tuple[int, float]]:
+        return [(r["memory_id"], float(r["distance"]))
+                for r in self.db.rows(NEAREST, (_blob(vector), k, type, project))]
+
+    # -- what a warm process's in-memory index reads (`hippo.warm.vectors`) --------------
+    def sync(self, known: tuple[Any, ...] | None, seq: int,
+             load: Callable[[tuple[Any, ...], dict[str, int], Iterable[tuple[Any, ...]]], None]
+             ) -> VectorSync:
+        """`hippo.store.sqlite.vector_log.sync` over this store's connection."""
+        return vector_log.sync(self.db, known, seq, load)
+
+    def allowed(self, filters: SearchFilters) -> list[int]:
+        """Every memory a Brain search with `filters` may return (active, in scope)."""
+        where_, params = memory_where(filters)
+        return [r[0] for r in self.db.execute(ALLOWED_IDS.format(where=where_), params)]
+
+    def distances(self, query: bytes, vectors: Sequence[tuple[int, bytes]]
+                  ) -> dict[int, float]:
+        """sqlite-vec's cosine distance from `query` to each (id, float32 blob)."""
+        out: dict[int, float] = {}
+        for at in range(0, len(vectors), DISTANCE_BATCH):
+            part = vectors[at:at + DISTANCE_BATCH]
+            sql = DISTANCES.format(rows=",".join("(?, ?)" for _ in part))
+            params: list[Any] = [query]
+            for key, blob in part:
+                params += (key, blob)
+            out.update((int(a), float(b)) for a, b in self.db.execute(sql, params))
+        return out
