@@ -11,25 +11,26 @@ from typing import TYPE_CHECKING, Any
 import apsw
 
 from hippo.errors import HippoError
-from hippo.store.sqlite.filters import SQLITE
 from hippo.store.sqlite.errors import skippable, translate
 from hippo.store.sqlite.files import _prepare, _why_cannot_open
+from hippo.store.sqlite.filters import SQLITE
 from hippo.store.sqlite.opening import _configure, _open, _schema
 
 if TYPE_CHECKING:
     from hippo.store.audit import Audit
     from hippo.store.base import Mode, Row
     from hippo.store.chunks import Chunks
+    from hippo.store.consolidation import Consolidation
     from hippo.store.context import ContextRows
     from hippo.store.embed_cache import EmbedCache
     from hippo.store.health import Health
     from hippo.store.imports import Imports
     from hippo.store.jobs import Jobs
     from hippo.store.lexical import Lexical
-    from hippo.store.maintenance import Maintenance
     from hippo.store.memories import Memories
     from hippo.store.meta import Meta
-    from hippo.store.projects import ProjectDirs
+    from hippo.store.projects import ProjectDirs, ProjectMoves
+    from hippo.store.reindex import Reindex
     from hippo.store.spend import Spend
     from hippo.store.stats import Stats
     from hippo.store.tokens import TokenMatrices
@@ -140,9 +141,9 @@ class Database(Sql):
 
     @functools.cached_property
     def project_dirs(self) -> ProjectDirs:
-        from hippo.store.sqlite.projects import SqliteProjectDirs
+        from hippo.store.projects import ProjectDirs
 
-        return SqliteProjectDirs(Sql(self.conn, self.path))
+        return ProjectDirs(Sql(self.conn, self.path))
 
     @functools.cached_property
     def chunks(self) -> Chunks:
@@ -193,22 +194,38 @@ class Database(Sql):
         return SqliteSpend(Sql(self.conn, self.path))
 
     @functools.cached_property
-    def maintenance(self) -> Maintenance:
-        from hippo.store.sqlite.maintenance import SqliteMaintenance
+    def consolidation(self) -> Consolidation:
+        from hippo.store.consolidation import Consolidation
 
-        return SqliteMaintenance(Sql(self.conn, self.path))
+        return Consolidation(Sql(self.conn, self.path))
+
+    @functools.cached_property
+    def project_moves(self) -> ProjectMoves:
+        from hippo.store.projects import ProjectMoves
+
+        return ProjectMoves(Sql(self.conn, self.path))
+
+    @functools.cached_property
+    def reindex(self) -> Reindex:
+        from hippo.store.reindex import Reindex
+        from hippo.store.sqlite.reindex import SqliteVectorUpkeep
+
+        sql = Sql(self.conn, self.path)
+        return Reindex(sql, SqliteVectorUpkeep(sql))
 
     @functools.cached_property
     def health(self) -> Health:
-        from hippo.store.sqlite.health import SqliteHealth
+        from hippo.store.health import Health
+        from hippo.store.sqlite.health import SqliteChecks
 
-        return SqliteHealth(Sql(self.conn, self.path))
+        sql = Sql(self.conn, self.path)
+        return Health(sql, SqliteChecks(sql))
 
     @functools.cached_property
     def stats(self) -> Stats:
-        from hippo.store.sqlite.stats import SqliteStats
+        from hippo.store.stats import Stats
 
-        return SqliteStats(Sql(self.conn, self.path))
+        return Stats(Sql(self.conn, self.path))
 
     @functools.cached_property
     def imports(self) -> Imports:
