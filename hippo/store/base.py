@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from hippo.store.lexical import Lexical
     from hippo.store.memories import Memories
     from hippo.store.meta import Meta
-    from hippo.store.projects import ProjectDirs, ProjectMoves
+    from hippo.store.projects import Projects
     from hippo.store.reindex import Reindex
     from hippo.store.spend import Spend
     from hippo.store.stats import Stats
@@ -86,7 +86,7 @@ class Store(Protocol):
     @property
     def context(self) -> ContextRows: ...
     @property
-    def project_dirs(self) -> ProjectDirs: ...
+    def projects(self) -> Projects: ...
     @property
     def chunks(self) -> Chunks: ...
     @property
@@ -105,8 +105,6 @@ class Store(Protocol):
     def spend(self) -> Spend: ...
     @property
     def consolidation(self) -> Consolidation: ...
-    @property
-    def project_moves(self) -> ProjectMoves: ...
     @property
     def reindex(self) -> Reindex: ...
     @property

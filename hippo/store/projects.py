@@ -1,7 +1,7 @@
 """Projects: the directories seen and the project each belongs to (worktrees share one),
 and a project's rename or merge, which moves the rows keyed by it (saved in
-`project_moves` for undo). A vector table that carries a project of its own (SQLite's
-vec0) follows through `store.reindex`."""
+`project_moves` for undo). Vectors that carry a project of their own (SQLite's vec0)
+follow through `store.reindex`."""
 
 from __future__ import annotations
 
@@ -76,31 +76,26 @@ SAVE_MOVE = ("INSERT INTO project_moves(run_id, tbl, row_key, before, after) "
              "VALUES (?, ?, ?, ?, ?)")
 
 
-class ProjectDirs:
-    """Directories seen and the project each belongs to (worktrees share one)."""
+class Projects:
+    """Directories seen and the project each belongs to; a project's rename or merge: the
+    rows it moves, saved for undo."""
 
     def __init__(self, db: Sql) -> None:
         self.db = db
 
-    def get(self, path: str) -> Row | None:
+    def directory(self, path: str) -> Row | None:
         """project, common_dir recorded for exactly this directory."""
         return self.db.row(RECORDED_ONE, (path,))
 
-    def record(self, path: str, project: str, common_dir: str | None, seen_at: str) -> None:
+    def record_directory(self, path: str, project: str, common_dir: str | None,
+                         seen_at: str) -> None:
         """Record (or refresh) a directory's project and repository."""
         self.db.execute(RECORD, (path, project, common_dir, seen_at))
 
-    def among(self, paths: Sequence[str]) -> list[Row]:
+    def directories(self, paths: Sequence[str]) -> list[Row]:
         """path, project of those of `paths` that are recorded."""
         d = self.db.dialect
         return self.db.rows(render(d, RECORDED_AMONG), (d.listed(list(paths)),))
-
-
-class ProjectMoves:
-    """A project's rename or merge: the rows it moves, saved for undo."""
-
-    def __init__(self, db: Sql) -> None:
-        self.db = db
 
     def counts(self) -> list[tuple[str, str | None, int, int | None]]:
         """(what, project, rows, active) per project for memories (active: how many are),

@@ -67,7 +67,7 @@ def test_consolidation_projects_and_reindex_lookups(seed, db_path: Path) -> None
     seed([{"text": "use port 5432", "type": "config", "project": "a"},
           {"text": "run the linter first", "type": "procedure", "project": "b"}])
     db = connect(db_path)
-    c, moves, v = db.consolidation, db.project_moves, db.reindex
+    c, moves, v = db.consolidation, db.projects, db.reindex
     with db.transaction():
         assert c.last_audit_id() >= 2
         assert c.candidates() == [(1, "config", "a"), (2, "procedure", "b")]

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from hippo.store.lexical import Lexical
     from hippo.store.memories import Memories
     from hippo.store.meta import Meta
-    from hippo.store.projects import ProjectDirs, ProjectMoves
+    from hippo.store.projects import Projects
     from hippo.store.reindex import Reindex
     from hippo.store.spend import Spend
     from hippo.store.stats import Stats
@@ -206,10 +206,10 @@ class PgDatabase(PgSql):
         return PgContextRows(self._sql())
 
     @functools.cached_property
-    def project_dirs(self) -> ProjectDirs:
-        from hippo.store.projects import ProjectDirs
+    def projects(self) -> Projects:
+        from hippo.store.projects import Projects
 
-        return ProjectDirs(self._sql())
+        return Projects(self._sql())
 
     @functools.cached_property
     def chunks(self) -> Chunks:
@@ -266,26 +266,18 @@ class PgDatabase(PgSql):
         return Consolidation(self._sql())
 
     @functools.cached_property
-    def project_moves(self) -> ProjectMoves:
-        from hippo.store.projects import ProjectMoves
-
-        return ProjectMoves(self._sql())
-
-    @functools.cached_property
     def reindex(self) -> Reindex:
         from hippo.store.postgres.reindex import PgVectorUpkeep
         from hippo.store.reindex import Reindex
 
-        sql = self._sql()
-        return Reindex(sql, PgVectorUpkeep(sql))
+        return Reindex(self._sql(), PgVectorUpkeep(self._sql()))
 
     @functools.cached_property
     def health(self) -> Health:
         from hippo.store.health import Health
         from hippo.store.postgres.health import PgChecks
 
-        sql = self._sql()
-        return Health(sql, PgChecks(sql))
+        return Health(self._sql(), PgChecks(self._sql()))
 
     @functools.cached_property
     def stats(self) -> Stats:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from hippo.store.lexical import Lexical
     from hippo.store.memories import Memories
     from hippo.store.meta import Meta
-    from hippo.store.projects import ProjectDirs, ProjectMoves
+    from hippo.store.projects import Projects
     from hippo.store.reindex import Reindex
     from hippo.store.spend import Spend
     from hippo.store.stats import Stats
@@ -140,10 +140,10 @@ class Database(Sql):
         return SqliteContextRows(Sql(self.conn, self.path))
 
     @functools.cached_property
-    def project_dirs(self) -> ProjectDirs:
-        from hippo.store.projects import ProjectDirs
+    def projects(self) -> Projects:
+        from hippo.store.projects import Projects
 
-        return ProjectDirs(Sql(self.conn, self.path))
+        return Projects(Sql(self.conn, self.path))
 
     @functools.cached_property
     def chunks(self) -> Chunks:
@@ -200,26 +200,18 @@ class Database(Sql):
         return Consolidation(Sql(self.conn, self.path))
 
     @functools.cached_property
-    def project_moves(self) -> ProjectMoves:
-        from hippo.store.projects import ProjectMoves
-
-        return ProjectMoves(Sql(self.conn, self.path))
-
-    @functools.cached_property
     def reindex(self) -> Reindex:
         from hippo.store.reindex import Reindex
         from hippo.store.sqlite.reindex import SqliteVectorUpkeep
 
-        sql = Sql(self.conn, self.path)
-        return Reindex(sql, SqliteVectorUpkeep(sql))
+        return Reindex(Sql(self.conn, self.path), SqliteVectorUpkeep(Sql(self.conn, self.path)))
 
     @functools.cached_property
     def health(self) -> Health:
         from hippo.store.health import Health
         from hippo.store.sqlite.health import SqliteChecks
 
-        sql = Sql(self.conn, self.path)
-        return Health(sql, SqliteChecks(sql))
+        return Health(Sql(self.conn, self.path), SqliteChecks(Sql(self.conn, self.path)))
 
     @functools.cached_property
     def stats(self) -> Stats:
