@@ -82,25 +82,13 @@ class Health:
 
     def __init__(self, db: Sql, checks: Checks) -> None:
         self.db = db
-        self.checks = checks
-
-    def integrity(self, limit: int) -> list[str]:
-        return self.checks.integrity(limit)
-
-    def pending_migrations(self) -> list[str]:
-        return self.checks.pending_migrations()
-
-    def foreign_key_violations(self) -> int:
-        return self.checks.foreign_key_violations()
-
-    def check_fulltext(self, index: str) -> IndexCheck:
-        return self.checks.check_fulltext(index)
-
-    def rebuild_fulltext(self, index: str) -> None:
-        self.checks.rebuild_fulltext(index)
-
-    def size_bytes(self) -> int:
-        return self.checks.size_bytes()
+        # What the backend checks its own way (`Checks`).
+        self.integrity = checks.integrity
+        self.pending_migrations = checks.pending_migrations
+        self.foreign_key_violations = checks.foreign_key_violations
+        self.check_fulltext = checks.check_fulltext
+        self.rebuild_fulltext = checks.rebuild_fulltext
+        self.size_bytes = checks.size_bytes
 
     def texts_without_token_matrix(self, store: str, model: str) -> list[str]:
         """Texts `store`'s searches score (active memories, chunks) with no cached matrix
@@ -139,7 +127,7 @@ class Health:
         another session's text as this memory's evidence."""
         found = []
         for r in self.db.rows(LINKS):
-            named = _sessions(r.pop("source"))
+            named = named_sessions(r.pop("source"))
             if named is not None and r["session_key"] not in named:
                 found.append(r)
         return found
@@ -158,7 +146,7 @@ class Health:
         self.db.execute(render(self.db.dialect, WATERMARK_DROP), (path,))
 
 
-def _sessions(source: str) -> list[Any] | None:
+def named_sessions(source: str) -> list[Any] | None:
     """The sessions a memory's source (JSON) names under "session": an array's items, an
     object's values, or the one value (SQLite's json_each); None when it names none."""
     import orjson
