@@ -23,11 +23,6 @@ def jsonl(records: Iterable[dict]) -> str:
     return "\n".join(orjson.dumps(r).decode() for r in records) + "\n"
 
 
-def sql(db_path: Path | str, text: str) -> str:
-    """A test's SQL with `?` parameters, in the store's own style (`%s` on PostgreSQL)."""
-    return text.replace("?", "%s") if is_server(db_path) else text
-
-
 @pytest.fixture
 def seed(cli) -> Callable[..., list[dict]]:
     """Add records (machine-authored unless said otherwise) through `hippo add -`."""

@@ -29,7 +29,7 @@ def nearest(db, db_path, query: bytes) -> int:
     if is_server(db_path):
         from hippo.store.postgres.vector import Vec
 
-        return db.scalar("SELECT memory_id FROM memories_vec ORDER BY embedding <=> %s, "
+        return db.scalar("SELECT memory_id FROM memories_vec ORDER BY embedding <=> ?, "
                          "memory_id LIMIT 1", (Vec(query),))
     return db.scalar("SELECT memory_id FROM memories_vec WHERE embedding MATCH ? AND k = 1",
                      (query,))

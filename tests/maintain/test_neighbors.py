@@ -11,9 +11,9 @@ from hippo.vectors import to_blob
 
 # PostgreSQL: the vectors carry no metadata; type and project are the memories' own.
 PG_MEMORY = ("INSERT INTO memories(id, text, type, tier, project, created_at, updated_at, "
-             "dedup_key, content_hash) VALUES (%s, 'x', %s, 'semantic', %s, 'now', 'now', "
-             "'k' || %s, 'h')")
-PG_VECTOR = "INSERT INTO memories_vec(memory_id, embedding) VALUES (%s, %s)"
+             "dedup_key, content_hash) VALUES (?, 'x', ?, 'semantic', ?, 'now', 'now', "
+             "'k' || ?, 'h')")
+PG_VECTOR = "INSERT INTO memories_vec(memory_id, embedding) VALUES (?, ?)"
 VEC0 = ("CREATE VIRTUAL TABLE memories_vec USING vec0(memory_id INTEGER PRIMARY KEY, "
         "embedding float[32] distance_metric=cosine, project TEXT, type TEXT, "
         "tier TEXT, created INTEGER)")

@@ -12,7 +12,6 @@ from hippo.maintain import reindex
 from hippo.store import connect
 from hippo.store.location import is_server
 from hippo.vectors import content_hash, ensure_store, from_blob, store_model, to_blob
-from tests.maintain.conftest import sql
 
 
 class Alt(HashEmbedder):
@@ -124,14 +123,14 @@ def test_reindex_echo_keeps_metadata(db_path, cli) -> None:
                "VALUES (1, 's1', 'claude', '/t.jsonl')")
     for i in range(1, 6):
         text = f"chunk {i} of the transcript"
-        db.execute(sql(db_path, "INSERT INTO echo_chunks(id, session_id, seq, source_path, "
+        db.execute("INSERT INTO echo_chunks(id, session_id, seq, source_path, "
                    "project, roles, text, content_hash, created_at) VALUES (?, 1, ?, "
-                   "'/t.jsonl', 'p', 'user', ?, ?, 'now')"), (i, i, text, content_hash(text)))
+                   "'/t.jsonl', 'p', 'user', ?, ?, 'now')", (i, i, text, content_hash(text)))
         blob = to_blob(embed.get("hash").embed_batch([text])[0])
         if server:  # no metadata columns: the chunk's row is its metadata
             from hippo.store.postgres.vector import Vec
 
-            db.execute("INSERT INTO echo_vec(chunk_id, embedding) VALUES (%s, %s)",
+            db.execute("INSERT INTO echo_vec(chunk_id, embedding) VALUES (?, ?)",
                        (i, Vec(blob)))
         else:
             db.execute("INSERT INTO echo_vec(chunk_id, embedding, project, session_id, started) "

@@ -14,7 +14,7 @@ from hippo.jobs import job
 from hippo.maintain import lifecycle
 from hippo.store import connect
 from hippo.store.location import is_server
-from tests.maintain.conftest import jsonl, sql
+from tests.maintain.conftest import jsonl
 
 OLD = "The API listens on port 8080"
 NEW = "The API listens on port 9090"
@@ -38,24 +38,24 @@ def _older_store(db_path: Path | str, monkeypatch: pytest.MonkeyPatch) -> None:
     db = connect(db_path)
     try:
         with db.transaction():
-            db.execute(sql(db_path, "INSERT INTO echo_sessions(id, session_key, format, "
-                           "source_path) VALUES (1, 's1', 'generic', '/t.jsonl')"))
+            db.execute("INSERT INTO echo_sessions(id, session_key, format, "
+                       "source_path) VALUES (1, 's1', 'generic', '/t.jsonl')")
             for cid, at in ((1, "2026-01-02T03:04:05Z"), (2, "2026-01-03T00:00:00.000Z")):
-                db.execute(sql(db_path, "INSERT INTO echo_chunks(id, session_id, seq, "
-                               "source_path, roles, started_at, text, content_hash, "
-                               "created_at) VALUES (?, 1, ?, '/t.jsonl', 'user', ?, 'said', "
-                               "'h', '2026-03-01T00:00:00.000Z')"), (cid, cid, at))
+                db.execute("INSERT INTO echo_chunks(id, session_id, seq, "
+                           "source_path, roles, started_at, text, content_hash, "
+                           "created_at) VALUES (?, 1, ?, '/t.jsonl', 'user', ?, 'said', "
+                           "'h', '2026-03-01T00:00:00.000Z')", (cid, cid, at))
             for mid, by in ((1, None), (2, None), (3, 2), (4, 2)):
-                db.execute(sql(db_path, "INSERT INTO memories(id, text, type, tier, author, "
-                               "created_at, updated_at, superseded_by, dedup_key, "
-                               "content_hash) VALUES (?, ?, 'fact', 'semantic', 'machine', "
-                               "'2026-03-01T00:00:00.000Z', '2026-03-05T00:00:00.000Z', ?, "
-                               "?, '')"), (mid, f"memory {mid}", by, f"k{mid}"))
+                db.execute("INSERT INTO memories(id, text, type, tier, author, "
+                           "created_at, updated_at, superseded_by, dedup_key, "
+                           "content_hash) VALUES (?, ?, 'fact', 'semantic', 'machine', "
+                           "'2026-03-01T00:00:00.000Z', '2026-03-05T00:00:00.000Z', ?, "
+                           "?, '')", (mid, f"memory {mid}", by, f"k{mid}"))
             for cid in (2, 1):
-                db.execute(sql(db_path, "INSERT INTO memory_sources(memory_id, chunk_id, "
-                               "added_at) VALUES (1, ?, '2026-03-01T00:00:00.000Z')"), (cid,))
-            db.execute(sql(db_path, "INSERT INTO audit(memory_id, actor, action, at) VALUES "
-                           "(3, 'human', 'supersede', '2026-02-01T00:00:00.000Z')"))
+                db.execute("INSERT INTO memory_sources(memory_id, chunk_id, "
+                           "added_at) VALUES (1, ?, '2026-03-01T00:00:00.000Z')", (cid,))
+            db.execute("INSERT INTO audit(memory_id, actor, action, at) VALUES "
+                       "(3, 'human', 'supersede', '2026-02-01T00:00:00.000Z')")
     finally:
         db.close()
     monkeypatch.setattr(migrations, "MIGRATIONS", steps)

@@ -15,7 +15,6 @@ import orjson
 import pytest
 
 from hippo.store import connect
-from hippo.store.location import is_server
 
 
 def _session(path: Path, key: str, job: int, tech: str) -> Path:
@@ -195,7 +194,7 @@ def test_doctor_flags_a_link_into_another_session_and_fix_removes_it(cli, tmp_pa
     db = connect(db_path)
     b_chunk = db.scalar("SELECT c.id FROM echo_chunks c JOIN echo_sessions e ON "
                         "e.id = c.session_id WHERE e.session_key = 'B'")
-    db.execute(_q(db_path, "UPDATE memory_sources SET chunk_id = ? WHERE memory_id = ?"),
+    db.execute("UPDATE memory_sources SET chunk_id = ? WHERE memory_id = ?",
                (b_chunk, redis["id"]))
     db.close()
     r = cli("doctor", "--json")
@@ -210,12 +209,12 @@ def test_doctor_flags_a_link_into_another_session_and_fix_removes_it(cli, tmp_pa
 def test_doctor_flags_supersede_and_consolidate_cycles(cli, db_path) -> None:
     ids = [cli("add", "--json", f"statement number {i}").records[0]["id"] for i in range(4)]
     db = connect(db_path)
-    db.execute(_q(db_path, "UPDATE memories SET superseded_by = ? WHERE id = ?"),
+    db.execute("UPDATE memories SET superseded_by = ? WHERE id = ?",
                (ids[1], ids[0]))
-    db.execute(_q(db_path, "UPDATE memories SET superseded_by = ? WHERE id = ?"),
+    db.execute("UPDATE memories SET superseded_by = ? WHERE id = ?",
                (ids[0], ids[1]))
-    db.execute(_q(db_path, "UPDATE memories SET consolidated_into = ?, status = "
-                  "'consolidated' WHERE id = ?"), (ids[2], ids[2]))
+    db.execute("UPDATE memories SET consolidated_into = ?, status = "
+               "'consolidated' WHERE id = ?", (ids[2], ids[2]))
     db.close()
     r = cli("doctor", "--json")
     check = {c["check"]: c for c in r.records}["reference-cycles"]
@@ -259,11 +258,6 @@ def test_import_and_add_refuse_supersede_and_consolidate_cycles(cli) -> None:
 
 
 # -- items 4 and 5: concurrent writers ----------------------------------------------------
-
-def _q(db_path: Path | str, sql: str) -> str:
-    """`sql` with the backend's placeholders (a server's are %s)."""
-    return sql.replace("?", "%s") if is_server(db_path) else sql
-
 
 def _parallel(db_path: Path, argvs: list[list[str]], inputs: list[str | None],
               where: Path) -> list[subprocess.CompletedProcess[str]]:
