@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from hippo.records import FIELDS
 from hippo.store.sql import render
 
 if TYPE_CHECKING:
@@ -41,7 +40,7 @@ EXISTS = (
     "OR EXISTS (SELECT 1 FROM echo_chunks WHERE project = :p) "
     "OR EXISTS (SELECT 1 FROM project_dirs WHERE project = :p)"
 )
-MEMORIES = f"SELECT {', '.join(FIELDS)}, dedup_key FROM memories WHERE project = ? ORDER BY id"
+MEMORIES = "SELECT {columns}, dedup_key FROM memories WHERE project = ? ORDER BY id"
 PURGED = "dedup_key = 'purged:' || id"  # a hard-forgotten row keeps its key as it is
 
 # Rows that are not memories: table -> (its key as text, which of its rows). Names from
@@ -110,7 +109,9 @@ class Projects:
 
     def memories(self, project: str) -> list[Row]:
         """Every memory of `project` by id, any status (brain columns and dedup_key)."""
-        return self.db.rows(MEMORIES, (project,))
+        from hippo.records import FIELDS  # not at import: a hook reads directories only
+
+        return self.db.rows(MEMORIES.format(columns=", ".join(FIELDS)), (project,))
 
     def move(self, run_id: str, src: str, dst: str) -> None:
         """Move sessions, chunks, directories and hard-forgotten memories of `src` to
