@@ -97,7 +97,7 @@ def _plan(db: Store, src: str, dst: str) -> tuple[list[dict[str, Any]],
     moves, folds = [], []
     for row in db.projects.memories(src):
         if row["dedup_key"] == f"purged:{row['id']}":
-            continue  # moved by `move_project`: its text is gone, its key stays
+            continue  # moved by `projects.move`: its text is gone, its key stays
         rec = to_record(row)
         same = None
         if rec["status"] in ("active", "done"):
