@@ -82,13 +82,25 @@ class Health:
 
     def __init__(self, db: Sql, checks: Checks) -> None:
         self.db = db
-        # What the backend checks its own way (`Checks`).
-        self.integrity = checks.integrity
-        self.pending_migrations = checks.pending_migrations
-        self.foreign_key_violations = checks.foreign_key_violations
-        self.check_fulltext = checks.check_fulltext
-        self.rebuild_fulltext = checks.rebuild_fulltext
-        self.size_bytes = checks.size_bytes
+        self.checks = checks  # what the backend checks its own way
+
+    def integrity(self, limit: int) -> list[str]:
+        return self.checks.integrity(limit)
+
+    def pending_migrations(self) -> list[str]:
+        return self.checks.pending_migrations()
+
+    def foreign_key_violations(self) -> int:
+        return self.checks.foreign_key_violations()
+
+    def check_fulltext(self, index: str) -> IndexCheck:
+        return self.checks.check_fulltext(index)
+
+    def rebuild_fulltext(self, index: str) -> None:
+        self.checks.rebuild_fulltext(index)
+
+    def size_bytes(self) -> int:
+        return self.checks.size_bytes()
 
     def texts_without_token_matrix(self, store: str, model: str) -> list[str]:
         """Texts `store`'s searches score (active memories, chunks) with no cached matrix

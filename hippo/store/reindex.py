@@ -100,18 +100,7 @@ class Reindex:
 
     def __init__(self, db: Sql, upkeep: VectorUpkeep) -> None:
         self.db = db
-        # What the backend's vector index does its own way (`VectorUpkeep`).
-        self.neighbours = upkeep.neighbours
-        self.memory_vectors = upkeep.memory_vectors
-        self.put_chunk_vector = upkeep.put_chunk_vector
-        self.move_chunk_vectors = upkeep.move_chunk_vectors
-        self.set_chunk_vector_project = upkeep.set_chunk_vector_project
-        self.declares = upkeep.declares
-        self.vector_metadata = upkeep.vector_metadata
-        self.side_metadata = upkeep.side_metadata
-        self.write_side = upkeep.write_side
-        self.create_side_table = upkeep.create_side_table
-        self.swap_side_table = upkeep.swap_side_table
+        self.upkeep = upkeep  # what the backend's vector index does its own way
 
     # -- the live vectors ---------------------------------------------------------------
     def has_vectors(self, store: str) -> bool:
@@ -144,6 +133,26 @@ class Reindex:
         """Remove the vector of an Echo chunk."""
         self.db.execute(DROP_CHUNK_VECTOR, (chunk_id,))
 
+    def neighbours(self, vector: bytes, k: int, type_: str,
+                   project: str) -> list[tuple[int, float]]:
+        return self.upkeep.neighbours(vector, k, type_, project)
+
+    def memory_vectors(self) -> Iterator[tuple[int, str, str, bytes]]:
+        return self.upkeep.memory_vectors()
+
+    def put_chunk_vector(self, chunk_id: int, blob: bytes, project: str, session_id: int,
+                         started: int | None) -> None:
+        self.upkeep.put_chunk_vector(chunk_id, blob, project, session_id, started)
+
+    def move_chunk_vectors(self, src: str, dst: str) -> None:
+        self.upkeep.move_chunk_vectors(src, dst)
+
+    def set_chunk_vector_project(self, chunk_id: int, project: str) -> None:
+        self.upkeep.set_chunk_vector_project(chunk_id, project)
+
+    def declares(self, store: str, dimensions: int) -> bool:
+        return self.upkeep.declares(store, dimensions)
+
     # -- the side table ----------------------------------------------------------------
     def has_side_table(self, store: str) -> bool:
         """Whether the store has a side table (a reindex in progress)."""
@@ -169,3 +178,19 @@ class Reindex:
         live, column, _ = TABLES[store]
         self.db.execute(DROP_SIDE_ROW.format(table=SIDE.format(live), key=column), (key,))
 
+    def vector_metadata(self, store: str,
+                        keys: Sequence[int] | None = None) -> dict[int, tuple[Any, ...]]:
+        return self.upkeep.vector_metadata(store, keys)
+
+    def side_metadata(self, store: str) -> dict[int, tuple[Any, tuple[Any, ...]]]:
+        return self.upkeep.side_metadata(store)
+
+    def write_side(self, store: str, key: int, vector: bytes, metadata: tuple[Any, ...],
+                   content_hash: str) -> None:
+        self.upkeep.write_side(store, key, vector, metadata, content_hash)
+
+    def create_side_table(self, store: str, dim: int, *, drop_old: bool) -> None:
+        self.upkeep.create_side_table(store, dim, drop_old=drop_old)
+
+    def swap_side_table(self, store: str, dim: int) -> None:
+        self.upkeep.swap_side_table(store, dim)
