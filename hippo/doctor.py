@@ -43,12 +43,12 @@ def _fts(h: Hippo, table: str, fix: bool) -> Check:
 
 
 def _brain_vectors(h: Hippo, fix: bool) -> Check:
-    if not h.db.health.has_vectors("brain"):
+    if not h.db.reindex.has_vectors("brain"):
         active = h.db.stats.memory_count(active=True)
         return Check("vectors:brain", active == 0, f"{active} active memories, no vector table"
                      if active else "")
-    missing = h.db.health.unembedded("brain")
-    stale = h.db.health.orphan_vectors("brain")
+    missing = h.db.reindex.unembedded("brain")
+    stale = h.db.reindex.orphan_vectors("brain")
     check = Check("vectors:brain", not missing and not stale,
                   f"{len(missing)} active memories without a vector, {len(stale)} vectors of "
                   "inactive or missing memories" if missing or stale else "")
@@ -68,11 +68,11 @@ def _brain_vectors(h: Hippo, fix: bool) -> Check:
 
 def _echo_vectors(h: Hippo, fix: bool) -> Check:
     chunks = h.db.chunks.count(every_project=True)
-    if not h.db.health.has_vectors("echo"):
+    if not h.db.reindex.has_vectors("echo"):
         return Check("vectors:echo", chunks == 0, f"{chunks} chunks, no vector table"
                      if chunks else "")
-    missing = h.db.health.unembedded("echo")
-    stale = h.db.health.orphan_vectors("echo")
+    missing = h.db.reindex.unembedded("echo")
+    stale = h.db.reindex.orphan_vectors("echo")
     check = Check("vectors:echo", not missing and not stale,
                   f"{len(missing)} chunks without a vector, {len(stale)} orphan vectors"
                   if missing or stale else "")
@@ -80,14 +80,14 @@ def _echo_vectors(h: Hippo, fix: bool) -> Check:
         from hippo.timeutil import epoch
         from hippo.vectors import to_blob
 
-        rows = h.db.health.chunks_to_embed(missing) if missing else []
+        rows = h.db.reindex.chunks_to_embed(missing) if missing else []
         vectors = h.embed([r["text"] for r in rows], store="echo") if rows else []
         with h.db.transaction():
             for cid in stale:
-                h.db.health.drop_chunk_vector(cid)
+                h.db.reindex.drop_chunk_vector(cid)
             for r, v in zip(rows, vectors):
-                h.db.health.put_chunk_vector(r["id"], to_blob(v), r["project"] or "",
-                                             r["session_id"], epoch(r["started_at"]))
+                h.db.reindex.put_chunk_vector(r["id"], to_blob(v), r["project"] or "",
+                                              r["session_id"], epoch(r["started_at"]))
         check.fixed = f"embedded {len(rows)}, removed {len(stale)}"
     return check
 
@@ -264,12 +264,12 @@ def _models(h: Hippo) -> Check:
     problems = []
     for store in STORES:
         recorded = store_model(h.db, store)
-        if not h.db.health.has_vectors(store):
+        if not h.db.reindex.has_vectors(store):
             continue
         if recorded is None:
             problems.append(f"{store}: vectors but no recorded model")
             continue
-        if not h.db.health.vectors_declare(store, recorded[1]):
+        if not h.db.reindex.declares(store, recorded[1]):
             problems.append(f"{store}: table dimension differs from recorded {recorded[1]}")
     return Check("embedding-model", not problems, "; ".join(problems))
 

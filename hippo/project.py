@@ -166,13 +166,13 @@ def remember(db: Store, loc: Location) -> bool:
     if not loc.linked or not loc.root or not loc.project:
         return False
     try:
-        row = db.project_dirs.get(loc.root)
+        row = db.projects.directory(loc.root)
         if row and row["project"] == loc.project and row["common_dir"] == loc.common_dir:
             return False
         from hippo.timeutil import now_iso
 
         with db.waiting(RECORD_BUSY_MS):
-            db.project_dirs.record(loc.root, loc.project, loc.common_dir, now_iso())
+            db.projects.record_directory(loc.root, loc.project, loc.common_dir, now_iso())
         return True
     except Exception:  # noqa: BLE001 - a record is a convenience; the command goes on
         return False
@@ -185,7 +185,7 @@ def recorded(db: Store, path: str) -> str | None:
         return None
     candidates = [str(p), *(str(a) for a in p.parents)]
     try:
-        rows = db.project_dirs.among(candidates)
+        rows = db.projects.directories(candidates)
     except Exception:  # noqa: BLE001 - an older connection without the table
         return None
     best = max(rows, key=lambda r: len(r["path"]), default=None)

@@ -14,13 +14,14 @@ if TYPE_CHECKING:
 
 
 def collect(db: Store) -> dict[str, Any]:
-    size = db.stats.size_bytes()
+    size = db.health.size_bytes()
     brain_model = store_model(db, "brain")
     echo_model = store_model(db, "echo")
     stats = db.stats
     vec_rows = stats.vector_count("brain")
     echo_vec = stats.vector_count("echo")
     runs = stats.latest_runs()
+    last_chunk = int(db.meta.get("extract.last_chunk_id") or 0)
     return {
         "database": db.label,
         "size_bytes": size,
@@ -56,8 +57,8 @@ def collect(db: Store) -> dict[str, Any]:
         },
         "counters": dict(stats.counters(embed=False)),
         "jobs": {r.pop("job"): r for r in runs},
-        "extract": {"last_chunk_id": int(db.meta.get("extract.last_chunk_id") or 0),
-                    "chunks_pending": stats.chunks_pending()},
+        "extract": {"last_chunk_id": last_chunk,
+                    "chunks_pending": stats.chunks_pending(last_chunk)},
         "guard": stats.spend(),
         # Background jobs started by session-end hooks (their record lives outside the
         # database: a job that could not open it is reported too).

@@ -113,8 +113,8 @@ def restore_chunks(db: Store, chunks: list[ChunkRecord], vectors: list[Any]) -> 
         db.chunks.update_session(sid, messages=len(f["message_ids"]), ended_at=f["ended_at"],
                                  started_at=f["started_at"], cwd=None, project=f["project"],
                                  agent=None, parent_key=None)
-        db.health.put_chunk_vector(c.id, to_blob(vec), f["project"] or "", sid,
-                                   epoch(f["started_at"]))
+        db.reindex.put_chunk_vector(c.id, to_blob(vec), f["project"] or "", sid,
+                                    epoch(f["started_at"]))
     return len(chunks)
 
 

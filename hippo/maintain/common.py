@@ -16,13 +16,13 @@ T = TypeVar("T")
 
 
 def fts_backstop(db: Store, *, repair: bool = True) -> str:
-    """FTS5 integrity-check of the Brain index; rebuild it when the check fails."""
-    if db.maintenance.fts_intact():
+    """The Brain full-text index's own check; rebuild it when the check fails."""
+    if db.health.check_fulltext("memories_fts").error is None:
         return "ok"
     if not repair:
         return "corrupt"
     with db.transaction():
-        db.maintenance.fts_rebuild()
+        db.health.rebuild_fulltext("memories_fts")
     return "rebuilt"
 
 

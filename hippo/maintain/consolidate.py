@@ -61,7 +61,7 @@ def load(db: Store, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
     out: dict[int, dict[str, Any]] = {}
     for start in range(0, len(ids), 5000):
         out.update((r["id"], to_record(r))
-                   for r in db.maintenance.memory_records(ids[start:start + 5000]))
+                   for r in db.consolidation.records(ids[start:start + 5000]))
     return out
 
 
@@ -83,21 +83,21 @@ def _full_reason(db: Store, params: MaintainParams, full: bool) -> str | None:
 def plan(db: Store, types: Mapping[str, MemType], params: MaintainParams, *,
          full: bool = False) -> Plan:
     """Find what would merge, writing nothing."""
-    watermark = db.maintenance.last_audit_id()
+    watermark = db.consolidation.last_audit_id()
     frozen = {name for name, t in types.items() if t.frozen}
-    eligible = {r[0]: (r[1], r[2]) for r in db.maintenance.consolidation_candidates()
+    eligible = {r[0]: (r[1], r[2]) for r in db.consolidation.candidates()
                 if r[1] not in frozen}
     why = _full_reason(db, params, full)
     if why:
         changed: set[int] | None = None
     else:
         since = int(db.meta.get(WATERMARK) or 0)
-        changed = {i for i in db.maintenance.changed_since(since, ACTOR) if i in eligible}
+        changed = {i for i in db.consolidation.changed_since(since, ACTOR) if i in eligible}
     n_checked = len(eligible) if changed is None else len(changed)
     strategy = "knn" if changed is not None and len(changed) <= params.knn_limit else "scan"
     p = Plan("full" if why else "incremental", why or "changes since the last run", strategy,
              len(eligible), n_checked, 0, watermark)
-    if not n_checked or not db.maintenance.has_memory_vectors():
+    if not n_checked or not db.reindex.has_vectors("brain"):
         return p
     if strategy == "knn":
         assert changed is not None
@@ -106,7 +106,7 @@ def plan(db: Store, types: Mapping[str, MemType], params: MaintainParams, *,
         pairs = neighbors.scan_pairs(db, changed, eligible, params.threshold)
     p.pairs = len(pairs)
     p.records = load(db, sorted({i for pair in pairs for i in pair}))
-    apart = {(a, b): run_id for a, b, run_id in db.maintenance.kept_apart()}
+    apart = {(a, b): run_id for a, b, run_id in db.consolidation.kept_apart()}
 
     def conflict(x: int, y: int) -> str | None:
         undone = apart.get((min(x, y), max(x, y)))

@@ -147,7 +147,7 @@ def _refuse_copy(db: Store, rec: dict[str, Any], changes: dict[str, Any]) -> Non
 
     key = dedup_key(changes.get("type", rec["type"]), changes.get("project", rec["project"]),
                     changes.get("text", rec["text"]))
-    other = db.maintenance.same_statement(key, rec["id"])
+    other = db.consolidation.same_statement(key, rec["id"])
     if other is not None:
         raise UsageError(f"memory {other} already says this (same type and project); keep "
                          f"one: `hippo verify {other}` and `hippo forget {rec['id']}`, or "

@@ -38,14 +38,14 @@ def knn_pairs(db: Store, changed: Collection[int], eligible: Mapping[int, Key],
     """Neighbours of each changed memory via vec0 KNN, kept when eligible and close enough."""
     pairs: Pairs = {}
     for mid in sorted(changed):
-        blob = db.maintenance.memory_vector(mid)
+        blob = db.reindex.memory_vector(mid)
         if blob is None:
             continue
         mtype, project = eligible[mid]
         size = k
         while True:
             rows = [(other, 1.0 - distance) for other, distance
-                    in db.maintenance.memory_neighbours(blob, size, mtype, project)]
+                    in db.reindex.neighbours(blob, size, mtype, project)]
             # Grow k while even the farthest neighbour returned is still a hit.
             if len(rows) == size and rows[-1][1] >= threshold and size < KNN_MAX:
                 size = min(size * 4, KNN_MAX)
@@ -74,7 +74,7 @@ def scan_pairs(db: Store, changed: Collection[int] | None, eligible: Mapping[int
     queries: dict[Key, tuple[list[int], Any]] = {}
     for key in {eligible[m] for m in changed if m in eligible}:
         ids = sorted(m for m in changed if eligible.get(m) == key)
-        blobs = [db.maintenance.memory_vector(m) for m in ids]
+        blobs = [db.reindex.memory_vector(m) for m in ids]
         kept = [(m, b) for m, b in zip(ids, blobs) if b is not None]
         if kept:
             vecs = np.frombuffer(b"".join(b for _, b in kept), dtype="<f4")
@@ -91,7 +91,7 @@ def scan_pairs(db: Store, changed: Collection[int] | None, eligible: Mapping[int
             if qids[r] != ids[c]:
                 _add(pairs, qids[r], ids[c], float(sims[r, c]))
 
-    for mid, mtype, project, blob in db.maintenance.memory_vectors():
+    for mid, mtype, project, blob in db.reindex.memory_vectors():
         key = (mtype, project)
         if key in queries and mid in eligible:
             buf = buffers.setdefault(key, ([], []))
@@ -112,7 +112,7 @@ def _all_pairs(db: Store, eligible: Mapping[int, Key], threshold: float) -> Pair
     dim = None
     parts: dict[Key, tuple[Any, Any]] = {}
     filled: Counter[Key] = Counter()
-    for mid, mtype, project, blob in db.maintenance.memory_vectors():
+    for mid, mtype, project, blob in db.reindex.memory_vectors():
         key = (mtype, project)
         if mid not in eligible or eligible[mid] != key:
             continue

@@ -36,7 +36,7 @@ REINFORCE_GAIN = 0.2
 def listing(db: Store) -> list[dict[str, Any]]:
     """Every project name (None: global memories) with what it holds, by name."""
     out: dict[str | None, dict[str, Any]] = {}
-    for what, project, n, active in db.maintenance.project_counts():
+    for what, project, n, active in db.projects.counts():
         rec = out.setdefault(project, {"project": project, "active": 0, "memories": 0,
                                        "sessions": 0, "chunks": 0, "dirs": 0})
         rec[what] = n
@@ -46,7 +46,7 @@ def listing(db: Store) -> list[dict[str, Any]]:
 
 
 def exists(db: Store, name: str) -> bool:
-    return db.maintenance.project_exists(name)
+    return db.projects.exists(name)
 
 
 def _check(db: Store, src: str, dst: str, *, merge: bool) -> None:
@@ -95,13 +95,13 @@ def _plan(db: Store, src: str, dst: str) -> tuple[list[dict[str, Any]],
                                                       list[tuple[dict[str, Any], dict[str, Any]]]]:
     """FROM's memories that move as they are, and (copy, INTO's memory) pairs that fold."""
     moves, folds = [], []
-    for row in db.maintenance.project_memories(src):
+    for row in db.projects.memories(src):
         if row["dedup_key"] == f"purged:{row['id']}":
-            continue  # moved by `move_project`: its text is gone, its key stays
+            continue  # moved by `projects.move`: its text is gone, its key stays
         rec = to_record(row)
         same = None
         if rec["status"] in ("active", "done"):
-            found = db.maintenance.live_statement(dedup_key(rec["type"], dst, rec["text"]))
+            found = db.memories.find_same(dedup_key(rec["type"], dst, rec["text"]))
             same = to_record(found) if found else None
         if same is not None:
             folds.append((rec, same))
@@ -136,7 +136,8 @@ def run(h: Hippo, src: str, dst: str, *, merge: bool, dry_run: bool = False,
                         brain.chunk_ids(db, survivor["id"]))
                     brain.link(db, survivor["id"], sorted(gained), actor=ACTOR,
                                run_id=current.id)
-                db.maintenance.move_project(current.id, src, dst)
+                db.projects.move(current.id, src, dst)
+                db.reindex.move_chunk_vectors(src, dst)
                 failpoint("project.txn")
         for dup, survivor in folds:
             on_event({"event": "fold", "id": dup["id"], "into": survivor["id"],
@@ -154,7 +155,7 @@ def run(h: Hippo, src: str, dst: str, *, merge: bool, dry_run: bool = False,
 # -- undo ----------------------------------------------------------------------------------
 def moved(db: Store, run_id: str) -> list[dict[str, Any]]:
     """The rows other than memories a run moved (empty for any other run)."""
-    return db.maintenance.project_moves(run_id)
+    return db.projects.moves(run_id)
 
 
 def conflicts(db: Store, rows: list[dict[str, Any]]) -> int:
@@ -162,7 +163,7 @@ def conflicts(db: Store, rows: list[dict[str, Any]]) -> int:
     not a conflict: there is nothing to put back)."""
     n = 0
     for r in rows:
-        now = db.maintenance.moved_row(r["tbl"], r["row_key"])
+        now = db.projects.moved_row(r["tbl"], r["row_key"])
         if now is not None and now["project"] != r["after"]:
             n += 1
     return n
@@ -171,14 +172,15 @@ def conflicts(db: Store, rows: list[dict[str, Any]]) -> int:
 def put_back(db: Store, rows: list[dict[str, Any]], run_id: str) -> int:
     """Move each row back to its project before the run; saved under `run_id` (the undo's
     own run), so the undo can be undone in turn. Returns how many rows moved."""
-    has_vec = db.maintenance.has_echo_vectors()
+    has_vec = db.reindex.has_vectors("echo")
     n = 0
     for r in rows:
-        now = db.maintenance.moved_row(r["tbl"], r["row_key"])
+        now = db.projects.moved_row(r["tbl"], r["row_key"])
         if now is None or now["project"] == r["before"]:
             continue
-        db.maintenance.set_row_project(r["tbl"], r["row_key"], r["before"],
-                                       echo_vectors=has_vec)
-        db.maintenance.save_move(run_id, r["tbl"], r["row_key"], now["project"], r["before"])
+        db.projects.set_row_project(r["tbl"], r["row_key"], r["before"])
+        if r["tbl"] == "echo_chunks" and has_vec:  # a vector carrying its chunk's project
+            db.reindex.set_chunk_vector_project(int(r["row_key"]), r["before"] or "")
+        db.projects.save_move(run_id, r["tbl"], r["row_key"], now["project"], r["before"])
         n += 1
     return n

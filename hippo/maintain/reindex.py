@@ -41,9 +41,9 @@ class Tables:
 
 def _pending(db: Store, t: Tables) -> tuple[list[int], list[int]]:
     """Keys whose side-table vector is missing or stale, and side rows no longer live."""
-    live = db.maintenance.vector_metadata(t.store)
-    side = db.maintenance.side_metadata(t.store)
-    hashes = {k: h for k, h in db.maintenance.content_hashes(t.store) if k in live}
+    live = db.reindex.vector_metadata(t.store)
+    side = db.reindex.side_metadata(t.store)
+    hashes = {k: h for k, h in db.reindex.content_hashes(t.store) if k in live}
     todo = [k for k, meta in live.items()
             if k not in side or side[k] != (hashes.get(k), meta)]
     extra = [k for k in side if k not in live]
@@ -57,15 +57,15 @@ def _build(db: Store, t: Tables, emb: Embedder, keys: Sequence[int],
     The texts' token matrices for late interaction are cached in the same model pass, as
     on any write (`warm_for_search`): a reindex to the local model, or `--force` on an
     archive ingested before chunks got them, leaves no search to encode a candidate."""
-    live = db.maintenance.vector_metadata(t.store, keys)
-    rows = [r for r in db.maintenance.texts(t.store, keys) if r[0] in live]
+    live = db.reindex.vector_metadata(t.store, keys)
+    rows = [r for r in db.reindex.texts(t.store, keys) if r[0] in live]
     from hippo.retrieve.tokencache import warm_for_search
 
     warm_for_search(db, settings, emb, [r[1] for r in rows])
     vecs = embed_texts(db, emb, [r[1] for r in rows])
     with db.transaction():
         for (key, _text, chash), vec in zip(rows, vecs):
-            db.maintenance.write_side(t.store, key, to_blob(vec), live[key], chash)
+            db.reindex.write_side(t.store, key, to_blob(vec), live[key], chash)
 
 
 def run(h: Hippo, store: str, embedder_name: str, *, batch: int = 256, force: bool = False,
@@ -91,9 +91,9 @@ def run(h: Hippo, store: str, embedder_name: str, *, batch: int = 256, force: bo
         elif old == (emb.model_id, emb.dimensions) and not force and pending is None:
             summary["result"] = f"already uses {emb.model_id}; --force re-embeds anyway"
         else:
-            rows = db.maintenance.vector_count(store)
+            rows = db.reindex.vector_count(store)
             if dry_run:
-                reuse = (pending == emb.model_id and db.maintenance.has_side_table(store)
+                reuse = (pending == emb.model_id and db.reindex.has_side_table(store)
                          and db.meta.get(t.meta_key("dim")) == str(emb.dimensions))
                 todo = _pending(db, t)[0] if reuse else list(range(rows))
             else:
@@ -122,11 +122,11 @@ def _prepare(db: Store, t: Tables, target: dict[str, Any], pending: str | None,
         if pending is not None and not same:
             on_event({"event": "restart", "store": t.store, "was": pending,
                       "now": target["model"]})
-        db.maintenance.create_side_table(t.store, target["dim"],
+        db.reindex.create_side_table(t.store, target["dim"],
                                          drop_old=pending is not None and not same)
         for what, value in target.items():
             db.meta.set(t.meta_key(what), str(value))
-    kept = db.maintenance.side_count(t.store)
+    kept = db.reindex.side_count(t.store)
     if kept:
         on_event({"event": "resume", "store": t.store, "kept": kept})
 
@@ -156,8 +156,8 @@ def _swap(db: Store, t: Tables, emb: Embedder, target: dict[str, Any],
         if todo:  # the few rows written since `_fill`: one model pass, tokens included
             _build(db, t, emb, todo, settings)
         for key in extra:
-            db.maintenance.drop_side_row(t.store, key)
-        db.maintenance.swap_side_table(t.store, target["dim"])
+            db.reindex.drop_side_row(t.store, key)
+        db.reindex.swap_side_table(t.store, target["dim"])
         for what in ("model", "dim", "embedder"):
             db.meta.set(t.meta_key(what), None)
         db.meta.set(f"{t.store}.embed_model", target["model"])

@@ -62,7 +62,7 @@ def run(h: Hippo, params: MaintainParams, *, now: datetime, dry_run: bool = Fals
     db = h.db
     wins = windows(params.retire_days, h.types)
     with job(db, "retire", dry_run=dry_run) as current:
-        rows = db.maintenance.retire_candidates(sorted(wins))
+        rows = db.consolidation.retire_candidates(sorted(wins))
         due = []
         for rec in map(to_record, rows):
             why = reason(rec, now, wins, h.types)

@@ -93,7 +93,7 @@ def plan(db: Store, run_id: str) -> UndoPlan:
     import orjson
 
     run = db.jobs.get_run(run_id)
-    rows = db.maintenance.run_changes(run_id)
+    rows = db.consolidation.run_changes(run_id)
     if run is None and not rows:
         raise NotFoundError(f"no run with id {run_id!r}; `hippo stats` shows each job's last run")
     if run is not None and run["job"] == "reindex":
@@ -120,7 +120,7 @@ def plan(db: Store, run_id: str) -> UndoPlan:
     ours = {s.memory_id for s in p.steps}
     for s in p.steps:  # a memory this run created that others now point at cannot go
         if s.target is None:
-            others = [i for i in db.maintenance.pointing_at(s.memory_id) if i not in ours]
+            others = [i for i in db.consolidation.pointing_at(s.memory_id) if i not in ours]
             if others:
                 raise HippoError(f"memory {s.memory_id}, created by run {run_id}, is now "
                                  f"referenced by memory {others[0]}; undo the later runs first")
@@ -209,7 +209,7 @@ def _write(db: Store, p: UndoPlan, moves: list[dict[str, Any]], apart: list[tupl
         if not force and plan(db, run_id).conflicts:  # changed since we looked
             raise HippoError(f"memories changed while preparing to undo {run_id}; "
                              "try again")
-        db.maintenance.defer_references()  # rows point at each other
+        db.memories.defer_references()  # rows point at each other
         for mid, chunks, added in reversed(p.links):
             if _current(db, mid) is not None:
                 brain.link(db, mid, chunks, actor=ACTOR, run_id=undo_id, add=not added)
@@ -218,10 +218,10 @@ def _write(db: Store, p: UndoPlan, moves: list[dict[str, Any]], apart: list[tupl
         moved_back = projects.put_back(db, moves, undo_id)
         # Undoing an undo lets those memories merge again; undoing a merge keeps
         # them apart, or the next nightly consolidate would merge them right back.
-        db.maintenance.drop_kept_apart(run_id)
+        db.consolidation.drop_kept_apart(run_id)
         stamp = now_iso()
         for a, b in apart:
-            db.maintenance.keep_apart(a, b, undo_id, stamp)
+            db.consolidation.keep_apart(a, b, undo_id, stamp)
         failpoint("undo.txn")
     return moved_back
 

@@ -16,16 +16,17 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 if TYPE_CHECKING:
     from hippo.store.audit import Audit
     from hippo.store.chunks import Chunks
+    from hippo.store.consolidation import Consolidation
     from hippo.store.context import ContextRows
     from hippo.store.embed_cache import EmbedCache
     from hippo.store.health import Health
     from hippo.store.imports import Imports
     from hippo.store.jobs import Jobs
     from hippo.store.lexical import Lexical
-    from hippo.store.maintenance import Maintenance
     from hippo.store.memories import Memories
     from hippo.store.meta import Meta
-    from hippo.store.projects import ProjectDirs
+    from hippo.store.projects import Projects
+    from hippo.store.reindex import Reindex
     from hippo.store.spend import Spend
     from hippo.store.stats import Stats
     from hippo.store.tokens import TokenMatrices
@@ -85,7 +86,7 @@ class Store(Protocol):
     @property
     def context(self) -> ContextRows: ...
     @property
-    def project_dirs(self) -> ProjectDirs: ...
+    def projects(self) -> Projects: ...
     @property
     def chunks(self) -> Chunks: ...
     @property
@@ -103,7 +104,9 @@ class Store(Protocol):
     @property
     def spend(self) -> Spend: ...
     @property
-    def maintenance(self) -> Maintenance: ...
+    def consolidation(self) -> Consolidation: ...
+    @property
+    def reindex(self) -> Reindex: ...
     @property
     def health(self) -> Health: ...
     @property

@@ -53,13 +53,16 @@ class Dialect(NamedTuple):
     # a new memory's id, when the database gives none itself; then marked as taken
     next_id: str = ""
     mark_id: str = ""
+    # after a text column: compare it byte by byte (SQLite's BINARY, PostgreSQL's "C")
+    collate: str = ""
 
     @property
     def fragments(self) -> dict[str, str]:
         """What a query template (`hippo.store.sql.render`) may name."""
         return {"in_list": self.in_list, "true": self.true, "false": self.false,
                 "now": self.now, "visible": self.visible, "own": self.own,
-                "tagged": self.tagged.format(alias="m"), "current": current(self)}
+                "tagged": self.tagged.format(alias="m"), "current": current(self),
+                "collate": self.collate}
 
 
 def where(d: Dialect, f: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:

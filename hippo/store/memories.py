@@ -121,23 +121,21 @@ SEGMENT = ("SELECT id, seq, source_path, roles, line_start, line_end, message_id
 SESSION_RANGE = "SELECT min(id) AS first, max(id) AS last FROM echo_chunks WHERE session_id = ?"
 
 
-def _cites(source: str, session_key: str) -> bool:
-    """Whether a `source` (JSON text) names this session: its `session` value, or one of
-    its items (a list) or values (an object)."""
+def named_sessions(source: str) -> list[str] | None:
+    """The sessions a memory's source (JSON) names under "session": an array's items, an
+    object's values, or the one value (SQLite's json_each); None when it names none."""
     import orjson
 
     try:
-        obj = orjson.loads(source)
+        doc = orjson.loads(source)
     except orjson.JSONDecodeError:
-        return False
-    if not isinstance(obj, dict) or "session" not in obj:
-        return False
-    value = obj["session"]
-    if isinstance(value, list):
-        return session_key in [v for v in value if isinstance(v, str)]
-    if isinstance(value, dict):
-        return session_key in [v for v in value.values() if isinstance(v, str)]
-    return isinstance(value, str) and value == session_key
+        return None
+    if not isinstance(doc, dict) or "session" not in doc:
+        return None
+    named = doc["session"]
+    values = named if isinstance(named, list) else (
+        list(named.values()) if isinstance(named, dict) else [named])
+    return [v for v in values if isinstance(v, str)]
 
 
 class Memories:
@@ -260,7 +258,7 @@ class Memories:
     def citing_session(self, session_key: str) -> list[int]:
         """Ids of memories whose `source` names this Echo session, in order."""
         return [int(r["id"]) for r in self.db.rows(CITING_CANDIDATES)
-                if _cites(r["source"], session_key)]
+                if session_key in (named_sessions(r["source"]) or ())]
 
     def pending_tasks(self, project: str | None, tag: str) -> list[Row]:
         """id, source of active machine tasks of `project` tagged `tag`."""

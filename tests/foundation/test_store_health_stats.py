@@ -1,4 +1,5 @@
-"""The `health` and `stats` repositories: what `hippo doctor` checks and `hippo stats` counts."""
+"""The `health`, `stats` and `reindex` repositories: what `hippo doctor` checks and `hippo stats`
+counts."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ def test_stats_counts(store: Store) -> None:
     assert s.session_count() == 1 and s.file_count() == 1 and s.cache_entries() >= 4
     assert s.schema_steps()[0] in ("0001_core", "p0001_core")  # SQLite's, PostgreSQL's
     assert [r["job"] for r in s.latest_runs()] == ["ingest"]
-    assert s.chunks_pending() == 1 and s.spend() == []
+    assert s.chunks_pending(0) == 1 and s.chunks_pending(1) == 0 and s.spend() == []
     assert dict(s.counters(embed=True))["embed.texts_embedded"] >= 4
     assert s.counters(embed=False) == []
     with pytest.raises(ValueError):
@@ -47,7 +48,7 @@ def test_stats_counts(store: Store) -> None:
 def test_stats_without_vector_tables(db_path: Path) -> None:
     db = connect(db_path)
     assert db.stats.vector_count("brain") == 0 and db.stats.memories_by("status", active=False) == {}
-    assert not db.health.has_vectors("brain") and db.stats.memory_count(active=True) == 0
+    assert not db.reindex.has_vectors("brain") and db.stats.memory_count(active=True) == 0
     db.close()
 
 
@@ -58,18 +59,20 @@ def test_health_checks_and_repairs(store: Store) -> None:
     assert h.check_fulltext("memories_fts").error is None
     with pytest.raises(ValueError):
         h.check_fulltext("memories")
-    assert h.has_vectors("brain") and h.vectors_declare("brain", 384)
-    assert not h.vectors_declare("brain", 768)
-    assert h.unembedded("brain") == h.orphan_vectors("echo") == []
-    (chunk,) = h.chunks_to_embed([1])
+    assert h.size_bytes() > 0
+    v = store.reindex
+    assert v.has_vectors("brain") and v.declares("brain", 384)
+    assert not v.declares("brain", 768)
+    assert v.unembedded("brain") == v.orphan_vectors("echo") == []
+    (chunk,) = v.chunks_to_embed([1])
     assert chunk["id"] == 1 and set(chunk) == {"id", "text", "project", "session_id",
                                                "started_at"}
     with store.transaction():
-        h.drop_chunk_vector(1)
-    assert h.unembedded("echo") == [1]
+        v.drop_chunk_vector(1)
+    assert v.unembedded("echo") == [1]
     with store.transaction():
-        h.put_chunk_vector(1, bytes(4 * 384), "testproj", chunk["session_id"], 0)
-    assert h.unembedded("echo") == []
+        v.put_chunk_vector(1, bytes(4 * 384), "testproj", chunk["session_id"], 0)
+    assert v.unembedded("echo") == []
     path = h.watermarks()[0][0]
     assert path.endswith(".jsonl")
     with store.transaction():

@@ -128,13 +128,14 @@ def test_context_scope(db_path: Path) -> None:
 
 def test_project_dirs(db_path: Path) -> None:
     h = _hippo(db_path)
-    dirs = h.db.project_dirs
-    assert dirs.get("/w/a") is None
+    dirs = h.db.projects
+    assert dirs.directory("/w/a") is None
     with h.db.transaction():
-        dirs.record("/w/a", "proj", "/r/.git", "2026-01-01T00:00:00Z")
-        dirs.record("/w/a", "proj2", None, "2026-01-02T00:00:00Z")
-    assert dirs.get("/w/a") == {"project": "proj2", "common_dir": None}
-    assert dirs.among(["/w/a", "/w"]) == [{"path": "/w/a", "project": "proj2"}]
+        dirs.record_directory("/w/a", "proj", "/r/.git", "2026-01-01T00:00:00Z")
+        dirs.record_directory("/w/a", "proj2", None, "2026-01-02T00:00:00Z")
+    assert dirs.directory("/w/a") == {"project": "proj2", "common_dir": None}
+    assert dirs.directories(["/w/a", "/w"]) == [{"path": "/w/a", "project": "proj2"}]
+    assert dirs.directories([]) == []
 
 
 def test_concurrent_writers_store_one_memory(db_path: Path) -> None:

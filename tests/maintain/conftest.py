@@ -41,7 +41,7 @@ def consistency(db_path: Path | str) -> dict:
     db = connect(db_path)
     try:
         if is_server(db_path):  # a generated tsvector cannot drift; the server checks keys
-            fts = "ok" if db.maintenance.fts_intact() else "corrupt"
+            fts = "ok" if db.health.check_fulltext("memories_fts").error is None else "corrupt"
             fk: list = []
         else:
             try:
@@ -53,7 +53,7 @@ def consistency(db_path: Path | str) -> dict:
             fk = db.rows("PRAGMA foreign_key_check")
         active = {r[0] for r in db.execute("SELECT id FROM memories WHERE status = 'active'")}
         vec = ({r[0] for r in db.execute("SELECT memory_id FROM memories_vec")}
-               if db.maintenance.has_memory_vectors() else set())
+               if db.reindex.has_vectors("brain") else set())
         dangling = db.scalar(
             "SELECT count(*) FROM memories m WHERE m.consolidated_into IS NOT NULL AND "
             "(m.status != 'consolidated' OR NOT EXISTS (SELECT 1 FROM memories s WHERE "

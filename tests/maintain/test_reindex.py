@@ -57,7 +57,7 @@ def test_reindex_swaps_model_and_vectors(cli, seed, db_path, check) -> None:
     db = connect(db_path)
     assert store_model(db, "brain") == ("alt-bow-64", 64)
     assert db.scalar("SELECT value FROM meta WHERE key = 'brain.embedder'") == "alt"
-    assert not db.maintenance.has_side_table("brain")
+    assert not db.reindex.has_side_table("brain")
     if is_server(db_path):  # the side table took the live one's place, names and all
         assert db.rows(PG_SHAPE) == LIVE_SHAPE
     vecs = vectors(db_path)
@@ -148,7 +148,7 @@ def test_reindex_echo_keeps_metadata(db_path, cli) -> None:
         assert db.rows("SELECT chunk_id, project, session_id, started FROM echo_vec "
                        "ORDER BY chunk_id")[0] == {"chunk_id": 1, "project": "p",
                                                    "session_id": 1, "started": 1001}
-    assert db.maintenance.vector_count("echo") == 5
+    assert db.reindex.vector_count("echo") == 5
     assert store_model(db, "brain") is None
 
 
@@ -158,10 +158,10 @@ def test_an_open_connection_reads_the_new_vectors_after_a_reindex(cli, seed, db_
     seed([{"text": f"memory {i} about topic {i % 3}"} for i in range(6)])
     db = connect(db_path)
     for _ in range(8):  # often enough that the driver prepares the statement
-        assert len(db.maintenance.memory_vector(1)) == 4 * 384
+        assert len(db.reindex.memory_vector(1)) == 4 * 384
     r = cli("reindex", "--embedder", "alt")
     assert r.exit_code == 0, r.stderr
-    assert len(db.maintenance.memory_vector(1)) == 4 * 64
+    assert len(db.reindex.memory_vector(1)) == 4 * 64
     with db.transaction():
-        assert len(db.maintenance.memory_vector(2)) == 4 * 64
+        assert len(db.reindex.memory_vector(2)) == 4 * 64
     db.close()

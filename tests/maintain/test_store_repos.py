@@ -1,4 +1,5 @@
-"""The jobs, spend and maintenance repositories on their own (the jobs' tests cover the rest)."""
+"""The jobs, spend, consolidation, project-move and reindex repositories on their own (the
+jobs' tests cover the rest)."""
 
 from __future__ import annotations
 
@@ -62,34 +63,38 @@ def test_spend_state(db_path: Path) -> None:
     db.close()
 
 
-def test_maintenance_lookups(seed, db_path: Path) -> None:
+def test_consolidation_projects_and_reindex_lookups(seed, db_path: Path) -> None:
     seed([{"text": "use port 5432", "type": "config", "project": "a"},
           {"text": "run the linter first", "type": "procedure", "project": "b"}])
     db = connect(db_path)
-    m = db.maintenance
+    c, moves, v = db.consolidation, db.projects, db.reindex
     with db.transaction():
-        assert m.last_audit_id() >= 2
-        assert sorted(m.consolidation_candidates()) == [(1, "config", "a"), (2, "procedure", "b")]
-        assert sorted(m.changed_since(0, "consolidate")) == [1, 2]
-        assert m.changed_since(m.last_audit_id(), "consolidate") == []
-        assert [r["id"] for r in m.memory_records([2, 1, 99])] == [1, 2]
-        assert m.has_memory_vectors()
-        vec = m.memory_vector(1)
-        assert vec is not None and m.memory_vector(99) is None
-        near = m.memory_neighbours(vec, 4, "config", "a")
+        assert c.last_audit_id() >= 2
+        assert c.candidates() == [(1, "config", "a"), (2, "procedure", "b")]
+        assert sorted(c.changed_since(0, "consolidate")) == [1, 2]
+        assert c.changed_since(c.last_audit_id(), "consolidate") == []
+        assert [r["id"] for r in c.records([2, 1, 99])] == [1, 2]
+        assert v.has_vectors("brain")
+        vec = v.memory_vector(1)
+        assert vec is not None and v.memory_vector(99) is None
+        near = v.neighbours(vec, 4, "config", "a")
         assert near[0][0] == 1 and abs(near[0][1]) < 1e-6
-        assert sorted(i for i, *_ in m.memory_vectors()) == [1, 2]
-        assert m.fts_intact()
-        assert m.pointing_at(1) == []
-        assert m.project_exists("a") and not m.project_exists("c")
-        assert [r["id"] for r in m.project_memories("a")] == [1]
-        assert m.project_counts()[0] == ("memories", "a", 1, 1)
-        assert m.run_changes("no-such-run") == []
-        assert [r["id"] for r in m.retire_candidates(["procedure"])] == [2]
-        assert m.kept_apart() == []
-        m.keep_apart(1, 2, "undo-1", "2026-01-01T00:00:00.000Z")
-        assert m.kept_apart() == [(1, 2, "undo-1")]
-        m.drop_kept_apart("undo-1")
-        assert m.kept_apart() == []
-        assert not m.has_side_table("brain") and m.vector_count("brain") == 2
+        assert sorted(i for i, *_ in v.memory_vectors()) == [1, 2]
+        assert db.health.check_fulltext("memories_fts").error is None
+        assert c.pointing_at(1) == []
+        assert c.same_statement("no-such-key", 1) is None
+        assert moves.exists("a") and not moves.exists("c")
+        assert [r["id"] for r in moves.memories("a")] == [1]
+        assert moves.counts()[0] == ("memories", "a", 1, 1)
+        assert c.run_changes("no-such-run") == []
+        assert [r["id"] for r in c.retire_candidates(["procedure"])] == [2]
+        assert c.kept_apart() == []
+        c.keep_apart(1, 2, "undo-1", "2026-01-01T00:00:00.000Z")
+        c.keep_apart(1, 2, "undo-1", "2026-01-01T00:00:00.000Z")  # once
+        assert c.kept_apart() == [(1, 2, "undo-1")]
+        c.drop_kept_apart("undo-1")
+        assert c.kept_apart() == []
+        assert not v.has_side_table("brain") and v.vector_count("brain") == 2
+        assert [(t, k) for t, k, _ in v.texts("brain", [2, 99])] == [(2, "run the linter first")]
+        assert dict(v.content_hashes("brain")).keys() == {1, 2}
     db.close()

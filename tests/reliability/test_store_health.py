@@ -63,11 +63,11 @@ def test_health_repairs_find_what_was_broken(cli, db_path, tmp_path: Path) -> No
     try:
         assert db.health.integrity(5) == ["ok"] and db.health.pending_migrations() == []
         assert db.health.foreign_key_violations() == 0
-        assert db.health.unembedded("brain") == [] and db.health.orphan_vectors("echo") == []
-        chunk = db.health.chunks_to_embed([1, 10**6])
+        assert db.reindex.unembedded("brain") == [] and db.reindex.orphan_vectors("echo") == []
+        chunk = db.reindex.chunks_to_embed([1, 10**6])
         assert [r["id"] for r in chunk] == [1] and "make stage" in chunk[0]["text"]
-        db.health.drop_chunk_vector(1)
-        assert db.health.unembedded("echo") == [1]
+        db.reindex.drop_chunk_vector(1)
+        assert db.reindex.unembedded("echo") == [1]
         assert db.stats.vector_count("brain") == 5
         assert db.stats.vector_count("echo") == db.chunks.count(every_project=True) - 1
         with db.transaction():

@@ -33,16 +33,17 @@ if TYPE_CHECKING:
     from hippo.store.audit import Audit
     from hippo.store.base import Mode, Row
     from hippo.store.chunks import Chunks
+    from hippo.store.consolidation import Consolidation
     from hippo.store.context import ContextRows
     from hippo.store.embed_cache import EmbedCache
     from hippo.store.health import Health
     from hippo.store.imports import Imports
     from hippo.store.jobs import Jobs
     from hippo.store.lexical import Lexical
-    from hippo.store.maintenance import Maintenance
     from hippo.store.memories import Memories
     from hippo.store.meta import Meta
-    from hippo.store.projects import ProjectDirs
+    from hippo.store.projects import Projects
+    from hippo.store.reindex import Reindex
     from hippo.store.spend import Spend
     from hippo.store.stats import Stats
     from hippo.store.tokens import TokenMatrices
@@ -215,10 +216,10 @@ class PgDatabase(PgSql):
         return PgContextRows(self._sql())
 
     @functools.cached_property
-    def project_dirs(self) -> ProjectDirs:
-        from hippo.store.postgres.projects import PgProjectDirs
+    def projects(self) -> Projects:
+        from hippo.store.projects import Projects
 
-        return PgProjectDirs(self._sql())
+        return Projects(self._sql())
 
     @functools.cached_property
     def chunks(self) -> Chunks:
@@ -269,22 +270,30 @@ class PgDatabase(PgSql):
         return PgSpend(self._sql())
 
     @functools.cached_property
-    def maintenance(self) -> Maintenance:
-        from hippo.store.postgres.maintenance import PgMaintenance
+    def consolidation(self) -> Consolidation:
+        from hippo.store.consolidation import Consolidation
 
-        return PgMaintenance(self._sql())
+        return Consolidation(self._sql())
+
+    @functools.cached_property
+    def reindex(self) -> Reindex:
+        from hippo.store.postgres.reindex import PgVectorUpkeep
+        from hippo.store.reindex import Reindex
+
+        return Reindex(self._sql(), PgVectorUpkeep(self._sql()))
 
     @functools.cached_property
     def health(self) -> Health:
-        from hippo.store.postgres.health import PgHealth
+        from hippo.store.health import Health
+        from hippo.store.postgres.health import PgChecks
 
-        return PgHealth(self._sql())
+        return Health(self._sql(), PgChecks(self._sql()))
 
     @functools.cached_property
     def stats(self) -> Stats:
-        from hippo.store.postgres.stats import PgStats
+        from hippo.store.stats import Stats
 
-        return PgStats(self._sql())
+        return Stats(self._sql())
 
     @functools.cached_property
     def imports(self) -> Imports:

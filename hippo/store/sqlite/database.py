@@ -20,16 +20,17 @@ if TYPE_CHECKING:
     from hippo.store.audit import Audit
     from hippo.store.base import Mode, Row
     from hippo.store.chunks import Chunks
+    from hippo.store.consolidation import Consolidation
     from hippo.store.context import ContextRows
     from hippo.store.embed_cache import EmbedCache
     from hippo.store.health import Health
     from hippo.store.imports import Imports
     from hippo.store.jobs import Jobs
     from hippo.store.lexical import Lexical
-    from hippo.store.maintenance import Maintenance
     from hippo.store.memories import Memories
     from hippo.store.meta import Meta
-    from hippo.store.projects import ProjectDirs
+    from hippo.store.projects import Projects
+    from hippo.store.reindex import Reindex
     from hippo.store.spend import Spend
     from hippo.store.stats import Stats
     from hippo.store.tokens import TokenMatrices
@@ -152,10 +153,10 @@ class Database(Sql):
         return SqliteContextRows(Sql(self.conn, self.path))
 
     @functools.cached_property
-    def project_dirs(self) -> ProjectDirs:
-        from hippo.store.sqlite.projects import SqliteProjectDirs
+    def projects(self) -> Projects:
+        from hippo.store.projects import Projects
 
-        return SqliteProjectDirs(Sql(self.conn, self.path))
+        return Projects(Sql(self.conn, self.path))
 
     @functools.cached_property
     def chunks(self) -> Chunks:
@@ -206,22 +207,30 @@ class Database(Sql):
         return SqliteSpend(Sql(self.conn, self.path))
 
     @functools.cached_property
-    def maintenance(self) -> Maintenance:
-        from hippo.store.sqlite.maintenance import SqliteMaintenance
+    def consolidation(self) -> Consolidation:
+        from hippo.store.consolidation import Consolidation
 
-        return SqliteMaintenance(Sql(self.conn, self.path))
+        return Consolidation(Sql(self.conn, self.path))
+
+    @functools.cached_property
+    def reindex(self) -> Reindex:
+        from hippo.store.reindex import Reindex
+        from hippo.store.sqlite.reindex import SqliteVectorUpkeep
+
+        return Reindex(Sql(self.conn, self.path), SqliteVectorUpkeep(Sql(self.conn, self.path)))
 
     @functools.cached_property
     def health(self) -> Health:
-        from hippo.store.sqlite.health import SqliteHealth
+        from hippo.store.health import Health
+        from hippo.store.sqlite.health import SqliteChecks
 
-        return SqliteHealth(Sql(self.conn, self.path))
+        return Health(Sql(self.conn, self.path), SqliteChecks(Sql(self.conn, self.path)))
 
     @functools.cached_property
     def stats(self) -> Stats:
-        from hippo.store.sqlite.stats import SqliteStats
+        from hippo.store.stats import Stats
 
-        return SqliteStats(Sql(self.conn, self.path))
+        return Stats(Sql(self.conn, self.path))
 
     @functools.cached_property
     def imports(self) -> Imports:

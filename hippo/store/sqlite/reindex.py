@@ -1,19 +1,27 @@
-"""SQLite: a reindex's side vec0 table (`<table>_next`, each row carrying the content hash
-it was computed from) beside each store's live one; part of `SqliteMaintenance`."""
+"""SQLite: what maintenance does to vec0 its own way (`hippo.store.reindex.VectorUpkeep`).
+
+vec0 tables carry their filter columns (a memory's type and project, a chunk's project,
+session and start): a KNN filters on them, a project's move updates them, and a reindex's
+side table (`<table>_next`, with `+content_hash`) copies them beside each vector."""
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from hippo.store.sqlite.database import Sql
 
-# store -> the table holding the text each vector was computed from
-CONTENT = {"brain": "memories", "echo": "echo_chunks"}
+KNN = ("SELECT memory_id, distance FROM memories_vec WHERE embedding MATCH ? AND k = ? "
+       "AND type = ? AND project = ?")
+SCAN = "SELECT memory_id, type, project, embedding FROM memories_vec"
+CHUNK_VEC_PUT = ("INSERT INTO echo_vec(chunk_id, embedding, project, session_id, "
+                 "started) VALUES (?, ?, ?, ?, ?)")
+CHUNKS_MOVED = "UPDATE echo_vec SET project = ?2 WHERE project = ?1"
+CHUNK_MOVED = "UPDATE echo_vec SET project = ?2 WHERE chunk_id = ?1"
+TABLE_SQL = "SELECT sql FROM sqlite_master WHERE name = ?"
 HASH_COL = ", +content_hash TEXT"
-COUNT = "SELECT count(*) FROM {table}"
 DROP = "DROP TABLE {table}"
 DROP_IF_EXISTS = "DROP TABLE IF EXISTS {table}"
 IN_KEYS = " WHERE {key} IN (SELECT value FROM json_each(?))"
@@ -25,18 +33,13 @@ class Tables:
     def __init__(self, store: str) -> None:
         from hippo.store.sqlite.vectors import VEC_TABLES
 
-        self.store = store
         self.live, self.key, meta = VEC_TABLES[store]
         self.meta = [c.split()[0] for c in meta.split(",")]
         self.next = f"{self.live}_next"
-        self.content = CONTENT[store]
         cols = ", ".join(self.meta)
         self.read_live = f"SELECT {self.key}, {cols} FROM {self.live}"
         self.read_live_keys = self.read_live + IN_KEYS.format(key=self.key)
         self.read_next = f"SELECT {self.key}, content_hash, {cols} FROM {self.next}"
-        self.texts = (f"SELECT id, text, content_hash FROM {self.content} "
-                      "WHERE id IN (SELECT value FROM json_each(?))")
-        self.hashes = f"SELECT id, content_hash FROM {self.content}"
         self.delete_next = f"DELETE FROM {self.next} WHERE {self.key} = ?"
         self.insert_next = (f"INSERT INTO {self.next}({self.key}, embedding, {cols}, "
                             f"content_hash) VALUES ({', '.join('?' * (len(self.meta) + 3))})")
@@ -55,17 +58,32 @@ def _keys(keys: Sequence[int]) -> str:
     return orjson.dumps(list(keys)).decode()
 
 
-class SqliteReindexTables:
-    db: Sql
+class SqliteVectorUpkeep:
+    def __init__(self, db: Sql) -> None:
+        self.db = db
 
-    def vector_count(self, store: str) -> int:
-        return int(self.db.scalar(COUNT.format(table=_tables(store).live)))
+    def neighbours(self, vector: bytes, k: int, type_: str,
+                   project: str) -> list[tuple[int, float]]:
+        return [(int(r[0]), float(r[1]))
+                for r in self.db.execute(KNN, (vector, k, type_, project))]
 
-    def side_count(self, store: str) -> int:
-        return int(self.db.scalar(COUNT.format(table=_tables(store).next)))
+    def memory_vectors(self) -> Iterator[tuple[int, str, str, bytes]]:
+        yield from self.db.execute(SCAN)
 
-    def has_side_table(self, store: str) -> bool:
-        return self.db.has_table(_tables(store).next)
+    def put_chunk_vector(self, chunk_id: int, blob: bytes, project: str, session_id: int,
+                         started: int | None) -> None:
+        self.db.execute(CHUNK_VEC_PUT, (chunk_id, blob, project, session_id, started))
+
+    def move_chunk_vectors(self, src: str, dst: str) -> None:
+        if self.db.has_table("echo_vec"):
+            self.db.execute(CHUNKS_MOVED, (src, dst))
+
+    def set_chunk_vector_project(self, chunk_id: int, project: str) -> None:
+        self.db.execute(CHUNK_MOVED, (chunk_id, project))
+
+    def declares(self, store: str, dimensions: int) -> bool:
+        sql = self.db.scalar(TABLE_SQL, (_tables(store).live,)) or ""
+        return f"float[{dimensions}]" in sql
 
     def vector_metadata(self, store: str,
                         keys: Sequence[int] | None = None) -> dict[int, tuple[Any, ...]]:
@@ -77,21 +95,11 @@ class SqliteReindexTables:
     def side_metadata(self, store: str) -> dict[int, tuple[Any, tuple[Any, ...]]]:
         return {r[0]: (r[1], tuple(r[2:])) for r in self.db.execute(_tables(store).read_next)}
 
-    def content_hashes(self, store: str) -> list[tuple[int, str]]:
-        return [(k, h) for k, h in self.db.execute(_tables(store).hashes)]
-
-    def texts(self, store: str, keys: Sequence[int]) -> list[tuple[int, str, str]]:
-        return [(r[0], r[1], r[2])
-                for r in self.db.execute(_tables(store).texts, (_keys(keys),))]
-
     def write_side(self, store: str, key: int, vector: bytes, metadata: tuple[Any, ...],
                    content_hash: str) -> None:
         t = _tables(store)
         self.db.execute(t.delete_next, (key,))
         self.db.execute(t.insert_next, (key, vector, *metadata, content_hash))
-
-    def drop_side_row(self, store: str, key: int) -> None:
-        self.db.execute(_tables(store).delete_next, (key,))
 
     def create_side_table(self, store: str, dim: int, *, drop_old: bool) -> None:
         from hippo.store.sqlite.vectors import vec_table_ddl
