@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from hippo.store.projects import ProjectDirs
     from hippo.store.spend import Spend
     from hippo.store.stats import Stats
-    from hippo.store.tokens import TokenMatrices
     from hippo.store.vectors import Vectors
     from hippo.store.watermarks import Watermarks
 
@@ -94,8 +93,6 @@ class Store(Protocol):
     def vectors(self) -> Vectors: ...
     @property
     def lexical(self) -> Lexical: ...
-    @property
-    def tokens(self) -> TokenMatrices: ...
     @property
     def embed_cache(self) -> EmbedCache: ...
     @property

@@ -48,12 +48,17 @@ class Dialect(NamedTuple):
     visible: str = "1"
     own: str = "1"
     defer_references: str = "PRAGMA defer_foreign_keys = ON"
+    # after a text column: compare it byte by byte (SQLite's default; PostgreSQL: "C")
+    bytewise: str = ""
+    # after a JSON text column: read as JSON (by `->>`; SQLite reads JSON text as it is)
+    as_json: str = ""
 
     @property
     def fragments(self) -> dict[str, str]:
         """What a query template (`hippo.store.sql.render`) may name."""
         return {"in_list": self.in_list, "true": self.true, "false": self.false,
-                "now": self.now, "visible": self.visible, "own": self.own}
+                "now": self.now, "visible": self.visible, "own": self.own,
+                "bytewise": self.bytewise, "as_json": self.as_json}
 
 
 def where(d: Dialect, f: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:

@@ -23,9 +23,9 @@ from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 
 from hippo.errors import HippoError
-from hippo.store.postgres.filters import POSTGRES
 from hippo.store.location import display
 from hippo.store.postgres.errors import connect_error, skippable, translate
+from hippo.store.postgres.filters import POSTGRES
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -45,7 +45,6 @@ if TYPE_CHECKING:
     from hippo.store.projects import ProjectDirs
     from hippo.store.spend import Spend
     from hippo.store.stats import Stats
-    from hippo.store.tokens import TokenMatrices
     from hippo.store.vectors import Vectors
     from hippo.store.watermarks import Watermarks
 
@@ -182,9 +181,9 @@ class PgDatabase(PgSql):
     # -- repositories (built on first use) ----------------------------------------------
     @functools.cached_property
     def meta(self) -> Meta:
-        from hippo.store.postgres.meta import PgMeta
+        from hippo.store.meta import Meta
 
-        return PgMeta(self._sql())
+        return Meta(self._sql())
 
     @functools.cached_property
     def memories(self) -> Memories:
@@ -194,9 +193,9 @@ class PgDatabase(PgSql):
 
     @functools.cached_property
     def audit(self) -> Audit:
-        from hippo.store.postgres.audit import PgAudit
+        from hippo.store.audit import Audit
 
-        return PgAudit(self._sql())
+        return Audit(self._sql())
 
     @functools.cached_property
     def context(self) -> ContextRows:
@@ -235,16 +234,10 @@ class PgDatabase(PgSql):
         return PgLexical(self._sql())
 
     @functools.cached_property
-    def tokens(self) -> TokenMatrices:
-        from hippo.store.postgres.embed_cache import PgTokenMatrices
-
-        return PgTokenMatrices(self._sql())
-
-    @functools.cached_property
     def embed_cache(self) -> EmbedCache:
-        from hippo.store.postgres.embed_cache import PgEmbedCache
+        from hippo.store.embed_cache import EmbedCache
 
-        return PgEmbedCache(self._sql())
+        return EmbedCache(self._sql())
 
     @functools.cached_property
     def jobs(self) -> Jobs:
@@ -254,9 +247,9 @@ class PgDatabase(PgSql):
 
     @functools.cached_property
     def spend(self) -> Spend:
-        from hippo.store.postgres.spend import PgSpend
+        from hippo.store.spend import Spend
 
-        return PgSpend(self._sql())
+        return Spend(self._sql())
 
     @functools.cached_property
     def maintenance(self) -> Maintenance:

@@ -38,7 +38,8 @@ POSTGRES = clauses.Dialect(param="?", true="TRUE", false="FALSE",
                                 "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"),
                            listed=list, in_list="= ANY(?)", name="postgres",
                            visible=VISIBLE, own=OWN,
-                           defer_references="SET CONSTRAINTS ALL DEFERRED")
+                           defer_references="SET CONSTRAINTS ALL DEFERRED",
+                           bytewise=' COLLATE "C"', as_json="::jsonb")
 # Active, not replaced, its validity not over: what a layer may load at all.
 CURRENT = clauses.current(POSTGRES)
 

@@ -132,7 +132,7 @@ LINKED_TO = ("SELECT DISTINCT memory_id FROM memory_sources WHERE chunk_id = ANY
 # What `hippo extract` reads of Echo: the chunks past its watermark, session by session.
 PENDING = "SELECT id, session_id FROM echo_chunks WHERE id > ? ORDER BY id"
 # On a team store, each member's extraction reads their own sessions only (its watermark
-# is theirs too: `postgres.meta.PER_USER`), even when the team shares Echo.
+# is theirs too: `hippo.store.meta.PER_USER`), even when the team shares Echo.
 OWN_PENDING = ("SELECT c.id, c.session_id FROM echo_chunks c JOIN echo_sessions e "
                f"ON e.id = c.session_id WHERE c.id > ? AND {OWN} ORDER BY c.id")
 SESSION = ("SELECT id, session_key, project, format, started_at, parent_key FROM echo_sessions "

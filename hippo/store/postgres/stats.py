@@ -45,7 +45,7 @@ PENDING = ("SELECT count(*) FROM echo_chunks c JOIN echo_sessions e ON e.id = c.
            "WHERE {which} AND c.id > coalesce((SELECT CASE WHEN value ~ "
            "'^\\s*-?[0-9]{{1,18}}\\s*$' THEN trim(value)::bigint ELSE 0 END FROM meta "
            "WHERE key = {key}), 0)")
-# On a team store, a member's own chunks past their own watermark (`postgres.meta`).
+# On a team store, a member's own chunks past their own watermark (`hippo.store.meta`).
 SHARED_PENDING = PENDING.format(which=VISIBLE, key="'extract.last_chunk_id'")
 OWN_PENDING = PENDING.format(which=OWN, key="'user/' || current_user || '/extract.last_chunk_id'")
 GUARD = ("SELECT provider, day, calls, tokens, consecutive_failures, "

@@ -207,7 +207,7 @@ def migrate(db: Database) -> list[str]:
                 db.execute("PRAGMA foreign_keys = ON")
         done.append(name)
     if done[:1] == ["0001_core"]:  # a new file: every token matrix it gets is compact
-        from hippo.store.tokens import TOKENS_DISTINCT_KEY
+        from hippo.store.embed_cache import TOKENS_DISTINCT_KEY
 
         db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, '1')",
                    (TOKENS_DISTINCT_KEY,))
