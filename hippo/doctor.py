@@ -142,7 +142,7 @@ def _token_repeats(h: Hippo, fix: bool) -> Check:
     2026) are valid, only larger (up to twice, for transcript chunks). `--fix` compacts
     them from their stored planes: no model, about a millisecond each."""
     from hippo.retrieve import tokencache, tokenmatrix
-    from hippo.store.tokens import TOKENS_DISTINCT_KEY
+    from hippo.store.embed_cache import TOKENS_DISTINCT_KEY
 
     if h.db.meta.get(TOKENS_DISTINCT_KEY) is not None:
         return Check("token-repeats", True)

@@ -87,8 +87,8 @@ def embed_texts(db: Store, embedder: Embedder, texts: Sequence[str]) -> np.ndarr
         found.update(zip(missing, vecs))
 
         def store(db: Store) -> None:
-            db.embed_cache.put_many(embedder.model_id,
-                                    [(h, to_blob(v)) for h, v in zip(missing, vecs)], stamp)
+            db.embed_cache.put(embedder.model_id,
+                               [(h, to_blob(v)) for h, v in zip(missing, vecs)], stamp)
             db.vectors.bump("embed.model_calls", 1)
             db.vectors.bump("embed.texts_embedded", len(missing))
             db.vectors.bump("embed.cache_hits", len(texts) - len(missing))

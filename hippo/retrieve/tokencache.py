@@ -1,6 +1,6 @@
 """Token matrices from the local model and their cache: what late interaction scores.
 
-Token matrices of stored texts are cached in the store (`store.tokens`) under the model
+Token matrices of stored texts are cached in the store (`store.embed_cache`) under the model
 id plus ``#tokens-t1``, so a text is encoded at most once; a query's under ``#query-t1``
 with its token ids masked by the query's own text. A writer fills both caches in one
 forward pass (`warm_caches`); a search whose matrices are all cached never starts the model.
@@ -77,7 +77,7 @@ def warm_caches(db: Store, embedder: Embedder, texts: Sequence[str]) -> int:
         first.setdefault(content_hash(t), t)
     hashes = list(first)
     have_vec = db.embed_cache.get_many(embedder.model_id, hashes)
-    have_tok = db.tokens.get_many(tokens_model, hashes)
+    have_tok = db.embed_cache.get_many(tokens_model, hashes)
     todo = [h for h in hashes if h not in have_vec or h not in have_tok]
     if not todo:
         return 0
@@ -85,8 +85,8 @@ def warm_caches(db: Store, embedder: Embedder, texts: Sequence[str]) -> int:
     stamp = now_iso()
     with db.transaction():
         for h, v, m in zip(todo, pooled, mats):
-            db.embed_cache.put_many(embedder.model_id, [(h, to_blob(v))], stamp)
-            db.tokens.put(tokens_model, [(h, m.to_blob())], stamp, replace=False)
+            db.embed_cache.put(embedder.model_id, [(h, to_blob(v))], stamp)
+            db.embed_cache.put(tokens_model, [(h, m.to_blob())], stamp)
         db.vectors.bump("embed.model_calls", 1)
         db.vectors.bump("embed.texts_embedded", len(todo))
     return len(todo)
@@ -159,8 +159,9 @@ def _store_query(db: Store, embedder: Embedder, text: str, blob: bytes | None,
 
     stamp, h = now_iso(), content_hash(text)
     if blob is not None:
-        db.embed_cache.put_many(embedder.model_id, [(h, blob)], stamp)
-    db.tokens.put(embedder.model_id + QUERY_SUFFIX, [(h, _masked(mat, text).to_blob())], stamp)
+        db.embed_cache.put(embedder.model_id, [(h, blob)], stamp)
+    db.embed_cache.put(embedder.model_id + QUERY_SUFFIX, [(h, _masked(mat, text).to_blob())],
+                       stamp, replace=True)
 
 
 def query_cached(db: Store, embedder: Embedder, text: str) -> bool:
@@ -169,7 +170,7 @@ def query_cached(db: Store, embedder: Embedder, text: str) -> bool:
 
     h = content_hash(text)
     return (db.embed_cache.get(embedder.model_id, h) is not None
-            and db.tokens.get(embedder.model_id + QUERY_SUFFIX, h) is not None)
+            and db.embed_cache.get(embedder.model_id + QUERY_SUFFIX, h) is not None)
 
 
 def query_matrix(db: Store, embedder: Embedder, text: str) -> TokenMatrix:
@@ -177,7 +178,7 @@ def query_matrix(db: Store, embedder: Embedder, text: str) -> TokenMatrix:
     model), else encoded now and cached masked (best effort)."""
     from hippo.vectors import content_hash
 
-    blob = db.tokens.get(embedder.model_id + QUERY_SUFFIX, content_hash(text))
+    blob = db.embed_cache.get(embedder.model_id + QUERY_SUFFIX, content_hash(text))
     if blob is not None:
         with contextlib.suppress(ValueError, struct.error):
             return _masked(TokenMatrix.from_blob(blob), text)
@@ -198,7 +199,7 @@ def token_matrices(db: Store, embedder: Embedder, texts: Sequence[str]) -> list[
     hashes = [content_hash(t) for t in texts]
     unique = list(dict.fromkeys(hashes))
     found: dict[str, TokenMatrix] = {}
-    for h, blob in db.tokens.get_many(model, unique).items():
+    for h, blob in db.embed_cache.get_many(model, unique).items():
         with contextlib.suppress(ValueError, struct.error):  # damaged: encode again
             found[h] = TokenMatrix.from_blob(bytes(blob))
     missing = [h for h in unique if h not in found]
@@ -208,6 +209,7 @@ def token_matrices(db: Store, embedder: Embedder, texts: Sequence[str]) -> list[
         stamp = now_iso()
         # A cache that cannot be written (busy, read-only) still leaves a result.
         with contextlib.suppress(HippoError), db.transaction():
-            db.tokens.put(model, [(h, m.to_blob()) for h, m in zip(missing, mats)], stamp)
+            db.embed_cache.put(model, [(h, m.to_blob()) for h, m in zip(missing, mats)], stamp,
+                               replace=True)
         found.update(zip(missing, mats))
     return [found[h] for h in hashes]

@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from hippo.store.reindex import Reindex
     from hippo.store.spend import Spend
     from hippo.store.stats import Stats
-    from hippo.store.tokens import TokenMatrices
     from hippo.store.vectors import Vectors
     from hippo.store.watermarks import Watermarks
 
@@ -95,8 +94,6 @@ class Store(Protocol):
     def vectors(self) -> Vectors: ...
     @property
     def lexical(self) -> Lexical: ...
-    @property
-    def tokens(self) -> TokenMatrices: ...
     @property
     def embed_cache(self) -> EmbedCache: ...
     @property

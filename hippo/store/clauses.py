@@ -55,6 +55,8 @@ class Dialect(NamedTuple):
     mark_id: str = ""
     # after a text column: compare it byte by byte (SQLite's BINARY, PostgreSQL's "C")
     collate: str = ""
+    # after a JSON text column: read as JSON (by `->>`; SQLite reads JSON text as it is)
+    as_json: str = ""
 
     @property
     def fragments(self) -> dict[str, str]:
@@ -62,7 +64,7 @@ class Dialect(NamedTuple):
         return {"in_list": self.in_list, "true": self.true, "false": self.false,
                 "now": self.now, "visible": self.visible, "own": self.own,
                 "tagged": self.tagged.format(alias="m"), "current": current(self),
-                "collate": self.collate}
+                "collate": self.collate, "as_json": self.as_json}
 
 
 def where(d: Dialect, f: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:

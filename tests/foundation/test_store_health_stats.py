@@ -90,7 +90,7 @@ def test_health_token_matrices(store: Store) -> None:
     assert len(h.texts_without_token_matrix("echo", "m#t")) == 1
     assert h.token_matrix_count("#t") == 0
     with store.transaction():
-        store.tokens.put("m#t", [(key, b"\x00") for key in ("a", "b", "c")], "x")
+        store.embed_cache.put("m#t", [(key, b"\x00") for key in ("a", "b", "c")], "x")
     assert h.token_matrix_count("#t") == 3
     first = h.token_matrices_after("#t", ("", ""), 2)
     assert [r["content_hash"] for r in first] == ["a", "b"]

@@ -447,7 +447,7 @@ def test_doctor_compacts_token_matrices_cached_with_repeats(cli, db_path: Path,
     tokens were dropped is a note (exit 0); `--fix` compacts it from the stored planes,
     without the model, to exactly what a write stores now, and search still finds it."""
     from hippo.retrieve.tokenmatrix import TokenMatrix
-    from hippo.store.tokens import TOKENS_DISTINCT_KEY
+    from hippo.store.embed_cache import TOKENS_DISTINCT_KEY
 
     text = "run the tests, then run the tests again: the tests decide, the tests always decide"
     chunks = ingest(cli, tmp_path, user_lines([text]))

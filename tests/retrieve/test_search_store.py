@@ -1,4 +1,4 @@
-"""The search repositories of the store (`store.vectors`, `store.lexical`, `store.tokens`,
+"""The search repositories of the store (`store.vectors`, `store.lexical`,
 `store.embed_cache`) on their own, through the `Store` protocol."""
 
 from __future__ import annotations
@@ -22,21 +22,29 @@ DROP_FTS = {"sqlite": "DROP TABLE memories_fts",
             "postgres": "ALTER TABLE memories DROP COLUMN tsv"}[BACKEND]
 
 
-def test_embed_cache_and_tokens(db_path: Path) -> None:
+def test_embed_cache_of_vectors_and_token_matrices(db_path: Path) -> None:
     store = connect(db_path)
     with store.transaction():
-        store.embed_cache.put_many("m", {"h1": b"one", "h2": b"two"}, "2026-01-01T00:00:00Z")
-        store.embed_cache.put_many("m", [("h1", b"new")], "2026-01-02T00:00:00Z")  # kept
-        store.tokens.put("m#t", [("h1", b"mat")], "2026-01-01T00:00:00Z")
-        store.tokens.put("m#t", [("h1", b"mat2")], "2026-01-01T00:00:00Z")  # replaced
-        store.tokens.put("m#t", [("h1", b"mat3")], "2026-01-01T00:00:00Z", replace=False)
+        store.embed_cache.put("m", {"h1": b"one", "h2": b"two"}, "2026-01-01T00:00:00Z")
+        store.embed_cache.put("m", [("h1", b"new")], "2026-01-02T00:00:00Z")  # kept
+        store.embed_cache.put("m#t", [("h1", b"mat")], "2026-01-01T00:00:00Z", replace=True)
+        store.embed_cache.put("m#t", [("h1", b"mat2")], "2026-01-01T00:00:00Z",
+                              replace=True)  # replaced
+        store.embed_cache.put("m#t", [("h1", b"mat3")], "2026-01-01T00:00:00Z")  # kept
+        # a hash given twice in one call: its first blob, or with `replace` its last
+        store.embed_cache.put("d", [("h", b"a"), ("h", b"b")], "2026-01-01T00:00:00Z")
+        store.embed_cache.put("r", [("h", b"a"), ("h", b"b")], "2026-01-01T00:00:00Z",
+                              replace=True)
+        store.embed_cache.put("big", [(f"b{i}", b"v") for i in range(1100)], "x")  # batches
     assert store.embed_cache.get("m", "h1") == b"one"
     assert store.embed_cache.get("m", "nope") is None
     hashes = [f"x{i}" for i in range(1200)] + ["h2", "h1"]  # more than one IN (...) batch
     assert store.embed_cache.get_many("m", hashes) == {"h1": b"one", "h2": b"two"}
-    assert store.tokens.get("m#t", "h1") == b"mat2"
-    assert store.tokens.get_many("m#t", ["h1", "h2"]) == {"h1": b"mat2"}
-    assert store.tokens.get_many("m", ["h1"]) == {"h1": b"one"}  # the key names the format
+    assert store.embed_cache.get("m#t", "h1") == b"mat2"
+    assert store.embed_cache.get_many("m#t", ["h1", "h2"]) == {"h1": b"mat2"}
+    assert store.embed_cache.get_many("m", ["h1"]) == {"h1": b"one"}  # the key names the format
+    assert store.embed_cache.get("d", "h") == b"a" and store.embed_cache.get("r", "h") == b"b"
+    assert len(store.embed_cache.get_many("big", [f"b{i}" for i in range(1100)])) == 1100
     store.close()
 
 
@@ -93,9 +101,9 @@ def test_a_dropped_store_closes_its_file(db_path: Path) -> None:
     connection is closed (its write-ahead log checkpointed and removed)."""
     store = connect(db_path)
     with store.transaction():
-        store.embed_cache.put_many("m", {"h": b"v"}, "2026-01-01T00:00:00Z")
+        store.embed_cache.put("m", {"h": b"v"}, "2026-01-01T00:00:00Z")
         store.vectors.bump("x", 1)
-    assert store.lexical.extent("brain") == 0 and store.tokens.get("m", "h") == b"v"
+    assert store.lexical.extent("brain") == 0 and store.embed_cache.get("m", "h") == b"v"
     gc.disable()  # no collector: only reference counting may close it
     try:
         del store

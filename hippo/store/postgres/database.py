@@ -46,7 +46,6 @@ if TYPE_CHECKING:
     from hippo.store.reindex import Reindex
     from hippo.store.spend import Spend
     from hippo.store.stats import Stats
-    from hippo.store.tokens import TokenMatrices
     from hippo.store.vectors import Vectors
     from hippo.store.watermarks import Watermarks
 
@@ -193,9 +192,9 @@ class PgDatabase(PgSql):
     # -- repositories (built on first use) ----------------------------------------------
     @functools.cached_property
     def meta(self) -> Meta:
-        from hippo.store.postgres.meta import PgMeta
+        from hippo.store.meta import Meta
 
-        return PgMeta(self._sql())
+        return Meta(self._sql())
 
     @functools.cached_property
     def memories(self) -> Memories:
@@ -205,9 +204,9 @@ class PgDatabase(PgSql):
 
     @functools.cached_property
     def audit(self) -> Audit:
-        from hippo.store.postgres.audit import PgAudit
+        from hippo.store.audit import Audit
 
-        return PgAudit(self._sql())
+        return Audit(self._sql())
 
     @functools.cached_property
     def context(self) -> ContextRows:
@@ -246,16 +245,10 @@ class PgDatabase(PgSql):
         return PgLexical(self._sql())
 
     @functools.cached_property
-    def tokens(self) -> TokenMatrices:
-        from hippo.store.postgres.embed_cache import PgTokenMatrices
-
-        return PgTokenMatrices(self._sql())
-
-    @functools.cached_property
     def embed_cache(self) -> EmbedCache:
-        from hippo.store.postgres.embed_cache import PgEmbedCache
+        from hippo.store.embed_cache import EmbedCache
 
-        return PgEmbedCache(self._sql())
+        return EmbedCache(self._sql())
 
     @functools.cached_property
     def jobs(self) -> Jobs:
@@ -265,9 +258,9 @@ class PgDatabase(PgSql):
 
     @functools.cached_property
     def spend(self) -> Spend:
-        from hippo.store.postgres.spend import PgSpend
+        from hippo.store.spend import Spend
 
-        return PgSpend(self._sql())
+        return Spend(self._sql())
 
     @functools.cached_property
     def consolidation(self) -> Consolidation:

@@ -57,7 +57,8 @@ POSTGRES = clauses.Dialect(param="?", true="TRUE", false="FALSE",
                            visible=VISIBLE, own=OWN,
                            defer_references="SET CONSTRAINTS ALL DEFERRED",
                            secure_delete="", optimize_text="", next_id=NEXT_ID,
-                           mark_id=MARK_ID, collate=' COLLATE "C"')
+                           mark_id=MARK_ID, collate=' COLLATE "C"',
+                           as_json="::jsonb")
 # Active, not replaced, its validity not over: what a layer may load at all.
 CURRENT = clauses.current(POSTGRES)
 

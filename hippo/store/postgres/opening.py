@@ -69,6 +69,7 @@ def _migrate(db: PgDatabase, role: str) -> None:
 
 
 def setup(db: PgDatabase, migrate: bool) -> None:
+    from hippo.store.migrations import refuse_older
     from hippo.store.postgres import migrations
     from hippo.store.postgres.vector import register
 
@@ -90,12 +91,7 @@ def setup(db: PgDatabase, migrate: bool) -> None:
             raise NoDatabase(f"database {db.label} has no hippo store yet: nothing stored "
                              "(`hippo add` or `hippo ingest` creates it)")
         if migrate:
-            waiting = migrations.pending(db)
-            if waiting:
-                raise ConfigError(
-                    f"database {db.label} was written by an older hippo and needs "
-                    f"{len(waiting)} schema step{'s' * (len(waiting) != 1)} ({waiting[-1]}); "
-                    "a read command never changes it: run any command that writes")
+            refuse_older(db.label, migrations.pending(db), "any command that writes")
     elif migrate:
         if row["vector_oid"] is None and not db.scalar(HAS_VECTOR):
             raise ConfigError(f"PostgreSQL at {db.label} has no pgvector extension (`vector`); "

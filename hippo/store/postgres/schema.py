@@ -73,7 +73,7 @@ CREATE TABLE meta (
   key   TEXT PRIMARY KEY,
   value TEXT NOT NULL
 );
--- A new store: every token matrix it gets is compact (`hippo.store.tokens`).
+-- A new store: every token matrix it gets is compact (`hippo.store.embed_cache`).
 INSERT INTO meta(key, value) VALUES ('tokens.distinct', '1');
 
 -- References between memories are DEFERRABLE (checked at once unless a transaction says
@@ -261,7 +261,7 @@ CREATE TABLE runs (
 );
 CREATE INDEX runs_job ON runs(job, started_at);
 
--- Who holds a job's lock; the lock itself is a session advisory lock (store/postgres/jobs.py).
+-- Who holds a job's lock; the lock itself is a session advisory lock (hippo.store.postgres.jobs).
 CREATE TABLE locks (
   name        TEXT PRIMARY KEY,
   owner       TEXT NOT NULL,

@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     import numpy as np
 
     from hippo.store.filters import EchoFilters, SearchFilters
+    from hippo.store.meta import Meta
     from hippo.store.postgres.database import PgSql
-    from hippo.store.postgres.meta import PgMeta
 
 # store -> (vec table, key column, the table its key refers to)
 VEC_TABLES = {
@@ -135,10 +135,10 @@ class PgVectors:
     def has(self, store: str) -> bool:
         return self.db.has_table(VEC_TABLES[store][0])
 
-    def _meta(self) -> PgMeta:
-        from hippo.store.postgres.meta import PgMeta
+    def _meta(self) -> Meta:
+        from hippo.store.meta import Meta
 
-        return PgMeta(self.db)
+        return Meta(self.db)
 
     def model(self, store: str) -> tuple[str, int] | None:
         got = self._meta().get_many([f"{store}.embed_model", f"{store}.embed_dim"])

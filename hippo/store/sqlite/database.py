@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from hippo.store.reindex import Reindex
     from hippo.store.spend import Spend
     from hippo.store.stats import Stats
-    from hippo.store.tokens import TokenMatrices
     from hippo.store.vectors import Vectors
     from hippo.store.watermarks import Watermarks
 
@@ -130,9 +129,9 @@ class Database(Sql):
     # -- repositories (built on first use: a command imports only the ones it needs) ----
     @functools.cached_property
     def meta(self) -> Meta:
-        from hippo.store.sqlite.meta import SqliteMeta
+        from hippo.store.meta import Meta
 
-        return SqliteMeta(Sql(self.conn, self.path))
+        return Meta(Sql(self.conn, self.path))
 
     @functools.cached_property
     def memories(self) -> Memories:
@@ -142,9 +141,9 @@ class Database(Sql):
 
     @functools.cached_property
     def audit(self) -> Audit:
-        from hippo.store.sqlite.audit import SqliteAudit
+        from hippo.store.audit import Audit
 
-        return SqliteAudit(Sql(self.conn, self.path))
+        return Audit(Sql(self.conn, self.path))
 
     @functools.cached_property
     def context(self) -> ContextRows:
@@ -183,28 +182,22 @@ class Database(Sql):
         return SqliteLexical(Sql(self.conn, self.path))
 
     @functools.cached_property
-    def tokens(self) -> TokenMatrices:
-        from hippo.store.sqlite.embed_cache import SqliteTokenMatrices
-
-        return SqliteTokenMatrices(Sql(self.conn, self.path))
-
-    @functools.cached_property
     def embed_cache(self) -> EmbedCache:
-        from hippo.store.sqlite.embed_cache import SqliteEmbedCache
+        from hippo.store.embed_cache import EmbedCache
 
-        return SqliteEmbedCache(Sql(self.conn, self.path))
+        return EmbedCache(Sql(self.conn, self.path))
 
     @functools.cached_property
     def jobs(self) -> Jobs:
-        from hippo.store.sqlite.jobs import SqliteJobs
+        from hippo.store.jobs import Jobs
 
-        return SqliteJobs(Sql(self.conn, self.path))
+        return Jobs(Sql(self.conn, self.path))
 
     @functools.cached_property
     def spend(self) -> Spend:
-        from hippo.store.sqlite.spend import SqliteSpend
+        from hippo.store.spend import Spend
 
-        return SqliteSpend(Sql(self.conn, self.path))
+        return Spend(Sql(self.conn, self.path))
 
     @functools.cached_property
     def consolidation(self) -> Consolidation:

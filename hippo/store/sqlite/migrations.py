@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from hippo.errors import ConfigError
+from hippo.store import migrations as steps
 from hippo.store.sqlite.schema import (
     M0001_CORE,
     M0002_MAINTAIN,
@@ -155,40 +156,17 @@ def _apply(db: Database, step: Step, *, check_keys: bool) -> None:
         raise ConfigError("schema step broke a foreign key; nothing was changed")
 
 
-def _newer(db: Sql, applied: list[str]) -> None:
-    known = [name for name, _ in MIGRATIONS]
-    newer = [name for name in applied if name not in known]
-    if newer:
-        raise ConfigError(
-            f"database {db.path} has schema step {newer[-1]!r}, newer than this hippo; "
-            "upgrade hippo (pip install -U hippo)"
-        )
-
-
 def pending(db: Sql) -> list[str]:
     """The steps this file lacks, without changing it (a read command's open); a newer
     schema is refused all the same."""
-    import apsw
-
-    try:
-        applied = [r[0] for r in db.execute("SELECT name FROM _migrations")]
-    except apsw.SQLError:  # no table yet: every step is pending
-        applied = []
-    _newer(db, applied)
-    return [name for name, _ in MIGRATIONS if name not in applied]
+    return steps.pending(db, [name for name, _ in MIGRATIONS], str(db.path))
 
 
 def migrate(db: Database) -> list[str]:
     """Apply every missing step, each in its own transaction; refuse a newer schema."""
-    db.execute(
-        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
-    )
-    applied = [r[0] for r in db.execute("SELECT name FROM _migrations ORDER BY name")]
-    _newer(db, applied)
+    db.execute(steps.LEDGER)
     done: list[str] = []
-    for name, step in MIGRATIONS:
-        if name in applied:
-            continue
+    for name in pending(db):
         rebuild = name in REBUILDS
         if rebuild:  # a no-op inside a transaction: set before BEGIN
             db.execute("PRAGMA foreign_keys = OFF")
@@ -196,18 +174,14 @@ def migrate(db: Database) -> list[str]:
             with db.transaction():
                 if db.scalar("SELECT 1 FROM _migrations WHERE name = ?", (name,)):
                     continue  # another process applied it while we waited for the lock
-                _apply(db, step, check_keys=rebuild)
-                db.execute(
-                    "INSERT INTO _migrations(name, applied_at) "
-                    "VALUES (?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
-                    (name,),
-                )
+                _apply(db, dict(MIGRATIONS)[name], check_keys=rebuild)
+                steps.record(db, name)
         finally:
             if rebuild:
                 db.execute("PRAGMA foreign_keys = ON")
         done.append(name)
     if done[:1] == ["0001_core"]:  # a new file: every token matrix it gets is compact
-        from hippo.store.tokens import TOKENS_DISTINCT_KEY
+        from hippo.store.embed_cache import TOKENS_DISTINCT_KEY
 
         db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, '1')",
                    (TOKENS_DISTINCT_KEY,))

@@ -54,6 +54,7 @@ def _configure(conn: apsw.Connection, path: Path, mode: Mode, busy_timeout_ms: i
 
 def _schema(db: Database, migrate: bool) -> None:
     """To write, apply the missing schema steps; to read, refuse a file that lacks some."""
+    from hippo.store.migrations import refuse_older
     from hippo.store.sqlite.migrations import READERS_NEED_NOT, pending
     from hippo.store.sqlite.migrations import migrate as run_migrations
 
@@ -61,12 +62,8 @@ def _schema(db: Database, migrate: bool) -> None:
         if migrate:
             run_migrations(db)
     elif migrate:
-        waiting = [step for step in pending(db) if step not in READERS_NEED_NOT]
-        if waiting:
-            raise ConfigError(
-                f"database {db.path} was written by an older hippo and needs {len(waiting)} "
-                f"schema step{'s' * (len(waiting) != 1)} ({waiting[-1]}); a read command "
-                "never changes it: run `hippo doctor --fix` (or any command that writes)")
+        refuse_older(str(db.path), [step for step in pending(db) if step not in READERS_NEED_NOT],
+                     "`hippo doctor --fix` (or any command that writes)")
 
 
 def _open(path: Path, mode: Mode, busy_timeout_ms: int) -> apsw.Connection:

@@ -164,9 +164,9 @@ class SqliteVectors:
 
     def _meta(self) -> Meta:
         # Not `db.meta`: the store's own would hold the store, and keep its file open.
-        from hippo.store.sqlite.meta import SqliteMeta
+        from hippo.store.meta import Meta
 
-        return SqliteMeta(self.db)
+        return Meta(self.db)
 
     def model(self, store: str) -> tuple[str, int] | None:
         meta = self._meta()
