@@ -21,13 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 from hippo.store.postgres.filters import chunk_where, memory_where
 from hippo.store.postgres.vector import Vec
-from hippo.store.vectors import VecHit
+from hippo.store.vectors import VecHit, Vectors
 
 if TYPE_CHECKING:
     import numpy as np
 
     from hippo.store.filters import EchoFilters, SearchFilters
-    from hippo.store.meta import Meta
     from hippo.store.postgres.database import PgSql
 
 # store -> (vec table, key column, the table its key refers to)
@@ -43,8 +42,6 @@ VEC_INDEX = ("CREATE INDEX IF NOT EXISTS {table}_hnsw ON {table} "
 # On a team store (`hippo.store.postgres.team_sql`): created as the schema owner, secured.
 TEAM_CREATE = "SELECT hippo_team_vectors(?, ?)"
 HNSW_MAX_DIM = 2000  # pgvector indexes vectors of at most this many dimensions
-COUNT = ("INSERT INTO counters(name, value) VALUES (?, ?) "
-         "ON CONFLICT (name) DO UPDATE SET value = counters.value + excluded.value")
 
 # Up to this many vectors a store is scanned exactly (a few ms at 384-d); the index beyond.
 EXACT_ROWS = 20_000
@@ -127,37 +124,19 @@ def _sorted(rows: list[Any], k: int) -> list[VecHit]:
     return hits[:k]
 
 
-class PgVectors:
+class PgVectors(Vectors):
+    db: PgSql
+
     def __init__(self, db: PgSql) -> None:
-        self.db = db
+        super().__init__(db)
         self._ef = 0
 
-    def has(self, store: str) -> bool:
-        return self.db.has_table(VEC_TABLES[store][0])
-
-    def _meta(self) -> Meta:
-        from hippo.store.meta import Meta
-
-        return Meta(self.db)
-
-    def model(self, store: str) -> tuple[str, int] | None:
-        got = self._meta().get_many([f"{store}.embed_model", f"{store}.embed_dim"])
-        model = got.get(f"{store}.embed_model")
-        return (model, int(got.get(f"{store}.embed_dim") or 0)) if model else None
-
-    def create(self, store: str, model_id: str, dimensions: int, embedder: str) -> None:
+    def _create(self, store: str, dimensions: int) -> None:
         if self.db.team:  # a member may not create tables: the owner's function does
             self.db.execute(TEAM_CREATE, (store, int(dimensions)))
         else:
             for sql in vec_table_ddl(store, dimensions):
                 self.db.execute(sql)
-        self._meta().set_many({f"{store}.embed_model": model_id,
-                               f"{store}.embed_dim": str(dimensions),
-                               f"{store}.embedder": embedder})
-
-    def bump(self, name: str, by: int = 1) -> None:
-        if by:
-            self.db.execute(COUNT, (name, by))
 
     # -- which plan ------------------------------------------------------------------
     def _big(self, store: str) -> bool:

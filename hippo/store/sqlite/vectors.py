@@ -20,14 +20,13 @@ import apsw
 
 from hippo.store.sqlite import vector_log
 from hippo.store.sqlite.filters import chunk_where, memory_where
-from hippo.store.vectors import VecHit
+from hippo.store.vectors import VecHit, Vectors
 from hippo.timeutil import epoch
 
 if TYPE_CHECKING:
     import numpy as np
 
     from hippo.store.filters import EchoFilters, SearchFilters
-    from hippo.store.meta import Meta
     from hippo.store.sqlite.database import Sql
     from hippo.store.sqlite.vector_log import VectorSync
 
@@ -43,8 +42,6 @@ VEC_TABLES = {
 VEC_TABLE = ("CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0("
              "{key} INTEGER PRIMARY KEY, embedding float[{dimensions}] "
              "distance_metric=cosine, {meta_cols}{extra})")
-COUNT = ("INSERT INTO counters(name, value) VALUES (?, ?) "
-         "ON CONFLICT(name) DO UPDATE SET value = value + excluded.value")
 
 VEC0_MAX_K = 4096  # sqlite-vec's limit on k in one KNN query
 # vec0 results are ordered by distance, ties in vec0's own order: `_knn` orders them by id.
@@ -64,7 +61,6 @@ SIMILARITIES = (
     "WITH c(id, e) AS MATERIALIZED ({embeddings}) "
     "SELECT a.id, b.id, 1.0 - vec_distance_cosine(a.e, b.e) FROM c a JOIN c b ON a.id < b.id"
 )
-HAS_TABLE = "SELECT 1 FROM sqlite_master WHERE name = '{table}'"
 # A time range (a date named in the query, --since/--until) holding few memories is
 # searched along the created_at index with a point lookup per memory, instead of a vec0
 # scan of every vector. Measured at 100k memories: a lookup costs about as much as 70
@@ -155,34 +151,11 @@ def _vec0_constraints(filters: SearchFilters) -> tuple[str, list[Any]]:
     return "".join(parts), params
 
 
-class SqliteVectors:
-    def __init__(self, db: Sql) -> None:
-        self.db = db
+class SqliteVectors(Vectors):
+    db: Sql
 
-    def has(self, store: str) -> bool:
-        return bool(self.db.scalar(HAS_TABLE.format(table=VEC_TABLES[store][0])))
-
-    def _meta(self) -> Meta:
-        # Not `db.meta`: the store's own would hold the store, and keep its file open.
-        from hippo.store.meta import Meta
-
-        return Meta(self.db)
-
-    def model(self, store: str) -> tuple[str, int] | None:
-        meta = self._meta()
-        model = meta.get(f"{store}.embed_model")
-        dim = meta.get(f"{store}.embed_dim")
-        return (model, int(dim or 0)) if model else None
-
-    def create(self, store: str, model_id: str, dimensions: int, embedder: str) -> None:
+    def _create(self, store: str, dimensions: int) -> None:
         self.db.execute(vec_table_ddl(store, dimensions))
-        self._meta().set_many({f"{store}.embed_model": model_id,
-                               f"{store}.embed_dim": str(dimensions),
-                               f"{store}.embedder": embedder})
-
-    def bump(self, name: str, by: int = 1) -> None:
-        if by:
-            self.db.execute(COUNT, (name, by))
 
     # -- Brain KNN -------------------------------------------------------------------
     def knn(self, query: bytes, k: int, filters: SearchFilters) -> list[VecHit]:
