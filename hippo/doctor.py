@@ -43,7 +43,7 @@ def _fts(h: Hippo, table: str, fix: bool) -> Check:
 
 
 def _brain_vectors(h: Hippo, fix: bool) -> Check:
-    if not h.db.reindex.has_vectors("brain"):
+    if not h.db.vectors.has("brain"):
         active = h.db.stats.memory_count(active=True)
         return Check("vectors:brain", active == 0, f"{active} active memories, no vector table"
                      if active else "")
@@ -68,7 +68,7 @@ def _brain_vectors(h: Hippo, fix: bool) -> Check:
 
 def _echo_vectors(h: Hippo, fix: bool) -> Check:
     chunks = h.db.chunks.count(every_project=True)
-    if not h.db.reindex.has_vectors("echo"):
+    if not h.db.vectors.has("echo"):
         return Check("vectors:echo", chunks == 0, f"{chunks} chunks, no vector table"
                      if chunks else "")
     missing = h.db.reindex.unembedded("echo")
@@ -264,7 +264,7 @@ def _models(h: Hippo) -> Check:
     problems = []
     for store in STORES:
         recorded = store_model(h.db, store)
-        if not h.db.reindex.has_vectors(store):
+        if not h.db.vectors.has(store):
             continue
         if recorded is None:
             problems.append(f"{store}: vectors but no recorded model")

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from hippo import brain
 from hippo.records import to_record
+from hippo.vectors import to_blob
 
 if TYPE_CHECKING:
     import numpy as np
@@ -59,7 +60,7 @@ def nearest(db: Store, mem: NewMemory, vector: np.ndarray,
     """The most similar active memory of the same type and project at or above `threshold`."""
     if not db.vectors.has("brain"):
         return None
-    for memory_id, distance in db.vectors.nearest(vector, NEIGHBOURS, type=mem.type,
+    for memory_id, distance in db.vectors.nearest(to_blob(vector), NEIGHBOURS, type=mem.type,
                                                   project=mem.project or ""):
         similarity = 1.0 - distance
         if similarity < threshold:

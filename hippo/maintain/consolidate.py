@@ -97,7 +97,7 @@ def plan(db: Store, types: Mapping[str, MemType], params: MaintainParams, *,
     strategy = "knn" if changed is not None and len(changed) <= params.knn_limit else "scan"
     p = Plan("full" if why else "incremental", why or "changes since the last run", strategy,
              len(eligible), n_checked, 0, watermark)
-    if not n_checked or not db.reindex.has_vectors("brain"):
+    if not n_checked or not db.vectors.has("brain"):
         return p
     if strategy == "knn":
         assert changed is not None

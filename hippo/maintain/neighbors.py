@@ -38,14 +38,14 @@ def knn_pairs(db: Store, changed: Collection[int], eligible: Mapping[int, Key],
     """Neighbours of each changed memory via vec0 KNN, kept when eligible and close enough."""
     pairs: Pairs = {}
     for mid in sorted(changed):
-        blob = db.reindex.memory_vector(mid)
+        blob = db.vectors.embeddings([mid]).get(mid)
         if blob is None:
             continue
         mtype, project = eligible[mid]
         size = k
         while True:
             rows = [(other, 1.0 - distance) for other, distance
-                    in db.reindex.neighbours(blob, size, mtype, project)]
+                    in db.vectors.nearest(blob, size, type=mtype, project=project)]
             # Grow k while even the farthest neighbour returned is still a hit.
             if len(rows) == size and rows[-1][1] >= threshold and size < KNN_MAX:
                 size = min(size * 4, KNN_MAX)
@@ -74,8 +74,8 @@ def scan_pairs(db: Store, changed: Collection[int] | None, eligible: Mapping[int
     queries: dict[Key, tuple[list[int], Any]] = {}
     for key in {eligible[m] for m in changed if m in eligible}:
         ids = sorted(m for m in changed if eligible.get(m) == key)
-        blobs = [db.reindex.memory_vector(m) for m in ids]
-        kept = [(m, b) for m, b in zip(ids, blobs) if b is not None]
+        found = db.vectors.embeddings(ids)
+        kept = [(m, found[m]) for m in ids if m in found]
         if kept:
             vecs = np.frombuffer(b"".join(b for _, b in kept), dtype="<f4")
             queries[key] = ([m for m, _ in kept], _unit(vecs.reshape(len(kept), -1).copy()))

@@ -172,7 +172,7 @@ def conflicts(db: Store, rows: list[dict[str, Any]]) -> int:
 def put_back(db: Store, rows: list[dict[str, Any]], run_id: str) -> int:
     """Move each row back to its project before the run; saved under `run_id` (the undo's
     own run), so the undo can be undone in turn. Returns how many rows moved."""
-    has_vec = db.reindex.has_vectors("echo")
+    has_vec = db.vectors.has("echo")
     n = 0
     for r in rows:
         now = db.projects.moved_row(r["tbl"], r["row_key"])

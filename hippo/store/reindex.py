@@ -23,7 +23,6 @@ COUNT = "SELECT count(*) FROM {table}"
 HASHES = "SELECT id, content_hash FROM {content}"
 TEXTS = "SELECT id, text, content_hash FROM {content} WHERE id {{in_list}}"
 DROP_SIDE_ROW = "DELETE FROM {table} WHERE {key} = ?"
-VECTOR = "SELECT embedding FROM memories_vec WHERE memory_id = ?"
 UNEMBEDDED = {
     "brain": ("SELECT id FROM memories WHERE status = 'active' AND id NOT IN "
               "(SELECT memory_id FROM memories_vec) ORDER BY id"),
@@ -44,11 +43,6 @@ DROP_CHUNK_VECTOR = "DELETE FROM echo_vec WHERE chunk_id = ?"
 class VectorUpkeep(Protocol):
     """What maintenance does to the vector index its backend's own way."""
 
-    def neighbours(self, vector: bytes, k: int, type_: str,
-                   project: str) -> list[tuple[int, float]]:
-        """The `k` memories of that type and project nearest `vector`: (id, cosine
-        distance), nearest first (exact)."""
-        ...
 
     def memory_vectors(self) -> Iterator[tuple[int, str, str, bytes]]:
         """Every stored Brain vector: (memory id, type, project or "", vector), streamed."""
@@ -103,18 +97,11 @@ class Reindex:
         self.upkeep = upkeep  # what the backend's vector index does its own way
 
     # -- the live vectors ---------------------------------------------------------------
-    def has_vectors(self, store: str) -> bool:
-        """Whether the vector index of `store` (brain, echo) exists."""
-        return self.db.has_table(TABLES[store][0])
 
     def vector_count(self, store: str) -> int:
         """How many vectors the store's live table holds."""
         return int(self.db.scalar(COUNT.format(table=TABLES[store][0])))
 
-    def memory_vector(self, memory_id: int) -> bytes | None:
-        """A memory's stored vector (little-endian float32), or None."""
-        blob = self.db.scalar(VECTOR, (memory_id,))
-        return None if blob is None else bytes(blob)
 
     def unembedded(self, store: str) -> list[int]:
         """Ids that should have a vector in `store` and have none (active memories, chunks)."""
@@ -133,9 +120,6 @@ class Reindex:
         """Remove the vector of an Echo chunk."""
         self.db.execute(DROP_CHUNK_VECTOR, (chunk_id,))
 
-    def neighbours(self, vector: bytes, k: int, type_: str,
-                   project: str) -> list[tuple[int, float]]:
-        return self.upkeep.neighbours(vector, k, type_, project)
 
     def memory_vectors(self) -> Iterator[tuple[int, str, str, bytes]]:
         return self.upkeep.memory_vectors()

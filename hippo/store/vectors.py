@@ -92,9 +92,9 @@ class Vectors:
         """Remove the memory's vector, if any."""
         raise NotImplementedError
 
-    def nearest(self, vector: np.ndarray, k: int, *, type: str, project: str
+    def nearest(self, query: bytes, k: int, *, type: str, project: str
                 ) -> list[tuple[int, float]]:
-        """The `k` vectors nearest `vector` of this type and project ('' for global):
+        """The `k` memories nearest `query` (exact), of this type and project ('' for global):
         (id, distance)."""
         raise NotImplementedError
 

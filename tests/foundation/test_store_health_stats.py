@@ -48,7 +48,7 @@ def test_stats_counts(store: Store) -> None:
 def test_stats_without_vector_tables(db_path: Path) -> None:
     db = connect(db_path)
     assert db.stats.vector_count("brain") == 0 and db.stats.memories_by("status", active=False) == {}
-    assert not db.reindex.has_vectors("brain") and db.stats.memory_count(active=True) == 0
+    assert not db.vectors.has("brain") and db.stats.memory_count(active=True) == 0
     db.close()
 
 
@@ -61,7 +61,7 @@ def test_health_checks_and_repairs(store: Store) -> None:
         h.check_fulltext("memories")
     assert h.size_bytes() > 0
     v = store.reindex
-    assert v.has_vectors("brain") and v.declares("brain", 384)
+    assert store.vectors.has("brain") and v.declares("brain", 384)
     assert not v.declares("brain", 768)
     assert v.unembedded("brain") == v.orphan_vectors("echo") == []
     (chunk,) = v.chunks_to_embed([1])

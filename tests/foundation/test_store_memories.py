@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from hippo import brain
@@ -67,7 +66,7 @@ def test_vectors_follow_the_status(db_path: Path) -> None:
     assert vectors.has("brain")
     stored = vectors.embeddings([a["id"]]).get(a["id"])
     assert stored is not None and len(stored) % 4 == 0
-    (hit, distance), *_ = vectors.nearest(np.frombuffer(stored, "<f4"), 5, type=a["type"],
+    (hit, distance), *_ = vectors.nearest(stored, 5, type=a["type"],
                                           project="p")
     assert hit == a["id"] and distance == pytest.approx(0.0, abs=1e-5)
     assert mem.current_active(a["id"])["id"] == a["id"]

@@ -53,7 +53,7 @@ def consistency(db_path: Path | str) -> dict:
             fk = db.rows("PRAGMA foreign_key_check")
         active = {r[0] for r in db.execute("SELECT id FROM memories WHERE status = 'active'")}
         vec = ({r[0] for r in db.execute("SELECT memory_id FROM memories_vec")}
-               if db.reindex.has_vectors("brain") else set())
+               if db.vectors.has("brain") else set())
         dangling = db.scalar(
             "SELECT count(*) FROM memories m WHERE m.consolidated_into IS NOT NULL AND "
             "(m.status != 'consolidated' OR NOT EXISTS (SELECT 1 FROM memories s WHERE "

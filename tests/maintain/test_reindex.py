@@ -158,10 +158,10 @@ def test_an_open_connection_reads_the_new_vectors_after_a_reindex(cli, seed, db_
     seed([{"text": f"memory {i} about topic {i % 3}"} for i in range(6)])
     db = connect(db_path)
     for _ in range(8):  # often enough that the driver prepares the statement
-        assert len(db.reindex.memory_vector(1)) == 4 * 384
+        assert len(db.vectors.embeddings([1])[1]) == 4 * 384
     r = cli("reindex", "--embedder", "alt")
     assert r.exit_code == 0, r.stderr
-    assert len(db.reindex.memory_vector(1)) == 4 * 64
+    assert len(db.vectors.embeddings([1])[1]) == 4 * 64
     with db.transaction():
-        assert len(db.reindex.memory_vector(2)) == 4 * 64
+        assert len(db.vectors.embeddings([2])[2]) == 4 * 64
     db.close()

@@ -74,10 +74,11 @@ def test_consolidation_projects_and_reindex_lookups(seed, db_path: Path) -> None
         assert sorted(c.changed_since(0, "consolidate")) == [1, 2]
         assert c.changed_since(c.last_audit_id(), "consolidate") == []
         assert [r["id"] for r in c.records([2, 1, 99])] == [1, 2]
-        assert v.has_vectors("brain")
-        vec = v.memory_vector(1)
-        assert vec is not None and v.memory_vector(99) is None
-        near = v.neighbours(vec, 4, "config", "a")
+        assert db.vectors.has("brain")
+        found = db.vectors.embeddings([1, 99])
+        vec = found[1]
+        assert list(found) == [1]
+        near = db.vectors.nearest(vec, 4, type="config", project="a")
         assert near[0][0] == 1 and abs(near[0][1]) < 1e-6
         assert sorted(i for i, *_ in v.memory_vectors()) == [1, 2]
         assert db.health.check_fulltext("memories_fts").error is None

@@ -82,10 +82,6 @@ class PgVectorUpkeep:
     def __init__(self, db: PgSql) -> None:
         self.db = db
 
-    def neighbours(self, vector: bytes, k: int, type_: str,
-                   project: str) -> list[tuple[int, float]]:
-        return [(int(r[0]), float(r[1]))
-                for r in self.db.execute(KNN, (Vec(vector), type_, project, k))]
 
     def memory_vectors(self) -> Iterator[tuple[int, str, str, bytes]]:
         last = 0

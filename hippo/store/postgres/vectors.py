@@ -225,8 +225,8 @@ class PgVectors(Vectors):
         if self.has("brain"):
             self.db.execute(VEC_DELETE, (memory_id,))
 
-    def nearest(self, vector: np.ndarray, k: int, *, type: str, project: str
+    def nearest(self, query: bytes, k: int, *, type: str, project: str
                 ) -> list[tuple[int, float]]:
-        params = {"q": _vec(vector), "k": k, "type": type, "project": project}
+        params = {"q": Vec(query), "k": k, "type": type, "project": project}
         return [(int(r["memory_id"]), float(r["distance"]))
                 for r in self.db.rows(NEAREST, params)]

@@ -62,10 +62,6 @@ class SqliteVectorUpkeep:
     def __init__(self, db: Sql) -> None:
         self.db = db
 
-    def neighbours(self, vector: bytes, k: int, type_: str,
-                   project: str) -> list[tuple[int, float]]:
-        return [(int(r[0]), float(r[1]))
-                for r in self.db.execute(KNN, (vector, k, type_, project))]
 
     def memory_vectors(self) -> Iterator[tuple[int, str, str, bytes]]:
         yield from self.db.execute(SCAN)

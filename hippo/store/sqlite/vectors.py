@@ -256,10 +256,9 @@ class SqliteVectors(Vectors):
             if "no such table: vector_log" not in str(exc):
                 raise
 
-    def nearest(self, vector: np.ndarray, k: int, *, type: str, project: str
+    def nearest(self, query: bytes, k: int, *, type: str, project: str
                 ) -> list[tuple[int, float]]:
-        return [(r["memory_id"], float(r["distance"]))
-                for r in self.db.rows(NEAREST, (_blob(vector), k, type, project))]
+        return [(int(a), float(b)) for a, b in self.db.execute(NEAREST, (query, k, type, project))]
 
     # -- what a warm process's in-memory index reads (`hippo.warm.vectors`) --------------
     def sync(self, known: tuple[Any, ...] | None, seq: int,
