@@ -48,12 +48,24 @@ class Dialect(NamedTuple):
     visible: str = "1"
     own: str = "1"
     defer_references: str = "PRAGMA defer_foreign_keys = ON"
+    secure_delete: str = "PRAGMA secure_delete = ON"  # freed pages zeroed ("": none)
+    # An Echo chunk's vector (named parameters :id, :vec, :project, :session, :started),
+    # `vector` making a blob its parameter; dropping one ("": it goes with its chunk).
+    chunk_vector: str = ("INSERT INTO echo_vec(chunk_id, embedding, project, session_id, "
+                         "started) VALUES (:id, :vec, :project, :session, :started)")
+    vector: Callable[[bytes], Any] = bytes
+    drop_chunk_vector: str = "DELETE FROM echo_vec WHERE chunk_id = ?"
+    # After an import, the id counters moved past every imported id ("": they follow).
+    advance_ids: str = ""
+    watermark_key: str = "path"  # what names a user's watermark (ON CONFLICT)
 
     @property
     def fragments(self) -> dict[str, str]:
         """What a query template (`hippo.store.sql.render`) may name."""
         return {"in_list": self.in_list, "true": self.true, "false": self.false,
-                "now": self.now, "visible": self.visible, "own": self.own}
+                "now": self.now, "visible": self.visible, "own": self.own,
+                "tagged": self.tagged.format(alias="m"), "current": current(self),
+                "watermark_key": self.watermark_key}
 
 
 def where(d: Dialect, f: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:

@@ -23,9 +23,9 @@ from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 
 from hippo.errors import HippoError
-from hippo.store.postgres.filters import POSTGRES
 from hippo.store.location import display
 from hippo.store.postgres.errors import connect_error, skippable, translate
+from hippo.store.postgres.filters import POSTGRES
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from hippo.store.context import ContextRows
     from hippo.store.embed_cache import EmbedCache
     from hippo.store.health import Health
-    from hippo.store.imports import Imports
     from hippo.store.jobs import Jobs
     from hippo.store.lexical import Lexical
     from hippo.store.maintenance import Maintenance
@@ -200,9 +199,9 @@ class PgDatabase(PgSql):
 
     @functools.cached_property
     def context(self) -> ContextRows:
-        from hippo.store.postgres.context import PgContextRows
+        from hippo.store.context import ContextRows
 
-        return PgContextRows(self._sql())
+        return ContextRows(self._sql())
 
     @functools.cached_property
     def project_dirs(self) -> ProjectDirs:
@@ -212,15 +211,15 @@ class PgDatabase(PgSql):
 
     @functools.cached_property
     def chunks(self) -> Chunks:
-        from hippo.store.postgres.chunks import PgChunks
+        from hippo.store.chunks import Chunks
 
-        return PgChunks(self._sql())
+        return Chunks(self._sql())
 
     @functools.cached_property
     def watermarks(self) -> Watermarks:
-        from hippo.store.postgres.watermarks import PgWatermarks
+        from hippo.store.watermarks import Watermarks
 
-        return PgWatermarks(self._sql())
+        return Watermarks(self._sql())
 
     @functools.cached_property
     def vectors(self) -> Vectors:
@@ -275,12 +274,6 @@ class PgDatabase(PgSql):
         from hippo.store.postgres.stats import PgStats
 
         return PgStats(self._sql())
-
-    @functools.cached_property
-    def imports(self) -> Imports:
-        from hippo.store.postgres.imports import PgImports
-
-        return PgImports(self._sql())
 
     # -- transactions --------------------------------------------------------------
     @contextlib.contextmanager

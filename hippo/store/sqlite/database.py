@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 import apsw
 
 from hippo.errors import HippoError
-from hippo.store.sqlite.filters import SQLITE
 from hippo.store.sqlite.errors import skippable, translate
 from hippo.store.sqlite.files import _prepare, _why_cannot_open
+from hippo.store.sqlite.filters import SQLITE
 from hippo.store.sqlite.opening import _configure, _open, _schema
 
 if TYPE_CHECKING:
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from hippo.store.context import ContextRows
     from hippo.store.embed_cache import EmbedCache
     from hippo.store.health import Health
-    from hippo.store.imports import Imports
     from hippo.store.jobs import Jobs
     from hippo.store.lexical import Lexical
     from hippo.store.maintenance import Maintenance
@@ -134,9 +133,9 @@ class Database(Sql):
 
     @functools.cached_property
     def context(self) -> ContextRows:
-        from hippo.store.sqlite.context import SqliteContextRows
+        from hippo.store.context import ContextRows
 
-        return SqliteContextRows(Sql(self.conn, self.path))
+        return ContextRows(Sql(self.conn, self.path))
 
     @functools.cached_property
     def project_dirs(self) -> ProjectDirs:
@@ -146,15 +145,15 @@ class Database(Sql):
 
     @functools.cached_property
     def chunks(self) -> Chunks:
-        from hippo.store.sqlite.chunks import SqliteChunks
+        from hippo.store.chunks import Chunks
 
-        return SqliteChunks(Sql(self.conn, self.path))
+        return Chunks(Sql(self.conn, self.path))
 
     @functools.cached_property
     def watermarks(self) -> Watermarks:
-        from hippo.store.sqlite.watermarks import SqliteWatermarks
+        from hippo.store.watermarks import Watermarks
 
-        return SqliteWatermarks(Sql(self.conn, self.path))
+        return Watermarks(Sql(self.conn, self.path))
 
     @functools.cached_property
     def vectors(self) -> Vectors:
@@ -209,12 +208,6 @@ class Database(Sql):
         from hippo.store.sqlite.stats import SqliteStats
 
         return SqliteStats(Sql(self.conn, self.path))
-
-    @functools.cached_property
-    def imports(self) -> Imports:
-        from hippo.store.sqlite.imports import SqliteImports
-
-        return SqliteImports(Sql(self.conn, self.path))
 
     @contextlib.contextmanager
     def waiting(self, ms: int) -> Iterator[None]:

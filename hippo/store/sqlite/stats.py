@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from hippo.store.sqlite.context import UNVERIFIED_COUNT as UNVERIFIED
+from hippo.store.sqlite.filters import CURRENT, UNVERIFIED
 
 if TYPE_CHECKING:
     from hippo.store.base import Row
     from hippo.store.sqlite.database import Sql
     from hippo.store.stats import MemoryField
+
+UNVERIFIED_COUNT = f"SELECT count(*) FROM memories m WHERE {CURRENT} AND {UNVERIFIED}"
 
 SCHEMA = "SELECT name FROM _migrations ORDER BY name"
 MEMORIES = "SELECT count(*) FROM memories"
@@ -58,7 +60,7 @@ class SqliteStats:
         return {str(k): n for k, n in self.db.execute(sql)}
 
     def unverified(self) -> int:
-        return int(self.db.scalar(UNVERIFIED))
+        return int(self.db.scalar(UNVERIFIED_COUNT))
 
     def vector_count(self, store: str) -> int:
         table = VEC_TABLES[store]
