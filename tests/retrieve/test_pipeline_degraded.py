@@ -22,7 +22,7 @@ from tests.conftest import BACKEND
 DROP_FTS = {"sqlite": "DROP TABLE memories_fts",
             "postgres": "ALTER TABLE memories DROP COLUMN tsv"}[BACKEND]
 COUNTER = {"sqlite": "SELECT value FROM counters WHERE name = ?",
-           "postgres": "SELECT value FROM counters WHERE name = %s"}[BACKEND]
+           "postgres": "SELECT value FROM counters WHERE name = ?"}[BACKEND]
 
 
 @pytest.fixture(autouse=True, params=["bm25 after the scan", "bm25 beside the scan"])
@@ -283,10 +283,10 @@ def test_bm25_on_postgres_is_fts5s(db_path: Path, tmp_path: Path) -> None:
                 assert [x.score for x in got] == pytest.approx([x.score for x in want],
                                                                rel=1e-9), (f, terms, k)
     # The statistics the triggers keep follow every insert, change and delete.
-    h.db.execute("UPDATE memories SET text = %s WHERE id = %s", ("a much longer text " * 9, 242))
-    h.db.execute("DELETE FROM memories WHERE id = %s", (243,))
+    h.db.execute("UPDATE memories SET text = ? WHERE id = ?", ("a much longer text " * 9, 242))
+    h.db.execute("DELETE FROM memories WHERE id = ?", (243,))
     with h.db.transaction():
-        h.db.execute("UPDATE memories SET tags = %s WHERE id < %s", ('["x", "y z"]', 30))
+        h.db.execute("UPDATE memories SET tags = ? WHERE id < ?", ('["x", "y z"]', 30))
     kept = h.db.row("SELECT n, tokens FROM lexical_stats WHERE store = 'brain'")
     assert kept == h.db.row("SELECT count(*) AS n, sum(tsv_len) AS tokens FROM memories")
     sqlite_h.close()
