@@ -77,7 +77,7 @@ def chunk_record(obj: Mapping[str, Any]) -> ChunkRecord:
 
 def taken_chunks(db: Store, chunks: Iterable[ChunkRecord]) -> list[int]:
     """Ids of these chunks the store already holds, in order."""
-    return db.imports.held_chunks([c.id for c in chunks])
+    return db.chunks.held([c.id for c in chunks])
 
 
 def prepare_chunks(h: Hippo, chunks: list[ChunkRecord]) -> list[Any]:
@@ -94,6 +94,7 @@ def prepare_chunks(h: Hippo, chunks: list[ChunkRecord]) -> list[Any]:
 def restore_chunks(db: Store, chunks: list[ChunkRecord], vectors: list[Any]) -> int:
     """Store each chunk (`prepare_chunks`) under its id, with its vector, inside the
     caller's transaction. Returns how many."""
+    from hippo.ingest.chunk import Chunk
     from hippo.timeutil import epoch
     from hippo.vectors import to_blob
 
@@ -106,10 +107,9 @@ def restore_chunks(db: Store, chunks: list[ChunkRecord], vectors: list[Any]) -> 
                 f["session"], fmt=f["format"], source_path=f["source_path"],
                 project=f["project"], cwd=None, parent_key=None, agent=None,
                 started_at=f["started_at"])
-        db.imports.put_chunk(c.id, sid, source_path=f["source_path"], project=f["project"],
-                             roles=f["roles"], line_start=f["line_start"],
-                             line_end=f["line_end"], message_ids=f["message_ids"],
-                             started_at=f["started_at"], ended_at=f["ended_at"], text=f["text"])
+        db.chunks.put(c.id, sid, Chunk(f["text"], f["roles"], f["line_start"], f["line_end"],
+                                       f["message_ids"], f["started_at"], f["ended_at"], None),
+                      source_path=f["source_path"], project=f["project"])
         db.chunks.update_session(sid, messages=len(f["message_ids"]), ended_at=f["ended_at"],
                                  started_at=f["started_at"], cwd=None, project=f["project"],
                                  agent=None, parent_key=None)
@@ -134,7 +134,7 @@ def link_sources(db: Store, memory_ids: Iterable[int], chunk_ids: Iterable[int])
         return 0
     pairs = [(rec["id"], c) for rec in brain.export_rows(db) for c in _cited(rec["source"])
              if rec["id"] in new_mems or c in new_chunks]
-    held = set(db.imports.held_chunks(sorted({c for _, c in pairs}))) if pairs else set()
+    held = set(db.chunks.held(sorted({c for _, c in pairs}))) if pairs else set()
     stamp = now_iso()
     linked = 0
     for mid, cid in pairs:

@@ -192,7 +192,7 @@ def import_(
         ids = [brain.insert(h.db, m, vectors.get(id(m)), actor="import", action="import")["id"]
                for m in mems]
         transfer.link_sources(h.db, ids, [c.id for c in chunks])
-        h.db.imports.advance_ids()
+        h.db.chunks.advance_ids()
     sys.stderr.write(f"hippo: imported {len(mems)} memories"
                      + (f" and {n_chunks} Echo chunks\n" if n_chunks else "\n"))
     if json:

@@ -65,7 +65,7 @@ def watermark(h: Hippo) -> int:
 def segments(h: Hippo, after: int) -> list[Segment]:
     """Runs of consecutive new chunks of the same session, in id order."""
     out: list[Segment] = []
-    for row in h.db.memories.chunks_after(after):
+    for row in h.db.chunks.after(after):
         cid, sid = int(row["id"]), int(row["session_id"])
         if out and out[-1].session_id == sid:
             last = out[-1]
@@ -76,10 +76,10 @@ def segments(h: Hippo, after: int) -> list[Segment]:
 
 
 def session_segment(h: Hippo, key: str) -> Segment:
-    sid = h.db.memories.session_id(key)
+    sid = h.db.chunks.session_id(key)
     if sid is None:
         raise NotFoundError(f"no Echo session {key!r}; `hippo echo` or `hippo stats` lists them")
-    first, last = h.db.memories.session_span(sid)
+    first, last = h.db.chunks.session_span(sid)
     if first is None or last is None:
         raise UsageError(f"session {key!r} has no chunks to extract")
     return Segment(int(sid), int(first), int(last), 0)
@@ -92,7 +92,7 @@ CONTEXT_SPAN = 400
 
 
 def load(h: Hippo, seg: Segment) -> SessionChunks:
-    s = h.db.memories.session(seg.session_id)
+    s = h.db.chunks.session(seg.session_id)
     assert s is not None
 
     def chunk(r: Any) -> EchoChunk:
@@ -101,8 +101,8 @@ def load(h: Hippo, seg: Segment) -> SessionChunks:
                          r["line_start"], r["line_end"], tuple(orjson.loads(r["message_ids"])),
                          r["started_at"], r["text"])
 
-    chunks = [chunk(r) for r in h.db.memories.segment(seg.session_id, seg.first, seg.last)]
-    before = [chunk(r) for r in h.db.memories.segment(
+    chunks = [chunk(r) for r in h.db.chunks.segment(seg.session_id, seg.first, seg.last)]
+    before = [chunk(r) for r in h.db.chunks.segment(
         seg.session_id, max(0, seg.first - CONTEXT_SPAN), seg.first - 1)][-CONTEXT_CHUNKS:]
     return SessionChunks(s["id"], s["session_key"], s["project"], s["format"], s["started_at"],
                          chunks, s["parent_key"], before)

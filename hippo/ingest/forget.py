@@ -37,7 +37,7 @@ def forget_session(db: Store, key: str, *, cited: list[int] | None = None) -> in
     from hippo import brain
     from hippo.errors import NotFoundError
 
-    if db.memories.session_id(key) is None:
+    if db.chunks.session_id(key) is None:
         raise NotFoundError(f"no session {key!r} in Echo")
     ids = db.chunks.ids_of_session(key)
     texts = _texts(db, ids)
@@ -47,7 +47,7 @@ def forget_session(db: Store, key: str, *, cited: list[int] | None = None) -> in
     db.chunks.delete(ids, secure=True)
     db.chunks.delete_session(key)
     brain.drop_cached(db, texts)
-    db.chunks.compact_index()
+    db.lexical.compact("echo")
     return len(ids)
 
 

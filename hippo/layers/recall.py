@@ -36,7 +36,7 @@ def lexical(h: Hippo, prompt: str, route: Route, limit: int = LIMIT) -> list[dic
     terms = match_terms(prompt)
     if terms is None:
         return []
-    rows = h.db.context.lexical(terms, route.scope(with_topics=False), limit)
+    rows = h.db.lexical.recall(terms, route.scope(with_topics=False), limit)
     return [rec for rec in map(to_record, rows) if route.admits(rec)]
 
 

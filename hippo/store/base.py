@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from hippo.store.context import ContextRows
     from hippo.store.embed_cache import EmbedCache
     from hippo.store.health import Health
-    from hippo.store.imports import Imports
     from hippo.store.jobs import Jobs
     from hippo.store.lexical import Lexical
     from hippo.store.memories import Memories
@@ -108,5 +107,3 @@ class Store(Protocol):
     def health(self) -> Health: ...
     @property
     def stats(self) -> Stats: ...
-    @property
-    def imports(self) -> Imports: ...

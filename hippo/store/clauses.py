@@ -57,6 +57,15 @@ class Dialect(NamedTuple):
     collate: str = ""
     # after a JSON text column: read as JSON (by `->>`; SQLite reads JSON text as it is)
     as_json: str = ""
+    # An Echo chunk's vector (named parameters :id, :vec, :project, :session, :started),
+    # `vector` making a blob its parameter; dropping one ("": it goes with its chunk).
+    chunk_vector: str = ("INSERT INTO echo_vec(chunk_id, embedding, project, session_id, "
+                         "started) VALUES (:id, :vec, :project, :session, :started)")
+    vector: Callable[[bytes], Any] = bytes
+    drop_chunk_vector: str = "DELETE FROM echo_vec WHERE chunk_id = ?"
+    # After an import, the id counters moved past every imported id ("": they follow).
+    advance_ids: str = ""
+    watermark_key: str = "path"  # what names a user's watermark (ON CONFLICT)
 
     @property
     def fragments(self) -> dict[str, str]:
@@ -64,7 +73,8 @@ class Dialect(NamedTuple):
         return {"in_list": self.in_list, "true": self.true, "false": self.false,
                 "now": self.now, "visible": self.visible, "own": self.own,
                 "tagged": self.tagged.format(alias="m"), "current": current(self),
-                "collate": self.collate, "as_json": self.as_json}
+                "collate": self.collate, "as_json": self.as_json,
+                "watermark_key": self.watermark_key}
 
 
 def where(d: Dialect, f: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:

@@ -107,18 +107,6 @@ UNLINK = "DELETE FROM memory_sources WHERE memory_id = ? AND chunk_id = ?"
 LINKED_TO = ("SELECT DISTINCT memory_id FROM memory_sources WHERE chunk_id {in_list} "
              "ORDER BY memory_id")
 
-# What `hippo extract` reads of Echo: the chunks past its watermark, session by session.
-PENDING = "SELECT id, session_id FROM echo_chunks WHERE id > ? ORDER BY id"
-OWN_PENDING = ("SELECT c.id, c.session_id FROM echo_chunks c JOIN echo_sessions e "
-               "ON e.id = c.session_id WHERE c.id > ? AND {own} ORDER BY c.id")
-SESSION = ("SELECT id, session_key, project, format, started_at, parent_key FROM echo_sessions "
-           "WHERE id = ?")
-SESSION_BY_KEY = ("SELECT e.id FROM echo_sessions e WHERE e.session_key = ? AND {visible} "
-                  "ORDER BY ({own}) DESC, e.id LIMIT 1")
-OWN_SESSION_BY_KEY = "SELECT e.id FROM echo_sessions e WHERE e.session_key = ? AND {own}"
-SEGMENT = ("SELECT id, seq, source_path, roles, line_start, line_end, message_ids, started_at, "
-           "text FROM echo_chunks WHERE session_id = ? AND id BETWEEN ? AND ? ORDER BY seq, id")
-SESSION_RANGE = "SELECT min(id) AS first, max(id) AS last FROM echo_chunks WHERE session_id = ?"
 
 
 def named_sessions(source: str) -> list[str] | None:
@@ -305,29 +293,3 @@ class Memories:
             return []
         return [int(r["memory_id"])
                 for r in self.db.rows(self._sql(LINKED_TO), (self.db.dialect.listed(listed),))]
-
-    # -- what `hippo extract` reads of Echo --------------------------------------------
-    def chunks_after(self, after: int) -> list[Row]:
-        """id, session_id of every Echo chunk past id `after`, in id order (on a team
-        store, of one's own sessions: each member's extraction learns from their own)."""
-        return self.db.rows(self._sql(OWN_PENDING) if self.db.team else PENDING, (after,))
-
-    def session(self, session_id: int) -> Row | None:
-        """id, session_key, project, format, started_at of an Echo session."""
-        return self.db.row(SESSION, (session_id,))
-
-    def session_id(self, session_key: str) -> int | None:
-        """The id of the Echo session with this key (one's own first; on a team store,
-        only one's own: what a member forgets or extracts by key is theirs)."""
-        sql = OWN_SESSION_BY_KEY if self.db.team else SESSION_BY_KEY
-        sid = self.db.scalar(self._sql(sql), (session_key,))
-        return None if sid is None else int(sid)
-
-    def session_span(self, session_id: int) -> tuple[int | None, int | None]:
-        """The first and last chunk id of an Echo session."""
-        row = self.db.row(SESSION_RANGE, (session_id,))
-        return (row["first"], row["last"]) if row else (None, None)
-
-    def segment(self, session_id: int, first: int, last: int) -> list[Row]:
-        """The session's chunks with ids in [first, last], in sequence order."""
-        return self.db.rows(SEGMENT, (session_id, first, last))

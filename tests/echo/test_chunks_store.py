@@ -64,7 +64,7 @@ def test_ids_delete_and_export(db_path: Path) -> None:
         db.chunks.delete(b[:1])
         db.chunks.delete(a, secure=True)
         db.chunks.delete_session("s1")
-        db.chunks.compact_index()
+        db.lexical.compact("echo")
     assert sorted(db.chunks.get([*a, *b])) == b[1:]
     assert db.chunks.find_session("s1") is None and db.chunks.find_session("s2") is not None
 

@@ -118,11 +118,11 @@ def test_a_shared_memorys_sources_show_only_what_the_user_may_see(as_user, cli) 
     assert [s["text"] for s in alice.memories.sources(memory_id)] == ["the proxy wants the CA bundle"]
     assert [(s["chunk_id"], s["text"], s["session_key"]) for s in bob.memories.sources(memory_id)] \
         == [(chunk, None, None)]  # as a forgotten chunk is shown
-    assert alice.memories.session_id("s1") is not None and bob.memories.session_id("s1") is None
+    assert alice.chunks.session_id("s1") is not None and bob.chunks.session_id("s1") is None
     with alice.transaction():
         alice.meta.set("echo.shared", "on")
     assert [s["text"] for s in bob.memories.sources(memory_id)] == ["the proxy wants the CA bundle"]
-    assert bob.memories.session_id("s1") == alice.memories.session_id("s1")
+    assert bob.chunks.session_id("s1") == alice.chunks.session_id("s1")
 
 
 def _transcript(tmp_path: Path, name: str, words: str) -> Path:

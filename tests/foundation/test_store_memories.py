@@ -88,10 +88,11 @@ def test_links_audit_and_purge(db_path: Path) -> None:
     assert mem.chunk_ids(a["id"]) == [7] and mem.linked_to([7, 8]) == [a["id"]]
     assert [s["session_key"] for s in mem.sources(a["id"])] == ["s1"]
     assert mem.citing_session("s1") == [a["id"]] and mem.citing_session("s2") == []
-    assert mem.session_id("s1") == 1 and mem.session_span(1) == (7, 7)
-    assert [r["id"] for r in mem.chunks_after(0)] == [7] and mem.chunks_after(7) == []
-    assert mem.session(1)["session_key"] == "s1"
-    assert [r["id"] for r in mem.segment(1, 7, 7)] == [7]
+    echo = h.db.chunks
+    assert echo.session_id("s1") == 1 and echo.session_span(1) == (7, 7)
+    assert [r["id"] for r in echo.after(0)] == [7] and echo.after(7) == []
+    assert echo.session(1)["session_key"] == "s1"
+    assert [r["id"] for r in echo.segment(1, 7, 7)] == [7]
     assert h.db.audit.once_used([a["id"], 999]) == {a["id"]}
     assert [e["action"] for e in h.db.audit.history(a["id"])] == ["add", "link"]
     with h.db.transaction():
@@ -122,7 +123,7 @@ def test_context_scope(db_path: Path) -> None:
     assert ctx.rules(Scope(None)) == [] and len(ctx.rules(Scope(None, True))) == 1
     assert sorted(ctx.current_texts(Scope("p"))) == sorted(x["text"] for x in (r, g, m))
     assert ctx.echo_texts(Scope("p")) == []
-    assert [x["id"] for x in ctx.lexical(Terms(("deploy",)), Scope("p"), 5)] == [g["id"]]
+    assert [x["id"] for x in h.db.lexical.recall(Terms(("deploy",)), Scope("p"), 5)] == [g["id"]]
 
 
 def test_project_dirs(db_path: Path) -> None:
@@ -192,6 +193,6 @@ def test_lexical_recall_with_topics(db_path: Path) -> None:
     h = _hippo(db_path)
     a = _add(h, "deploy with make release", tags=["ops"])
     _add(h, "deploy docs by hand", tags=["docs"])
-    hits = h.db.context.lexical(Terms(("deploy",)), Scope("p", topics=("ops",)), 5)
+    hits = h.db.lexical.recall(Terms(("deploy",)), Scope("p", topics=("ops",)), 5)
     assert [x["id"] for x in hits] == [a["id"]]
-    assert h.db.context.lexical(Terms(("deploy", "nothing"), "and"), Scope("p"), 5) == []
+    assert h.db.lexical.recall(Terms(("deploy", "nothing"), "and"), Scope("p"), 5) == []

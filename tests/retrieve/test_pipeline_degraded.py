@@ -199,7 +199,7 @@ def test_fts_index_ranking_then_filters_equals_the_joined_query(h: Hippo) -> Non
                 where, params = memory_where(f)
                 joined = [(r["id"], -r["score"]) for r in h.db.rows(
                     MATCH.format(where=where), [expr, *params, k])]
-                got = [(x.id, x.score) for x in h.db.lexical._ranked(expr, k, f)]
+                got = [(x.id, x.score) for x in h.db.lexical._ranked(expr, k, where, params)]
                 assert got == joined, (f, expr, k)
 
 

@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from hippo.store.context import ContextRows
     from hippo.store.embed_cache import EmbedCache
     from hippo.store.health import Health
-    from hippo.store.imports import Imports
     from hippo.store.jobs import Jobs
     from hippo.store.lexical import Lexical
     from hippo.store.memories import Memories
@@ -210,9 +209,9 @@ class PgDatabase(PgSql):
 
     @functools.cached_property
     def context(self) -> ContextRows:
-        from hippo.store.postgres.context import PgContextRows
+        from hippo.store.context import ContextRows
 
-        return PgContextRows(self._sql())
+        return ContextRows(self._sql())
 
     @functools.cached_property
     def projects(self) -> Projects:
@@ -222,15 +221,15 @@ class PgDatabase(PgSql):
 
     @functools.cached_property
     def chunks(self) -> Chunks:
-        from hippo.store.postgres.chunks import PgChunks
+        from hippo.store.chunks import Chunks
 
-        return PgChunks(self._sql())
+        return Chunks(self._sql())
 
     @functools.cached_property
     def watermarks(self) -> Watermarks:
-        from hippo.store.postgres.watermarks import PgWatermarks
+        from hippo.store.watermarks import Watermarks
 
-        return PgWatermarks(self._sql())
+        return Watermarks(self._sql())
 
     @functools.cached_property
     def vectors(self) -> Vectors:
@@ -287,12 +286,6 @@ class PgDatabase(PgSql):
         from hippo.store.stats import Stats
 
         return Stats(self._sql())
-
-    @functools.cached_property
-    def imports(self) -> Imports:
-        from hippo.store.postgres.imports import PgImports
-
-        return PgImports(self._sql())
 
     # -- transactions --------------------------------------------------------------
     @contextlib.contextmanager

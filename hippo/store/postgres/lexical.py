@@ -24,17 +24,18 @@ the user's query is ever parsed as tsquery syntax. Ties go by id, as in SQLite.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 
 from hippo.errors import HippoError
-from hippo.store.lexical import IndexUnavailable, LexHit, Terms
-from hippo.store.postgres.filters import VISIBLE, chunk_where, memory_where
+from hippo.store.context import COLUMNS, scoped
+from hippo.store.lexical import LexHit, Lexical, Terms
+from hippo.store.postgres.filters import VISIBLE
 
 if TYPE_CHECKING:
-    from hippo.store.filters import EchoFilters, SearchFilters
-    from hippo.store.postgres.database import PgSql
+    from hippo.store.base import Row
+    from hippo.store.context import Scope
 
 # The query's terms: each a tsquery and its lexemes in order; parameters (words, joiner).
 TERMS = """
@@ -86,52 +87,58 @@ CHUNKS = (
     "CROSS JOIN s "
     "WHERE c.tsv @@ (SELECT q FROM qq) AND {where} ORDER BY score DESC, c.id LIMIT ?"
 )
-JOINERS = {"and": " & ", "or": " | "}
-LATEST = {"brain": "SELECT max(id) FROM memories", "echo": "SELECT max(id) FROM echo_chunks"}
-
-
+# The context layers' recall with topics: each word or phrase a tsquery of its tokens
+# (`<->` adjacent), split (`hippo_words`) and stemmed as the `tsv` columns are, bound as a
+# parameter, never tsquery syntax; ranked by cover density over 1 + log(length), ties by
+# id. Without topics (what recall asks) it is search's own BM25, as SQLite's is FTS5's
+# bm25() in both.
+TERM = "phraseto_tsquery('hippo_text', hippo_words(?))"
+RECALL = (
+    f"SELECT {COLUMNS} FROM memories m, ({{query}}) q(query) "
+    "WHERE m.tsv @@ q.query AND {current} AND {scope} "
+    "ORDER BY ts_rank_cd(m.tsv, q.query, 1) DESC, m.id LIMIT ?"
+)
+BY_IDS = f"SELECT {COLUMNS} FROM memories m WHERE m.id = ANY(?)"
 # What says the index cannot answer (a column or function gone, a damaged index), unlike
 # a server that is down or busy, which stays the error it is.
 BROKEN = (psycopg.ProgrammingError, psycopg.DataError, psycopg.InternalError)
 
 
-def unavailable(exc: BaseException) -> bool:
-    return isinstance(exc, BROKEN) or (type(exc) is HippoError
-                                       and isinstance(exc.__cause__, BROKEN))
-
-
 def query_params(terms: Terms) -> list[object]:
     """The parameters of TERMS: the words and phrases as data, and how they join."""
-    return [list(terms.words), JOINERS[terms.mode]]
+    return [list(terms.words), terms.operator(" & ", " | ")]
 
 
-class PgLexical:
-    def __init__(self, db: PgSql) -> None:
-        self.db = db
-
-    def search(self, terms: Terms, k: int, filters: SearchFilters) -> list[LexHit]:
-        if k <= 0 or not terms.words:
-            return []
-        where, params = memory_where(filters)
-        try:
-            rows = self.db.rows(MATCH.format(where=where), [*query_params(terms), *params, k])
-        except (psycopg.Error, HippoError) as exc:
-            if not unavailable(exc):
-                raise
-            raise IndexUnavailable(str(exc)) from exc
+class PgLexical(Lexical):
+    def _memories(self, terms: Terms, k: int, where: str, params: list[Any]) -> list[LexHit]:
+        rows = self.db.rows(MATCH.format(where=where), [*query_params(terms), *params, k])
         return [LexHit(int(r["id"]), float(r["score"])) for r in rows]
 
-    def search_chunks(self, terms: Terms, k: int, filters: EchoFilters) -> list[int]:
-        if k <= 0 or not terms.words:
-            return []
-        where, params = chunk_where(filters)
-        try:
-            rows = self.db.rows(CHUNKS.format(where=where), [*query_params(terms), *params, k])
-        except (psycopg.Error, HippoError) as exc:
-            if not unavailable(exc):
-                raise
-            raise IndexUnavailable(str(exc)) from exc
+    def _chunks(self, terms: Terms, k: int, where: str, params: list[Any]) -> list[int]:
+        rows = self.db.rows(CHUNKS.format(where=where), [*query_params(terms), *params, k])
         return [int(r["id"]) for r in rows]
 
-    def extent(self, store: str) -> int:
-        return int(self.db.scalar(LATEST[store]) or 0)
+    def _broken(self, exc: Exception) -> bool:
+        return isinstance(exc, BROKEN) or (type(exc) is HippoError
+                                           and isinstance(exc.__cause__, BROKEN))
+
+    def recall(self, terms: Terms, scope: Scope, limit: int) -> list[Row]:
+        if not terms.words or limit < 1:
+            return []
+        if not scope.topics:
+            return self._ranked(terms, scope, limit)
+        query = "SELECT " + terms.operator(" && ", " || ").join(TERM for _ in terms.words)
+        sql, params = scoped(self.db.dialect, RECALL.replace("{query}", query), scope)
+        return self.db.rows(sql, [*terms.words, *params, limit])
+
+    def _ranked(self, terms: Terms, scope: Scope, limit: int) -> list[Row]:
+        """Search's BM25 over the scope's current memories, best first."""
+        from hippo.store.filters import SearchFilters
+
+        projects = (None if scope.all_projects else (None,) if scope.project is None
+                    else (scope.project, None))
+        hits = self.search(terms, limit, SearchFilters(projects=projects))
+        if not hits:
+            return []
+        rows = {int(r["id"]): r for r in self.db.rows(BY_IDS, ([h.id for h in hits],))}
+        return [rows[h.id] for h in hits if h.id in rows]

@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from hippo.store.context import ContextRows
     from hippo.store.embed_cache import EmbedCache
     from hippo.store.health import Health
-    from hippo.store.imports import Imports
     from hippo.store.jobs import Jobs
     from hippo.store.lexical import Lexical
     from hippo.store.memories import Memories
@@ -147,9 +146,9 @@ class Database(Sql):
 
     @functools.cached_property
     def context(self) -> ContextRows:
-        from hippo.store.sqlite.context import SqliteContextRows
+        from hippo.store.context import ContextRows
 
-        return SqliteContextRows(Sql(self.conn, self.path))
+        return ContextRows(Sql(self.conn, self.path))
 
     @functools.cached_property
     def projects(self) -> Projects:
@@ -159,15 +158,15 @@ class Database(Sql):
 
     @functools.cached_property
     def chunks(self) -> Chunks:
-        from hippo.store.sqlite.chunks import SqliteChunks
+        from hippo.store.chunks import Chunks
 
-        return SqliteChunks(Sql(self.conn, self.path))
+        return Chunks(Sql(self.conn, self.path))
 
     @functools.cached_property
     def watermarks(self) -> Watermarks:
-        from hippo.store.sqlite.watermarks import SqliteWatermarks
+        from hippo.store.watermarks import Watermarks
 
-        return SqliteWatermarks(Sql(self.conn, self.path))
+        return Watermarks(Sql(self.conn, self.path))
 
     @functools.cached_property
     def vectors(self) -> Vectors:
@@ -224,12 +223,6 @@ class Database(Sql):
         from hippo.store.stats import Stats
 
         return Stats(Sql(self.conn, self.path))
-
-    @functools.cached_property
-    def imports(self) -> Imports:
-        from hippo.store.sqlite.imports import SqliteImports
-
-        return SqliteImports(Sql(self.conn, self.path))
 
     @contextlib.contextmanager
     def waiting(self, ms: int) -> Iterator[None]:

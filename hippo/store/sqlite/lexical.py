@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import apsw
 
-from hippo.store.lexical import IndexUnavailable, LexHit, Terms
-from hippo.store.sqlite.filters import chunk_where, memory_where
+from hippo.store.context import COLUMNS, scoped
+from hippo.store.lexical import LexHit, Lexical, Terms
 
 if TYPE_CHECKING:
-    from hippo.store.filters import EchoFilters, SearchFilters
-    from hippo.store.sqlite.database import Sql
+    from hippo.store.base import Row
+    from hippo.store.context import Scope
 
 # bm25() is negative, more negative = better; ties by id keep the order stable.
 MATCH = (
@@ -32,7 +32,14 @@ MAX_FETCH = 2000  # beyond this many index-only rows, let SQLite filter while ra
 CHUNKS = ("SELECT c.id FROM echo_fts JOIN echo_chunks c ON c.id = echo_fts.rowid "
           "JOIN echo_sessions e ON e.id = c.session_id "
           "WHERE echo_fts MATCH ? AND {where} ORDER BY bm25(echo_fts) LIMIT ?")
-LATEST = {"brain": "SELECT max(id) FROM memories", "echo": "SELECT max(id) FROM echo_chunks"}
+# The context layers' recall: current memories of a scope (`hippo.store.context`).
+RECALL = (
+    f"SELECT {COLUMNS} FROM memories_fts f JOIN memories m ON m.id = f.rowid "
+    "WHERE memories_fts MATCH ? AND {current} AND {scope} "
+    "ORDER BY bm25(memories_fts), m.id LIMIT ?"
+)
+OPTIMIZE = {"brain": "INSERT INTO memories_fts(memories_fts) VALUES ('optimize')",
+            "echo": "INSERT INTO echo_fts(echo_fts) VALUES ('optimize')"}
 
 
 def quote(term: str) -> str:
@@ -43,26 +50,19 @@ def quote(term: str) -> str:
 def fts5_match(terms: Terms) -> str:
     """`terms` as an FTS5 MATCH expression: each word or phrase quoted (never syntax),
     joined by spaces (FTS5's implicit AND) or ` OR `."""
-    return (" " if terms.mode == "and" else " OR ").join(quote(w) for w in terms.words)
+    return terms.operator(" ", " OR ").join(quote(w) for w in terms.words)
 
 
-class SqliteLexical:
-    def __init__(self, db: Sql) -> None:
-        self.db = db
+class SqliteLexical(Lexical):
+    def _memories(self, terms: Terms, k: int, where: str, params: list[Any]) -> list[LexHit]:
+        return self._ranked(fts5_match(terms), k, where, params)
 
-    def search(self, terms: Terms, k: int, filters: SearchFilters) -> list[LexHit]:
-        try:
-            return self._ranked(fts5_match(terms), k, filters)
-        except apsw.Error as exc:
-            raise IndexUnavailable(str(exc)) from exc
-
-    def _ranked(self, expr: str, k: int, filters: SearchFilters) -> list[LexHit]:
+    def _ranked(self, expr: str, k: int, where: str, params: list[Any]) -> list[LexHit]:
         """Top `k` allowed hits: index-only ranking checked afterwards, or the joined query.
 
         Exact either way: the index's top rows are taken in the final order, so once `k`
         of them pass the filters (or the index has no more rows) no later row can beat them.
         """
-        where, params = memory_where(filters)
         fetch = 2 * k
         while fetch <= MAX_FETCH:
             rows = self.db.rows(MATCH_ONLY, [expr, fetch])
@@ -77,13 +77,16 @@ class SqliteLexical:
         rows = self.db.rows(MATCH.format(where=where), [expr, *params, k])
         return [LexHit(r["id"], -r["score"]) for r in rows]
 
-    def search_chunks(self, terms: Terms, k: int, filters: EchoFilters) -> list[int]:
-        where, params = chunk_where(filters)
-        try:
-            return [cid for (cid,) in self.db.execute(CHUNKS.format(where=where),
-                                                      (fts5_match(terms), *params, k))]
-        except apsw.Error as exc:
-            raise IndexUnavailable(str(exc)) from exc
+    def _chunks(self, terms: Terms, k: int, where: str, params: list[Any]) -> list[int]:
+        return [cid for (cid,) in self.db.execute(CHUNKS.format(where=where),
+                                                  (fts5_match(terms), *params, k))]
 
-    def extent(self, store: str) -> int:
-        return int(self.db.scalar(LATEST[store]) or 0)
+    def _broken(self, exc: Exception) -> bool:
+        return isinstance(exc, apsw.Error)
+
+    def recall(self, terms: Terms, scope: Scope, limit: int) -> list[Row]:
+        sql, params = scoped(self.db.dialect, RECALL, scope)
+        return self.db.rows(sql, [fts5_match(terms), *params, limit])
+
+    def compact(self, store: str) -> None:
+        self.db.execute(OPTIMIZE[store])
