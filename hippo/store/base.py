@@ -1,19 +1,24 @@
-"""What every backend of the store provides: the `Store` protocol and the types its methods
-speak. Callers depend on these, never on a backend (`hippo.store.sqlite`).
+"""The `Store`: one open connection and its repositories, and the types they speak.
+Callers depend on these, never on a backend (`hippo.store.sqlite`, `hippo.store.postgres`).
 
 A store is one open connection: `transaction()` is the unit of work; the repositories
-(`store.memories`, `store.chunks`, ...) are its domain methods, each in its own module
-under `hippo/store/` (the protocol) and `hippo/store/sqlite/` (SQLite's implementation).
+(`store.memories`, `store.chunks`, ...) are its domain methods, each written once in its
+own module under `hippo/store/`, over the query helpers its backend gives (`_sql()`,
+`hippo.store.sql`). A backend subclasses `Store` with its connection, its transactions
+and the parts it does its own way (`PARTS`: the vector index, full text, ...).
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from hippo.store.audit import Audit
     from hippo.store.chunks import Chunks
     from hippo.store.consolidation import Consolidation
@@ -27,6 +32,7 @@ if TYPE_CHECKING:
     from hippo.store.projects import Projects
     from hippo.store.reindex import Reindex
     from hippo.store.spend import Spend
+    from hippo.store.sql import Sql
     from hippo.store.stats import Stats
     from hippo.store.vectors import Vectors
     from hippo.store.watermarks import Watermarks
@@ -35,75 +41,156 @@ Row = dict[str, Any]
 Mode = Literal["write", "read"]
 
 
-class Store(Protocol):
+class Store:
     """One open store. Writes happen inside `transaction()`; a read command's store
     (mode "read") makes only cache writes, through `cache_write`, which never wait."""
 
     mode: Mode
     busy_timeout_ms: int
+    label: str  # what a person is shown: the path, or the server's URL without its password
+    path: Path | None  # the SQLite file; None for a server
+    # The backend's own class of each part it does its own way: "module:Class".
+    PARTS: ClassVar[dict[str, str]]
 
-    @property
-    def path(self) -> Path | None:
-        """The SQLite file; None for a server (`hippo.store.postgres`)."""
-        ...
+    def _sql(self) -> Sql:
+        """New query helpers over this connection, for a repository to hold (not the store:
+        a store nobody holds any more is closed at once, no reference cycle keeps it)."""
+        raise NotImplementedError
 
-    @property
-    def label(self) -> str:
-        """What a person is shown: the path, or the server's URL without its password."""
-        ...
+    def _part(self, name: str) -> Any:
+        module, _, cls = self.PARTS[name].partition(":")
+        return getattr(importlib.import_module(module), cls)(self._sql())
+
+    @staticmethod
+    def _skippable(exc: BaseException) -> bool:
+        """A cache write's error a read command may skip (busy, read-only)."""
+        raise NotImplementedError
 
     def transaction(self) -> AbstractContextManager[Store]:
         """The unit of work: all or nothing; nested, a savepoint."""
-        ...
+        raise NotImplementedError
 
     def cache_write(self, write: Callable[[Store], Any]) -> bool:
-        """Run `write` in a transaction; for a read command, skipped when busy (False)."""
-        ...
+        """Run `write` in a transaction; for a read command, best effort: skipped when the
+        store is busy or may not be written here (a cache is worth no wait). True when it
+        was written."""
+        if self.mode != "read":
+            with self.transaction():
+                write(self)
+            return True
+        try:
+            with self.transaction():
+                write(self)
+        except Exception as exc:
+            if self._skippable(exc):
+                return False
+            raise
+        return True
 
     def waiting(self, ms: int) -> AbstractContextManager[None]:
         """Inside: wait at most `ms` for the write lock (a best-effort write)."""
-        ...
+        raise NotImplementedError
 
     def checkpoint(self) -> bool:
         """Move logged pages into the main file (a purge leaves no old page behind)."""
-        ...
+        raise NotImplementedError
 
     def reader(self) -> Store | None:
         """A second connection for a read in another thread, or None when there is none."""
-        ...
+        raise NotImplementedError
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        raise NotImplementedError
 
-    # -- repositories: each speaks one part of the domain --------------------------
-    @property
-    def meta(self) -> Meta: ...
-    @property
-    def memories(self) -> Memories: ...
-    @property
-    def audit(self) -> Audit: ...
-    @property
-    def context(self) -> ContextRows: ...
-    @property
-    def projects(self) -> Projects: ...
-    @property
-    def chunks(self) -> Chunks: ...
-    @property
-    def watermarks(self) -> Watermarks: ...
-    @property
-    def vectors(self) -> Vectors: ...
-    @property
-    def lexical(self) -> Lexical: ...
-    @property
-    def embed_cache(self) -> EmbedCache: ...
-    @property
-    def jobs(self) -> Jobs: ...
-    @property
-    def spend(self) -> Spend: ...
-    @property
-    def consolidation(self) -> Consolidation: ...
-    @property
-    def reindex(self) -> Reindex: ...
-    @property
-    def health(self) -> Health: ...
-    @property
-    def stats(self) -> Stats: ...
+    # -- repositories: each speaks one part of the domain; built on first use (a command
+    # imports only the ones it needs) ------------------------------------------------
+    @functools.cached_property
+    def meta(self) -> Meta:
+        from hippo.store.meta import Meta
+
+        return Meta(self._sql())
+
+    @functools.cached_property
+    def memories(self) -> Memories:
+        from hippo.store.memories import Memories
+
+        return Memories(self._sql())
+
+    @functools.cached_property
+    def audit(self) -> Audit:
+        from hippo.store.audit import Audit
+
+        return Audit(self._sql())
+
+    @functools.cached_property
+    def context(self) -> ContextRows:
+        from hippo.store.context import ContextRows
+
+        return ContextRows(self._sql())
+
+    @functools.cached_property
+    def projects(self) -> Projects:
+        from hippo.store.projects import Projects
+
+        return Projects(self._sql())
+
+    @functools.cached_property
+    def chunks(self) -> Chunks:
+        from hippo.store.chunks import Chunks
+
+        return Chunks(self._sql())
+
+    @functools.cached_property
+    def watermarks(self) -> Watermarks:
+        from hippo.store.watermarks import Watermarks
+
+        return Watermarks(self._sql())
+
+    @functools.cached_property
+    def embed_cache(self) -> EmbedCache:
+        from hippo.store.embed_cache import EmbedCache
+
+        return EmbedCache(self._sql())
+
+    @functools.cached_property
+    def spend(self) -> Spend:
+        from hippo.store.spend import Spend
+
+        return Spend(self._sql())
+
+    @functools.cached_property
+    def consolidation(self) -> Consolidation:
+        from hippo.store.consolidation import Consolidation
+
+        return Consolidation(self._sql())
+
+    @functools.cached_property
+    def stats(self) -> Stats:
+        from hippo.store.stats import Stats
+
+        return Stats(self._sql())
+
+    # -- the backend's own parts, or repositories over them ----------------------------
+    @functools.cached_property
+    def vectors(self) -> Vectors:
+        return self._part("vectors")  # type: ignore[no-any-return]
+
+    @functools.cached_property
+    def lexical(self) -> Lexical:
+        return self._part("lexical")  # type: ignore[no-any-return]
+
+    @functools.cached_property
+    def jobs(self) -> Jobs:
+        return self._part("jobs")  # type: ignore[no-any-return]
+
+    @functools.cached_property
+    def reindex(self) -> Reindex:
+        from hippo.store.reindex import Reindex
+
+        return Reindex(self._sql(), self._part("upkeep"))
+
+    @functools.cached_property
+    def health(self) -> Health:
+        from hippo.store.health import Health
+
+        return Health(self._sql(), self._part("checks"))

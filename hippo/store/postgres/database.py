@@ -15,14 +15,15 @@ import functools
 import math
 import os
 import re
-from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import psycopg
 from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 
 from hippo.errors import HippoError
+from hippo.store.base import Store
 from hippo.store.location import display
 from hippo.store.postgres.errors import connect_error, skippable, translate
 from hippo.store.postgres.filters import POSTGRES
@@ -30,23 +31,7 @@ from hippo.store.postgres.filters import POSTGRES
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from hippo.store.audit import Audit
     from hippo.store.base import Mode, Row
-    from hippo.store.chunks import Chunks
-    from hippo.store.consolidation import Consolidation
-    from hippo.store.context import ContextRows
-    from hippo.store.embed_cache import EmbedCache
-    from hippo.store.health import Health
-    from hippo.store.jobs import Jobs
-    from hippo.store.lexical import Lexical
-    from hippo.store.memories import Memories
-    from hippo.store.meta import Meta
-    from hippo.store.projects import Projects
-    from hippo.store.reindex import Reindex
-    from hippo.store.spend import Spend
-    from hippo.store.stats import Stats
-    from hippo.store.vectors import Vectors
-    from hippo.store.watermarks import Watermarks
 
 # hippo's advisory locks: (class, hashtext(current_schema())): one hippo per schema.
 WRITER_CLASS = 0x4869_7002
@@ -171,9 +156,18 @@ class PgSql:
         return self.conn.info.transaction_status != TransactionStatus.IDLE
 
 
-class PgDatabase(PgSql):
-    """The PostgreSQL store (`hippo.store.base.Store`): one connection, the query helpers
-    its repositories use, and the repositories themselves."""
+class PgDatabase(PgSql, Store):
+    """The PostgreSQL store: one connection, the query helpers its repositories use, and
+    the parts PostgreSQL does its own way (pgvector, tsvector, advisory locks)."""
+
+    PARTS: ClassVar[dict[str, str]] = {
+        "vectors": "hippo.store.postgres.vectors:PgVectors",
+        "lexical": "hippo.store.postgres.lexical:PgLexical",
+        "jobs": "hippo.store.postgres.jobs:PgJobs",
+        "upkeep": "hippo.store.postgres.reindex:PgVectorUpkeep",
+        "checks": "hippo.store.postgres.health:PgChecks",
+    }
+    _skippable = staticmethod(skippable)
 
     path: Path | None = None
     team = False
@@ -187,105 +181,6 @@ class PgDatabase(PgSql):
 
     def _sql(self) -> PgSql:
         return PgSql(self.conn, self.label, self.team)
-
-    # -- repositories (built on first use) ----------------------------------------------
-    @functools.cached_property
-    def meta(self) -> Meta:
-        from hippo.store.meta import Meta
-
-        return Meta(self._sql())
-
-    @functools.cached_property
-    def memories(self) -> Memories:
-        from hippo.store.memories import Memories
-
-        return Memories(self._sql())
-
-    @functools.cached_property
-    def audit(self) -> Audit:
-        from hippo.store.audit import Audit
-
-        return Audit(self._sql())
-
-    @functools.cached_property
-    def context(self) -> ContextRows:
-        from hippo.store.context import ContextRows
-
-        return ContextRows(self._sql())
-
-    @functools.cached_property
-    def projects(self) -> Projects:
-        from hippo.store.projects import Projects
-
-        return Projects(self._sql())
-
-    @functools.cached_property
-    def chunks(self) -> Chunks:
-        from hippo.store.chunks import Chunks
-
-        return Chunks(self._sql())
-
-    @functools.cached_property
-    def watermarks(self) -> Watermarks:
-        from hippo.store.watermarks import Watermarks
-
-        return Watermarks(self._sql())
-
-    @functools.cached_property
-    def vectors(self) -> Vectors:
-        from hippo.store.postgres.vectors import PgVectors
-
-        return PgVectors(self._sql())
-
-    @functools.cached_property
-    def lexical(self) -> Lexical:
-        from hippo.store.postgres.lexical import PgLexical
-
-        return PgLexical(self._sql())
-
-    @functools.cached_property
-    def embed_cache(self) -> EmbedCache:
-        from hippo.store.embed_cache import EmbedCache
-
-        return EmbedCache(self._sql())
-
-    @functools.cached_property
-    def jobs(self) -> Jobs:
-        from hippo.store.postgres.jobs import PgJobs
-
-        return PgJobs(self._sql())
-
-    @functools.cached_property
-    def spend(self) -> Spend:
-        from hippo.store.spend import Spend
-
-        return Spend(self._sql())
-
-    @functools.cached_property
-    def consolidation(self) -> Consolidation:
-        from hippo.store.consolidation import Consolidation
-
-        return Consolidation(self._sql())
-
-    @functools.cached_property
-    def reindex(self) -> Reindex:
-        from hippo.store.postgres.reindex import PgVectorUpkeep
-        from hippo.store.reindex import Reindex
-
-        return Reindex(self._sql(), PgVectorUpkeep(self._sql()))
-
-    @functools.cached_property
-    def health(self) -> Health:
-        from hippo.store.health import Health
-        from hippo.store.postgres.health import PgChecks
-
-        return Health(self._sql(), PgChecks(self._sql()))
-
-    @functools.cached_property
-    def stats(self) -> Stats:
-        from hippo.store.stats import Stats
-
-        return Stats(self._sql())
 
     # -- transactions --------------------------------------------------------------
     @contextlib.contextmanager
@@ -317,21 +212,6 @@ class PgDatabase(PgSql):
         except psycopg.Error as exc:  # raised by COMMIT itself
             raise translate(exc, self.label) from exc
 
-    def cache_write(self, write: Callable[[PgDatabase], Any]) -> bool:
-        """Run `write` in a transaction; for a read command, best effort: skipped when
-        another writer holds the lock or the role may not write."""
-        if self.mode != "read":
-            with self.transaction():
-                write(self)
-            return True
-        try:
-            with self.transaction():
-                write(self)
-        except (HippoError, psycopg.Error) as exc:
-            if skippable(exc):
-                return False
-            raise
-        return True
 
     def checkpoint(self) -> bool:
         """After a purge: rewrite the tables that held text (VACUUM FULL), so no erased

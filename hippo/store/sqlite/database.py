@@ -3,37 +3,21 @@
 from __future__ import annotations
 
 import contextlib
-import functools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import apsw
 
 from hippo.errors import HippoError
+from hippo.store.base import Store
 from hippo.store.sqlite.errors import skippable, translate
 from hippo.store.sqlite.files import _prepare, _why_cannot_open
 from hippo.store.sqlite.filters import SQLITE
 from hippo.store.sqlite.opening import _configure, _open, _schema
 
 if TYPE_CHECKING:
-    from hippo.store.audit import Audit
     from hippo.store.base import Mode, Row
-    from hippo.store.chunks import Chunks
-    from hippo.store.consolidation import Consolidation
-    from hippo.store.context import ContextRows
-    from hippo.store.embed_cache import EmbedCache
-    from hippo.store.health import Health
-    from hippo.store.jobs import Jobs
-    from hippo.store.lexical import Lexical
-    from hippo.store.memories import Memories
-    from hippo.store.meta import Meta
-    from hippo.store.projects import Projects
-    from hippo.store.reindex import Reindex
-    from hippo.store.spend import Spend
-    from hippo.store.stats import Stats
-    from hippo.store.vectors import Vectors
-    from hippo.store.watermarks import Watermarks
 
 HAS_TABLE = "SELECT 1 FROM sqlite_master WHERE name = ?"
 # A read command's cache write waits this long for the write lock, then is skipped.
@@ -112,9 +96,18 @@ class Sql:
         return r[0] if r else None
 
 
-class Database(Sql):
-    """The SQLite store (`hippo.store.base.Store`): one open connection, the query helpers
-    its repositories use, and the repositories themselves."""
+class Database(Sql, Store):  # type: ignore[misc]  # its `path` is never None
+    """The SQLite store: one open connection, the query helpers its repositories use, and
+    the parts SQLite does its own way (sqlite-vec, FTS5)."""
+
+    PARTS: ClassVar[dict[str, str]] = {
+        "vectors": "hippo.store.sqlite.vectors:SqliteVectors",
+        "lexical": "hippo.store.sqlite.lexical:SqliteLexical",
+        "jobs": "hippo.store.jobs:Jobs",
+        "upkeep": "hippo.store.sqlite.reindex:SqliteVectorUpkeep",
+        "checks": "hippo.store.sqlite.health:SqliteChecks",
+    }
+    _skippable = staticmethod(skippable)
 
     def __init__(self, conn: apsw.Connection, path: Path, busy_timeout_ms: int = 5000,
                  mode: Mode = "write") -> None:
@@ -125,104 +118,8 @@ class Database(Sql):
         self.mode: Mode = mode
         self._reader: Database | None = None
 
-    # -- repositories (built on first use: a command imports only the ones it needs) ----
-    @functools.cached_property
-    def meta(self) -> Meta:
-        from hippo.store.meta import Meta
-
-        return Meta(Sql(self.conn, self.path))
-
-    @functools.cached_property
-    def memories(self) -> Memories:
-        from hippo.store.memories import Memories
-
-        return Memories(Sql(self.conn, self.path))
-
-    @functools.cached_property
-    def audit(self) -> Audit:
-        from hippo.store.audit import Audit
-
-        return Audit(Sql(self.conn, self.path))
-
-    @functools.cached_property
-    def context(self) -> ContextRows:
-        from hippo.store.context import ContextRows
-
-        return ContextRows(Sql(self.conn, self.path))
-
-    @functools.cached_property
-    def projects(self) -> Projects:
-        from hippo.store.projects import Projects
-
-        return Projects(Sql(self.conn, self.path))
-
-    @functools.cached_property
-    def chunks(self) -> Chunks:
-        from hippo.store.chunks import Chunks
-
-        return Chunks(Sql(self.conn, self.path))
-
-    @functools.cached_property
-    def watermarks(self) -> Watermarks:
-        from hippo.store.watermarks import Watermarks
-
-        return Watermarks(Sql(self.conn, self.path))
-
-    @functools.cached_property
-    def vectors(self) -> Vectors:
-        from hippo.store.sqlite.vectors import SqliteVectors
-
-        return SqliteVectors(Sql(self.conn, self.path))
-
-    @functools.cached_property
-    def lexical(self) -> Lexical:
-        from hippo.store.sqlite.lexical import SqliteLexical
-
-        return SqliteLexical(Sql(self.conn, self.path))
-
-    @functools.cached_property
-    def embed_cache(self) -> EmbedCache:
-        from hippo.store.embed_cache import EmbedCache
-
-        return EmbedCache(Sql(self.conn, self.path))
-
-    @functools.cached_property
-    def jobs(self) -> Jobs:
-        from hippo.store.jobs import Jobs
-
-        return Jobs(Sql(self.conn, self.path))
-
-    @functools.cached_property
-    def spend(self) -> Spend:
-        from hippo.store.spend import Spend
-
-        return Spend(Sql(self.conn, self.path))
-
-    @functools.cached_property
-    def consolidation(self) -> Consolidation:
-        from hippo.store.consolidation import Consolidation
-
-        return Consolidation(Sql(self.conn, self.path))
-
-    @functools.cached_property
-    def reindex(self) -> Reindex:
-        from hippo.store.reindex import Reindex
-        from hippo.store.sqlite.reindex import SqliteVectorUpkeep
-
-        return Reindex(Sql(self.conn, self.path), SqliteVectorUpkeep(Sql(self.conn, self.path)))
-
-    @functools.cached_property
-    def health(self) -> Health:
-        from hippo.store.health import Health
-        from hippo.store.sqlite.health import SqliteChecks
-
-        return Health(Sql(self.conn, self.path), SqliteChecks(Sql(self.conn, self.path)))
-
-    @functools.cached_property
-    def stats(self) -> Stats:
-        from hippo.store.stats import Stats
-
-        return Stats(Sql(self.conn, self.path))
+    def _sql(self) -> Sql:
+        return Sql(self.conn, self.path)
 
     @contextlib.contextmanager
     def waiting(self, ms: int) -> Iterator[None]:
@@ -262,21 +159,6 @@ class Database(Sql):
                 self.conn.execute("ROLLBACK")
             raise translate(exc, self.path) from exc
 
-    def cache_write(self, write: Callable[[Database], Any]) -> bool:
-        """Run `write` in a transaction; for a read command, best effort: skipped when the
-        file is busy or read-only (a cache is worth no wait). True when it was written."""
-        if self.mode != "read":
-            with self.transaction():
-                write(self)
-            return True
-        try:
-            with self.transaction():
-                write(self)
-        except (HippoError, apsw.Error) as exc:
-            if skippable(exc):
-                return False
-            raise
-        return True
 
     def checkpoint(self) -> bool:
         """Move the WAL into the file and truncate it (a purge leaves no old page behind);
