@@ -140,11 +140,11 @@ def timed_searches(location: str | Path, qs: list[bytes], scope: str, ef: int | 
     overrides the ef_search the backend chose (set on the session after the warm-up, which
     the backend, having set its own once, leaves alone)."""
     from hippo.retrieve.vec import search
-    from hippo.store.filters import SearchFilters
+    from hippo.store.filters import MemoryFilter
 
     db = open_store(location)
     try:
-        filters = SearchFilters(projects=SCOPES[scope])
+        filters = MemoryFilter.search(projects=SCOPES[scope])
         for q in qs[:5]:  # warm the caches
             search(db, q, 10, filters)
         if ef is not None:
@@ -205,7 +205,7 @@ def writer(url: str, w: int, seconds: float, out: Any) -> None:
 
 def searcher(url: str, s: int, seconds: float, out: Any) -> None:
     from hippo.retrieve.vec import search
-    from hippo.store.filters import SearchFilters
+    from hippo.store.filters import MemoryFilter
 
     qs = queries(PER_CENTRE * 10, 200, seed=200 + s)
     db = open_store(url)
@@ -216,7 +216,7 @@ def searcher(url: str, s: int, seconds: float, out: Any) -> None:
     while time.monotonic() < end:
         t = time.perf_counter()
         try:
-            search(db, qs[i % len(qs)], 10, SearchFilters(projects=SCOPES["all"]))
+            search(db, qs[i % len(qs)], 10, MemoryFilter.search(projects=SCOPES["all"]))
             times.append((time.perf_counter() - t) * 1000)
         except Exception as exc:  # noqa: BLE001
             errors.append(f"{type(exc).__name__}: {exc}")

@@ -109,7 +109,7 @@ def main() -> None:
     import hippo
     from hippo import warm
     from hippo.retrieve.pipeline import make_filters, search
-    from hippo.store.filters import SearchFilters
+    from hippo.store.filters import MemoryFilter
 
     qs = questions(args.queries)
     cold = hippo.open(path, embedder="hash")
@@ -130,7 +130,7 @@ def main() -> None:
     ids = list(range(len(blobs)))
     sqlite_ms = timed(lambda i: store.knn(blobs[i], args.k, filters), ids)
     warm_ms = timed(lambda i: hot.db.vectors.knn(blobs[i], args.k, filters), ids)
-    every = SearchFilters()  # every project: the whole matrix
+    every = MemoryFilter.search()  # every project: the whole matrix
     same = same and all([(h.id, h.distance) for h in store.knn(b, args.k, every)]
                         == [(h.id, h.distance) for h in hot.db.vectors.knn(b, args.k, every)]
                         for b in blobs)

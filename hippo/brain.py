@@ -274,7 +274,7 @@ def listing(db: Store, *, types: Sequence[str] = (), tiers: Sequence[str] = (),
     unverified: only current machine-written rules and preferences no person has verified
     or pinned, the ones the rule floor holds back. as_of: only those valid then.
     """
-    from hippo.store.memories import MemoryFilter
+    from hippo.store.filters import MemoryFilter
 
     where = MemoryFilter(statuses=tuple(statuses), types=tuple(types), tiers=tuple(tiers),
                          projects=None if projects is None else tuple(projects), since=since,

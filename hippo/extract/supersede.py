@@ -53,7 +53,7 @@ GATE_TAG = "gate"
 
 def _rows(h: Hippo, project: str | None) -> list[dict[str, Any]]:
     from hippo.records import to_record
-    from hippo.store.memories import MemoryFilter
+    from hippo.store.filters import MemoryFilter
 
     return [to_record(r) for r in h.db.memories.listing(
         MemoryFilter(statuses=("active",), projects=(project,), current=True))]

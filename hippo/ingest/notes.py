@@ -227,7 +227,7 @@ class NotesSync:
 
     def _current(self, tags: Sequence[str], project: str | None) -> list[dict[str, Any]]:
         from hippo.records import to_record
-        from hippo.store.memories import MemoryFilter
+        from hippo.store.filters import MemoryFilter
 
         return [to_record(r) for r in self.h.db.memories.listing(MemoryFilter(
             statuses=("active",), projects=(project,), tags=tuple(tags), current=True))]

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from hippo.store import Store
-    from hippo.store.filters import EchoFilters, SearchFilters
+    from hippo.store.filters import EchoFilters, MemoryFilter
 
 # More than this share of a question's content words never said: nothing answers it.
 UNSEEN_SHARE = 0.6
@@ -103,7 +103,7 @@ def judge(words: Sequence[str], unseen: Sequence[str], question: str,
     return Verdict(tuple(words), tuple(unseen), reason)
 
 
-def said(db: Store, word: str, brain: SearchFilters, echo: EchoFilters) -> bool:
+def said(db: Store, word: str, brain: MemoryFilter, echo: EchoFilters) -> bool:
     """True when a memory in `brain`'s scope or a transcript chunk in `echo`'s holds
     `word` (as the full-text index matches it: stemmed, any case). An index that cannot
     answer counts as holding it: the gate never silences a search on a broken index."""
@@ -133,12 +133,12 @@ def verdict(db: Store, question: str, projects: Sequence[str | None] | None) -> 
     """Whether what `projects` hold (None: every project; None inside it: global
     memories) can answer `question`: the Brain's active memories and Echo's chunks of
     those projects are asked for each of its content words."""
-    from hippo.store.filters import EchoFilters, SearchFilters
+    from hippo.store.filters import EchoFilters, MemoryFilter
 
     if not asks(question):
         return Verdict((), (), "")
     scope = None if projects is None else tuple(dict.fromkeys(projects))
-    brain = SearchFilters(projects=scope)
+    brain = MemoryFilter.search(projects=scope)
     echo = EchoFilters(projects=None if scope is None else list(scope))
     words = content_words(question)
     unseen = [w for w in words if not said(db, w, brain, echo)]

@@ -16,14 +16,14 @@ from hippo.store.lexical import IndexUnavailable, LexHit, Terms
 
 if TYPE_CHECKING:
     from hippo.store import Store
-    from hippo.store.filters import SearchFilters
+    from hippo.store.filters import MemoryFilter
 
 
 class FtsUnavailable(Exception):
     """The lexical retriever cannot run for this query; the message says why."""
 
 
-def _run(db: Store, terms: Terms, k: int, filters: SearchFilters) -> list[LexHit]:
+def _run(db: Store, terms: Terms, k: int, filters: MemoryFilter) -> list[LexHit]:
     try:
         return db.lexical.search(terms, k, filters)
     except BusyError:
@@ -32,7 +32,7 @@ def _run(db: Store, terms: Terms, k: int, filters: SearchFilters) -> list[LexHit
         raise FtsUnavailable(f"full-text index unavailable ({exc})") from exc
 
 
-def search(db: Store, query: str, k: int, filters: SearchFilters, *,
+def search(db: Store, query: str, k: int, filters: MemoryFilter, *,
            and_min_hits: int = 5) -> list[LexHit]:
     """Up to `k` hits, best first: AND hits, then OR hits if AND found fewer than `and_min_hits`.
 

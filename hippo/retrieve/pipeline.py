@@ -18,6 +18,7 @@ interaction off, or before a reindex) is encoded when a search first meets it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -33,7 +34,7 @@ from hippo.retrieve.params import BM25, DATES, PARALLEL_MIN_ROWS, VECTOR, Search
 from hippo.retrieve.querytext import prepare
 from hippo.retrieve.request import SearchRequest
 from hippo.retrieve.score import match_factor
-from hippo.store.filters import SearchFilters
+from hippo.store.filters import MemoryFilter
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
@@ -82,7 +83,7 @@ def make_filters(h: Hippo, *, types: Sequence[str] = (), tiers: Sequence[str] = 
                  until: datetime | str | None = None,
                  projects: Sequence[str | None] | None | EllipsisType = ...,
                  include_superseded: bool = False,
-                 as_of: datetime | str | None = None) -> SearchFilters:
+                 as_of: datetime | str | None = None) -> MemoryFilter:
     """Validated filters; `projects=...` means the current project plus global memories."""
     for t in types:
         resolve(t, h.types)
@@ -93,7 +94,7 @@ def make_filters(h: Hippo, *, types: Sequence[str] = (), tiers: Sequence[str] = 
         scope: tuple[str | None, ...] | None = tuple(dict.fromkeys((h.project, None)))
     else:
         scope = None if projects is None else tuple(dict.fromkeys(projects))
-    return SearchFilters(projects=scope, types=tuple(types), tiers=tuple(tiers),
+    return MemoryFilter.search(projects=scope, types=tuple(types), tiers=tuple(tiers),
                    tags=tuple(t.strip().lower() for t in tags if t.strip()),
                    since=_bound(since), until=_bound(until),
                    include_superseded=include_superseded, as_of=_as_of(as_of))
@@ -230,7 +231,7 @@ def run(h: Hippo, req: SearchRequest) -> SearchResult:
     return out
 
 
-def retrieve(h: Hippo, text: str, k: int, filters: SearchFilters, p: SearchParams,
+def retrieve(h: Hippo, text: str, k: int, filters: MemoryFilter, p: SearchParams,
              degraded: list[str]) -> Retrieved:
     """Vector KNN and BM25 (beside it on a big store), each its best `k`."""
     db = h.db
@@ -304,7 +305,7 @@ def _explain(c: Candidate, found: Retrieved, best_late: float | None, factor: fl
     return e
 
 
-def _lexical(db: Store, text: str, k: int, filters: SearchFilters,
+def _lexical(db: Store, text: str, k: int, filters: MemoryFilter,
              p: SearchParams) -> Callable[[], list[LexHit]]:
     """Start the BM25 retriever (`stages.start_lexical`); calling the result collects it."""
     def run(conn: Store) -> list[LexHit]:
@@ -322,7 +323,7 @@ def _date_windows(text: str, p: SearchParams) -> list[Window]:
     return [w.widened(p.date_slack_days) for w in mentioned_dates(text)]
 
 
-def _window_hits(db: Store, blob: bytes, k: int, filters: SearchFilters,
+def _window_hits(db: Store, blob: bytes, k: int, filters: MemoryFilter,
                  windows: Sequence[Window]) -> list[int]:
     """Nearest `k` vectors created inside any window (and inside the user's own bounds)."""
 
@@ -336,7 +337,7 @@ def _window_hits(db: Store, blob: bytes, k: int, filters: SearchFilters,
             until = filters.until
         if since > until:
             return None
-        return vec.search(db, blob, k, filters._replace(since=since, until=until))
+        return vec.search(db, blob, k, dataclasses.replace(filters, since=since, until=until))
 
     return stages.window_hits(windows, k, inside)
 

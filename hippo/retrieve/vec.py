@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from hippo.store import Store
-    from hippo.store.filters import SearchFilters
+    from hippo.store.filters import MemoryFilter
     from hippo.store.vectors import VecHit
 
 
@@ -22,7 +22,7 @@ def has_store(db: Store) -> bool:
     return db.vectors.has("brain")
 
 
-def search(db: Store, query: bytes, k: int, filters: SearchFilters) -> list[VecHit]:
+def search(db: Store, query: bytes, k: int, filters: MemoryFilter) -> list[VecHit]:
     """The `k` memories nearest to `query` (float32 blob) that `filters` allow, nearest first."""
     return db.vectors.knn(query, k, filters)
 

@@ -1,6 +1,6 @@
-"""The filters (`MemoryFilter`, `SearchFilters`, `EchoFilters`) as WHERE clauses with bound
+"""The filters (`MemoryFilter`, `EchoFilters`) as WHERE clauses with bound
 parameters, once for every SQL backend: a `Dialect` says how its SQL spells a parameter,
-a list, truth and a tag test (`hippo.store.sqlite.filters`, `hippo.store.postgres.filters`).
+a list, truth and a tag test (`hippo.store.sqlite.dialect`, `hippo.store.postgres.dialect`).
 """
 
 from __future__ import annotations
@@ -9,8 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
-    from hippo.store.filters import EchoFilters, SearchFilters
-    from hippo.store.memories import MemoryFilter
+    from hippo.store.filters import EchoFilters, MemoryFilter
 
 # Valid now: not replaced by a newer memory, and its validity not over (`{now}`: the
 # backend's clock as a stored timestamp, `Dialect.now`).
@@ -126,19 +125,6 @@ def _projects(d: Dialect, projects: Sequence[str | None], alias: str,
     return "(" + (" OR ".join(clause) or d.false) + ")"
 
 
-def memory_where(d: Dialect, f: SearchFilters, alias: str = "m") -> tuple[str, list[Any]]:
-    """The WHERE clause over `memories` (alias `alias`) of active memories `f` allows (and,
-    as of a time, the memories done since: a task was open then)."""
-    where_, params = among(d, statuses=["active", "done"] if f.as_of else ["active"],
-                           types=f.types, tiers=f.tiers,
-                           projects=f.projects, since=f.since, until=f.until, tags=f.tags,
-                           alias=alias)
-    if f.as_of:
-        where_ += " AND " + valid_at(d, alias, f.as_of, params)
-    elif not f.include_superseded:
-        where_ += " AND " + VALID_NOW.format(alias=alias, now=d.now)
-    return where_, params
-
 
 def current(d: Dialect) -> str:
     """`CURRENT` in this backend's spelling (over `memories m`)."""
@@ -151,10 +137,10 @@ def valid_at(d: Dialect, alias: str, when: str, params: list[Any]) -> str:
     return VALID_AT.format(alias=alias, t=d.param)
 
 
-def chunk_where(d: Dialect, f: EchoFilters, first: str | None = None) -> tuple[str, list[Any]]:
-    """The WHERE clause over `echo_chunks` c joined with `echo_sessions` e; `first`, a
-    clause every row must also meet (whose sessions a user may see)."""
-    parts: list[str] = [first or d.true]
+def chunk_where(d: Dialect, f: EchoFilters) -> tuple[str, list[Any]]:
+    """The WHERE clause over `echo_chunks` c joined with `echo_sessions` e: what `f` allows
+    of the sessions this user may see (`Dialect.visible`)."""
+    parts: list[str] = [d.visible]
     params: list[Any] = []
     if f.sessions:
         parts.append(d.within("e.session_key", f.sessions, params))

@@ -8,12 +8,13 @@ import contextlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from hippo.store.clauses import chunk_where, memory_where
+from hippo.store.clauses import chunk_where
+from hippo.store.clauses import where as where_sql
 
 if TYPE_CHECKING:
     from hippo.store.base import Row
     from hippo.store.context import Scope
-    from hippo.store.filters import EchoFilters, SearchFilters
+    from hippo.store.filters import EchoFilters, MemoryFilter
     from hippo.store.sql import Sql
 
 LATEST = {"brain": "SELECT max(id) FROM memories", "echo": "SELECT max(id) FROM echo_chunks"}
@@ -58,11 +59,11 @@ class Lexical:
     def __init__(self, db: Sql) -> None:
         self.db = db
 
-    def search(self, terms: Terms, k: int, filters: SearchFilters) -> list[LexHit]:
+    def search(self, terms: Terms, k: int, filters: MemoryFilter) -> list[LexHit]:
         """The exact top `k` memories matching `terms` that `filters` allow, best first."""
         if k <= 0 or not terms.words:
             return []
-        where, params = memory_where(self.db.dialect, filters)
+        where, params = where_sql(self.db.dialect, filters)
         with self._answering():
             return self._memories(terms, k, where, params)
 
@@ -72,7 +73,7 @@ class Lexical:
         if k <= 0 or not terms.words:
             return []
         d = self.db.dialect
-        where, params = chunk_where(d, filters, first=d.visible)
+        where, params = chunk_where(d, filters)
         with self._answering():
             return self._chunks(terms, k, where, params)
 

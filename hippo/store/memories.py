@@ -2,14 +2,13 @@
 
 Rows are the `memories` columns as stored (`tags`/`source` as JSON text); the SPEC record
 is built from them by `hippo.records.to_record`. Which memories a listing or a search
-covers is a `MemoryFilter`: data, made a WHERE clause by `hippo.store.clauses`. Written
+covers is a `MemoryFilter` (`hippo.store.filters`), made a WHERE clause by `hippo.store.clauses`. Written
 once for both backends (`hippo.store.sql`); their vectors are `hippo.store.vectors`'.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hippo.records import FIELDS
@@ -17,24 +16,8 @@ from hippo.store.sql import render
 
 if TYPE_CHECKING:
     from hippo.store.base import Row
+    from hippo.store.filters import MemoryFilter
     from hippo.store.sql import Sql
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryFilter:
-    """Which memories: every field left empty matches all. `projects` None means every
-    project, a None inside it the global memories; every tag in `tags` must be present."""
-
-    statuses: tuple[str, ...] = ()
-    types: tuple[str, ...] = ()
-    tiers: tuple[str, ...] = ()
-    projects: tuple[str | None, ...] | None = None
-    since: str | None = None  # ISO-8601 UTC, inclusive, on created_at
-    until: str | None = None  # inclusive
-    tags: tuple[str, ...] = ()  # compared lower-cased
-    current: bool = False  # only memories no newer one supersedes (validity still open)
-    as_of: str | None = None  # only memories valid then (valid_from <= T < valid_to)
-    unverified: bool = False  # only machine rules/preferences no person verified or pinned
 
 
 COLUMNS = ", ".join(FIELDS)  # the record's fields, in its order

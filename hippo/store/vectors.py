@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 if TYPE_CHECKING:
     import numpy as np
 
-    from hippo.store.filters import EchoFilters, SearchFilters
+    from hippo.store.filters import EchoFilters, MemoryFilter
     from hippo.store.sql import Sql
 
 # The stores that hold vectors: the Brain's memories, the Echo's transcript chunks.
@@ -66,7 +66,7 @@ class Vectors:
         """Create `store`'s vector table (and index) for vectors of `dimensions`."""
         raise NotImplementedError
 
-    def knn(self, query: bytes, k: int, filters: SearchFilters) -> list[VecHit]:
+    def knn(self, query: bytes, k: int, filters: MemoryFilter) -> list[VecHit]:
         """The exact `k` memories nearest to `query` that `filters` allow, nearest first."""
         raise NotImplementedError
 

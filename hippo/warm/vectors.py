@@ -31,7 +31,7 @@ from hippo.warm.arrays import Arrays, Held
 
 if TYPE_CHECKING:
     from hippo.store import Store
-    from hippo.store.filters import SearchFilters
+    from hippo.store.filters import MemoryFilter
 
 EPS32 = 2.0 ** -24
 KEEP_BATCH = 4096  # ids per post-check; past this many candidates, one query of all allowed
@@ -57,7 +57,7 @@ class WarmVectors:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._original, name)
 
-    def knn(self, query: bytes, k: int, filters: SearchFilters) -> list[VecHit]:
+    def knn(self, query: bytes, k: int, filters: MemoryFilter) -> list[VecHit]:
         return self._index.knn(self._original, query, k, filters)
 
 
@@ -180,7 +180,7 @@ class WarmIndex:
 
     # -- search ------------------------------------------------------------------------
     def knn(self, original: Any, query: bytes, k: int,
-            filters: SearchFilters) -> list[VecHit]:
+            filters: MemoryFilter) -> list[VecHit]:
         """`SqliteVectors.knn`'s answer (the exact top `k` the filters allow, nearest
         first, ties by id), from memory when the index can serve it."""
         if k <= 0:
@@ -194,7 +194,7 @@ class WarmIndex:
         return hits if hits is not None else original.knn(query, k, filters)
 
     def _search(self, original: Any, query: bytes, k: int,
-                filters: SearchFilters) -> list[VecHit] | None:
+                filters: MemoryFilter) -> list[VecHit] | None:
         held = self._held
         assert held is not None
         q = np.frombuffer(query, dtype="<f4") if len(query) == 4 * held.dim else None
@@ -227,7 +227,7 @@ class WarmIndex:
         best = sorted(found.items(), key=lambda kv: (kv[1], kv[0]))[:k]
         return [VecHit(key, dist) for key, dist in best]
 
-    def _prefilter(self, a: Arrays, filters: SearchFilters) -> np.ndarray | None:
+    def _prefilter(self, a: Arrays, filters: MemoryFilter) -> np.ndarray | None:
         """The rows of a block vec0's own columns allow (as `_vec0_constraints`, the
         project aside: one block is one project); None: every row."""
         n = a.n
@@ -262,7 +262,7 @@ def _file_id(path: Path) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino) if st else None
 
 
-def _allowed(original: Any, filters: SearchFilters, ids: np.ndarray,
+def _allowed(original: Any, filters: MemoryFilter, ids: np.ndarray,
              positions: np.ndarray) -> np.ndarray:
     """Which of `positions` (into `ids`) the filters allow, checked against `memories`:
     by id (the store's own post-check) when few, else against every allowed id."""

@@ -48,9 +48,9 @@ def _ingest(db, key: str, path: str, texts: list[str]) -> list[int]:  # type: ig
 
 def _searchable(db) -> list[int]:  # type: ignore[no-untyped-def]
     """What every Echo search reads (`chunk_where`)."""
-    from hippo.store.postgres.filters import chunk_where
+    from hippo.store.clauses import chunk_where
 
-    where, params = chunk_where(EchoFilters())
+    where, params = chunk_where(db.dialect, EchoFilters())
     return [r["id"] for r in db.rows(
         "SELECT c.id FROM echo_chunks c JOIN echo_sessions e ON e.id = c.session_id "
         f"WHERE {where} ORDER BY c.id", params)]

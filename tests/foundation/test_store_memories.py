@@ -10,8 +10,8 @@ from hippo import brain
 from hippo.core import Hippo
 from hippo.records import from_input
 from hippo.store.context import Scope
+from hippo.store.filters import MemoryFilter
 from hippo.store.lexical import Terms
-from hippo.store.memories import MemoryFilter
 
 
 def _hippo(db_path: Path) -> Hippo:
@@ -26,15 +26,16 @@ def _add(h: Hippo, text: str, **fields: object) -> dict:
 
 
 def test_filter_is_data_the_backend_translates() -> None:
-    from hippo.store.sqlite.filters import where
+    from hippo.store.clauses import where
+    from hippo.store.sqlite.dialect import SQLITE
 
-    assert where(MemoryFilter()) == ("1", [])
-    clause, params = where(MemoryFilter(statuses=("active",), projects=("p", None),
-                                        since="2026-01-01", tags=("A",), current=True))
+    assert where(SQLITE, MemoryFilter()) == ("1", [])
+    clause, params = where(SQLITE, MemoryFilter(statuses=("active",), projects=("p", None),
+                                                since="2026-01-01", tags=("A",), current=True))
     assert params == ["active", "p", "2026-01-01", "a"]
     assert "m.project IS NULL" in clause and "m.superseded_by IS NULL" in clause
     assert clause.endswith("m.valid_to > strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))")
-    assert where(MemoryFilter(projects=()), alias="x")[0] == "1 AND (0)"
+    assert where(SQLITE, MemoryFilter(projects=()), alias="x")[0] == "1 AND (0)"
 
 
 def test_listing_and_rows(db_path: Path) -> None:

@@ -14,7 +14,7 @@ from hippo.errors import ConfigError, ProviderError
 from hippo.records import from_input
 from hippo.retrieve import pipeline, vec
 from hippo.retrieve.pipeline import search
-from hippo.store.filters import SearchFilters as Filters
+from hippo.store.filters import MemoryFilter
 from hippo.store.lexical import Terms
 from tests.conftest import BACKEND
 
@@ -158,11 +158,11 @@ def test_vec0_and_exact_scan_agree_under_every_filter(h: Hippo) -> None:
             brain.vec_put(h.db, mid, brain.get(h.db, mid), v / np.linalg.norm(v))
     q = gen.standard_normal(384)
     query = (q / np.linalg.norm(q)).astype("<f4").tobytes()
-    cases = [Filters(), Filters(projects=("testproj", None)), Filters(types=("task",)),
-             Filters(tiers=("procedural",), projects=("other",)),
-             Filters(since="2026-05-12T10:00:05.000Z", until="2026-08-15T10:00:03.500Z"),
-             Filters(include_superseded=True, types=("rule", "fact")),
-             Filters(projects=(None,), since="2026-03-01T00:00:00.000Z")]
+    cases = [MemoryFilter.search(), MemoryFilter.search(projects=("testproj", None)), MemoryFilter.search(types=("task",)),
+             MemoryFilter.search(tiers=("procedural",), projects=("other",)),
+             MemoryFilter.search(since="2026-05-12T10:00:05.000Z", until="2026-08-15T10:00:03.500Z"),
+             MemoryFilter.search(include_superseded=True, types=("rule", "fact")),
+             MemoryFilter.search(projects=(None,), since="2026-03-01T00:00:00.000Z")]
     for f in cases:
         for k in (1, 5, 30):
             fast = h.db.vectors._knn(query, k, f)
@@ -171,7 +171,7 @@ def test_vec0_and_exact_scan_agree_under_every_filter(h: Hippo) -> None:
             assert [x.id for x in fast] == [x.id for x in exact], f
             assert [x.distance for x in fast] == pytest.approx([x.distance for x in exact],
                                                                abs=1e-6)
-    tagged = vec.search(h.db, query, 30, Filters(tags=("a", "b")))
+    tagged = vec.search(h.db, query, 30, MemoryFilter.search(tags=("a", "b")))
     rows = {r["id"]: r for r in h.db.rows("SELECT id, tags, superseded_by FROM memories")}
     assert tagged and all('"a"' in rows[x.id]["tags"] and '"b"' in rows[x.id]["tags"]
                           and rows[x.id]["superseded_by"] is None for x in tagged)
@@ -181,7 +181,7 @@ def test_vec0_and_exact_scan_agree_under_every_filter(h: Hippo) -> None:
                          "Postgres ranks in one query (test_bm25_on_postgres_is_fts5s)")
 def test_fts_index_ranking_then_filters_equals_the_joined_query(h: Hippo) -> None:
     from hippo import brain
-    from hippo.store.sqlite.filters import memory_where
+    from hippo.store.clauses import where as where_sql
     from hippo.store.sqlite.lexical import MATCH
 
     words = ["backup", "restore", "replica", "vacuum", "index", "snapshot"]
@@ -192,11 +192,12 @@ def test_fts_index_ranking_then_filters_equals_the_joined_query(h: Hippo) -> Non
     with h.db.transaction():
         for mid in range(5, 400, 9):
             brain.update(h.db, mid, {"superseded_by": mid + 1}, actor="human", action="s")
-    for f in (Filters(), Filters(projects=("testproj", None)), Filters(types=("task",)),
-              Filters(projects=("other",), types=("fact",)), Filters(tags=("none",))):
+    search = MemoryFilter.search
+    for f in (search(), search(projects=("testproj", None)), search(types=("task",)),
+              search(projects=("other",), types=("fact",)), search(tags=("none",))):
         for expr in ('"backup"', '"backup" OR "vacuum"', '"note"'):
             for k in (1, 7, 30):
-                where, params = memory_where(f)
+                where, params = where_sql(h.db.dialect, f)
                 joined = [(r["id"], -r["score"]) for r in h.db.rows(
                     MATCH.format(where=where), [expr, *params, k])]
                 got = [(x.id, x.score) for x in h.db.lexical._ranked(expr, k, where, params)]
@@ -273,8 +274,8 @@ def test_bm25_on_postgres_is_fts5s(db_path: Path, tmp_path: Path) -> None:
                Terms(("src app py",)), Terms(("ERR SSL PROTOCOL ERROR",)), Terms(("ssl",)),
                Terms(("Caroline", "cafe")), Terms(("café",)), Terms(("3 14",)),
                Terms(("foo bar", "ops"), "or"), Terms(("nothingatall",))]
-    for f in (Filters(), Filters(projects=("testproj", None)), Filters(types=("task",)),
-              Filters(include_superseded=True), Filters(tags=("ops",))):
+    for f in (MemoryFilter.search(), MemoryFilter.search(projects=("testproj", None)), MemoryFilter.search(types=("task",)),
+              MemoryFilter.search(include_superseded=True), MemoryFilter.search(tags=("ops",))):
         for terms in queries:
             for k in (1, 7, 300):
                 want = sqlite_h.db.lexical.search(terms, k, f)

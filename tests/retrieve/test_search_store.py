@@ -12,7 +12,7 @@ import pytest
 import hippo
 from hippo.records import from_input
 from hippo.store import connect
-from hippo.store.filters import EchoFilters, SearchFilters
+from hippo.store.filters import EchoFilters, MemoryFilter
 from hippo.store.lexical import IndexUnavailable, Terms
 from hippo.vectors import to_blob
 from tests.conftest import BACKEND
@@ -60,23 +60,23 @@ def test_vectors_and_lexical_of_the_brain(db_path: Path) -> None:
     assert store.vectors.has("brain") and store.vectors.model("brain") == ("hash-bow-v1", 384)
     assert store.lexical.extent("brain") == max(ids)
     query = to_blob(h.embed(["deploy staging"])[0])
-    everywhere = store.vectors.knn(query, 3, SearchFilters())
+    everywhere = store.vectors.knn(query, 3, MemoryFilter.search())
     assert everywhere[0].id == ids[0] and len(everywhere) == 3
-    only_a = store.vectors.knn(query, 3, SearchFilters(projects=("a",)))
+    only_a = store.vectors.knn(query, 3, MemoryFilter.search(projects=("a",)))
     assert {x.id for x in only_a} == {ids[0], ids[2]}
-    assert store.vectors.knn(query, 0, SearchFilters()) == []
+    assert store.vectors.knn(query, 0, MemoryFilter.search()) == []
     assert set(store.vectors.embeddings([ids[0], 999])) == {ids[0]}
     sims = store.vectors.similarities(ids)
     assert set(sims) == {(ids[0], ids[1]), (ids[0], ids[2]), (ids[1], ids[2])}
-    hits = store.lexical.search(Terms(("deploy",)), 5, SearchFilters())
+    hits = store.lexical.search(Terms(("deploy",)), 5, MemoryFilter.search())
     assert {x.id for x in hits} == {ids[0], ids[1]} and all(x.score > 0 for x in hits)
-    assert [x.id for x in store.lexical.search(Terms(("deploy",)), 5, SearchFilters(projects=("b",)))] \
+    assert [x.id for x in store.lexical.search(Terms(("deploy",)), 5, MemoryFilter.search(projects=("b",)))] \
         == [ids[1]]
     # Words are data, never syntax: a quote, an operator or a bare AND is only a word.
-    assert store.lexical.search(Terms(('"deploy" AND', "OR")), 5, SearchFilters()) == []
+    assert store.lexical.search(Terms(('"deploy" AND', "OR")), 5, MemoryFilter.search()) == []
     store.execute(DROP_FTS)  # type: ignore[attr-defined]
     with pytest.raises(IndexUnavailable):  # an index that cannot answer says so
-        store.lexical.search(Terms(("deploy",)), 5, SearchFilters())
+        store.lexical.search(Terms(("deploy",)), 5, MemoryFilter.search())
     counters = "SELECT name, value FROM counters"
     before = {r["name"]: r["value"] for r in store.rows(counters)}  # type: ignore[attr-defined]
     with store.transaction():

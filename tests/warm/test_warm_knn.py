@@ -11,7 +11,7 @@ import pytest
 
 from hippo import warm
 from hippo.store import connect
-from hippo.store.filters import SearchFilters
+from hippo.store.filters import MemoryFilter
 from hippo.warm.vectors import WarmIndex, WarmVectors
 from tests.warm.stores import TAGS, TYPES, build, stamp, unit
 
@@ -28,7 +28,7 @@ def ordered(found: list) -> list[tuple[int, float]]:
     return [(h.id, h.distance) for h in found]
 
 
-def random_filters(rng: random.Random) -> SearchFilters:
+def random_filters(rng: random.Random) -> MemoryFilter:
     since = until = None
     if rng.random() < 0.35:
         a, b = sorted((stamp(rng), stamp(rng)))
@@ -37,7 +37,7 @@ def random_filters(rng: random.Random) -> SearchFilters:
             since, until = a, a[:11] + "23:59:59.999Z"
     projects = rng.choice([None, None, ("A",), ("A", None), (None,), ("B", "C"), (),
                            ("nowhere",)])
-    return SearchFilters(
+    return MemoryFilter.search(
         projects=projects,
         types=tuple(rng.sample(TYPES, rng.choice([0, 0, 1, 2]))),
         tiers=tuple(rng.sample(("semantic", "procedural", "episodic"), rng.choice([0, 0, 1]))),
@@ -78,12 +78,12 @@ def test_every_memory_filtered_out_and_k_beyond_the_store(store: Path) -> None:
     original = db.vectors
     WarmIndex(store, 1 << 30).wrap(db)
     q = unit(np.random.default_rng(1))[0].tobytes()
-    for f in (SearchFilters(projects=("nowhere",)), SearchFilters(tags=("x", "y", "z")),
-              SearchFilters(types=("todo",)), SearchFilters(projects=("A",), tags=("z",))):
+    for f in (MemoryFilter.search(projects=("nowhere",)), MemoryFilter.search(tags=("x", "y", "z")),
+              MemoryFilter.search(types=("todo",)), MemoryFilter.search(projects=("A",), tags=("z",))):
         for k in (0, 5, 5000):
             assert hits(db.vectors.knn(q, k, f)) == hits(original.knn(q, k, f)), (f, k)
-    everything = db.vectors.knn(q, 10_000, SearchFilters(include_superseded=True))
-    assert hits(everything) == hits(original.knn(q, 10_000, SearchFilters(include_superseded=True)))
+    everything = db.vectors.knn(q, 10_000, MemoryFilter.search(include_superseded=True))
+    assert hits(everything) == hits(original.knn(q, 10_000, MemoryFilter.search(include_superseded=True)))
     assert len(everything) == db.scalar(
         "SELECT count(*) FROM memories m JOIN memories_vec v ON v.memory_id = m.id "
         "WHERE m.status = 'active'")
@@ -105,7 +105,7 @@ def test_near_ties_order_as_sqlite_vec_measures_them(db_path: Path) -> None:
                        "superseded_by = NULL WHERE id = ?", (i,))
     original = db.vectors
     WarmIndex(db_path, 1 << 30).wrap(db)
-    for f in (SearchFilters(), SearchFilters(projects=(None,))):
+    for f in (MemoryFilter.search(), MemoryFilter.search(projects=(None,))):
         for k in (1, 10, 50):
             assert hits(db.vectors.knn(base.tobytes(), k, f)) == hits(
                 original.knn(base.tobytes(), k, f))

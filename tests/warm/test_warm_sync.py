@@ -14,12 +14,12 @@ import pytest
 from hippo import embed
 from hippo.embed.hashed import HashEmbedder
 from hippo.store import connect
-from hippo.store.filters import SearchFilters
+from hippo.store.filters import MemoryFilter
 from hippo.warm.vectors import Arrays, WarmIndex
 from tests.warm.stores import DIM, add, build, unit
 
 pytestmark = pytest.mark.sqlite_only(reason="the warm index holds a SQLite file's vectors")
-ANY = SearchFilters(include_superseded=True)
+ANY = MemoryFilter.search(include_superseded=True)
 
 
 def hits(found: list) -> list[tuple[int, float]]:
@@ -241,7 +241,7 @@ def test_a_vector_moved_to_another_project_is_searched_there(db_path: Path) -> N
         other.vectors.put(7, q, project="D", type=row["type"], tier=row["tier"],
                                   created=0)
     for projects in (("D",), ("D", None), ("A", "B", "C"), None):
-        f = SearchFilters(projects=projects)
+        f = MemoryFilter.search(projects=projects)
         found = db.vectors.knn(q.tobytes(), 5, f)
         assert hits(found) == hits(original.knn(q.tobytes(), 5, f)), projects
         assert (found[0].id == 7) == (projects is None or "D" in projects)

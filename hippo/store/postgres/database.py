@@ -26,7 +26,7 @@ from hippo.errors import HippoError
 from hippo.store.base import Store
 from hippo.store.location import display
 from hippo.store.postgres.errors import connect_error, skippable, translate
-from hippo.store.postgres.filters import POSTGRES
+from hippo.store.postgres.dialect import POSTGRES
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -31,7 +31,7 @@ import psycopg
 from hippo.errors import HippoError
 from hippo.store.context import COLUMNS, scoped
 from hippo.store.lexical import LexHit, Lexical, Terms
-from hippo.store.postgres.filters import VISIBLE
+from hippo.store.postgres.dialect import VISIBLE
 
 if TYPE_CHECKING:
     from hippo.store.base import Row
@@ -133,11 +133,11 @@ class PgLexical(Lexical):
 
     def _ranked(self, terms: Terms, scope: Scope, limit: int) -> list[Row]:
         """Search's BM25 over the scope's current memories, best first."""
-        from hippo.store.filters import SearchFilters
+        from hippo.store.filters import MemoryFilter
 
         projects = (None if scope.all_projects else (None,) if scope.project is None
                     else (scope.project, None))
-        hits = self.search(terms, limit, SearchFilters(projects=projects))
+        hits = self.search(terms, limit, MemoryFilter.search(projects=projects))
         if not hits:
             return []
         rows = {int(r["id"]): r for r in self.db.rows(BY_IDS, ([h.id for h in hits],))}

@@ -19,14 +19,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from hippo.store.postgres.filters import chunk_where, memory_where
+from hippo.store.clauses import chunk_where
+from hippo.store.clauses import where as where_sql
 from hippo.store.postgres.vector import Vec
 from hippo.store.vectors import VecHit, Vectors
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from hippo.store.filters import EchoFilters, SearchFilters
+    from hippo.store.filters import EchoFilters, MemoryFilter
     from hippo.store.postgres.database import PgSql
 
 # store -> (vec table, key column, the table its key refers to)
@@ -163,7 +164,7 @@ class PgVectors(Vectors):
         return ef
 
     # -- Brain KNN -------------------------------------------------------------------
-    def knn(self, query: bytes, k: int, filters: SearchFilters) -> list[VecHit]:
+    def knn(self, query: bytes, k: int, filters: MemoryFilter) -> list[VecHit]:
         if k <= 0 or not self.has("brain"):
             return []
         narrow = bool(filters.tags or filters.since or filters.until)
@@ -173,12 +174,12 @@ class PgVectors(Vectors):
                 return hits
         return self._exact(query, k, filters)
 
-    def _knn(self, query: bytes, k: int, filters: SearchFilters) -> list[VecHit] | None:
+    def _knn(self, query: bytes, k: int, filters: MemoryFilter) -> list[VecHit] | None:
         """The HNSW index's top `k` with the filters; None when it found fewer than `k`
         and the filters allow more (use the exact scan)."""
         if self._ef_search(k) is None:
             return None
-        where, params = memory_where(filters)
+        where, params = where_sql(self.db.dialect, filters)
         q = Vec(query)
         rows = self.db.rows(INDEXED.format(where=where), [q, *params, q, k + 1])
         if len(rows) < k and int(self.db.scalar(
@@ -186,8 +187,8 @@ class PgVectors(Vectors):
             return None
         return _sorted(rows, k)
 
-    def _exact(self, query: bytes, k: int, filters: SearchFilters) -> list[VecHit]:
-        where, params = memory_where(filters)
+    def _exact(self, query: bytes, k: int, filters: MemoryFilter) -> list[VecHit]:
+        where, params = where_sql(self.db.dialect, filters)
         rows = self.db.rows(EXACT.format(where=where), [Vec(query), *params, k])
         return [VecHit(int(r["id"]), float(r["distance"])) for r in rows]
 
@@ -206,7 +207,7 @@ class PgVectors(Vectors):
     def knn_chunks(self, query: bytes, k: int, filters: EchoFilters) -> list[VecHit]:
         if k <= 0 or not self.has("echo"):
             return []
-        where, params = chunk_where(filters)
+        where, params = chunk_where(self.db.dialect, filters)
         q = Vec(query)
         if self._big("echo") and self._ef_search(k) is not None:
             rows = self.db.rows(ECHO_INDEXED.format(where=where), [q, *params, q, k + 1])

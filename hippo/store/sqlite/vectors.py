@@ -18,15 +18,16 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
+from hippo.store.clauses import chunk_where
+from hippo.store.clauses import where as where_sql
 from hippo.store.sqlite import vector_log
-from hippo.store.sqlite.filters import chunk_where, memory_where
 from hippo.store.vectors import VecHit, Vectors
 from hippo.timeutil import epoch
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from hippo.store.filters import EchoFilters, SearchFilters
+    from hippo.store.filters import EchoFilters, MemoryFilter
     from hippo.store.sqlite.database import Sql
     from hippo.store.sqlite.vector_log import VectorSync
 
@@ -125,7 +126,7 @@ def _ids_sql(ids: Sequence[int]) -> str:
     return IDS.format(rows=",".join("(?)" for _ in ids))
 
 
-def _vec0_constraints(filters: SearchFilters) -> tuple[str, list[Any]]:
+def _vec0_constraints(filters: MemoryFilter) -> tuple[str, list[Any]]:
     """The filters vec0 evaluates during the scan: a superset of what `filters` allows."""
     parts: list[str] = []
     params: list[Any] = []
@@ -158,7 +159,7 @@ class SqliteVectors(Vectors):
         self.db.execute(vec_table_ddl(store, dimensions))
 
     # -- Brain KNN -------------------------------------------------------------------
-    def knn(self, query: bytes, k: int, filters: SearchFilters) -> list[VecHit]:
+    def knn(self, query: bytes, k: int, filters: MemoryFilter) -> list[VecHit]:
         if k <= 0 or not self.has("brain"):
             return []
         if self._narrow(filters):
@@ -169,12 +170,12 @@ class SqliteVectors(Vectors):
                 return hits
         return self._exact(query, k, filters)
 
-    def _keep(self, ids: list[int], filters: SearchFilters) -> set[int]:
-        where, params = memory_where(filters)
+    def _keep(self, ids: list[int], filters: MemoryFilter) -> set[int]:
+        where, params = where_sql(self.db.dialect, filters)
         sql = KEEP.format(ids=_ids_sql(ids), where=where)
         return {r[0] for r in self.db.execute(sql, [*ids, *params])}
 
-    def _knn(self, query: bytes, k: int, filters: SearchFilters) -> list[VecHit] | None:
+    def _knn(self, query: bytes, k: int, filters: MemoryFilter) -> list[VecHit] | None:
         """vec0 KNN with the post-check; None when vec0 cannot answer (use the exact scan)."""
         extra, params = _vec0_constraints(filters)
         # A larger k costs vec0 almost nothing (same scan, bigger heap), so start with room
@@ -201,13 +202,13 @@ class SqliteVectors(Vectors):
                 return None
             fetch *= 4
 
-    def _exact(self, query: bytes, k: int, filters: SearchFilters,
+    def _exact(self, query: bytes, k: int, filters: MemoryFilter,
                sql: str = EXACT) -> list[VecHit]:
-        where, params = memory_where(filters)
+        where, params = where_sql(self.db.dialect, filters)
         rows = self.db.rows(sql.format(where=where), [query, *params, k])
         return [VecHit(r["id"], r["distance"]) for r in rows]
 
-    def _narrow(self, filters: SearchFilters) -> bool:
+    def _narrow(self, filters: MemoryFilter) -> bool:
         """True when the filters' time range holds few enough memories for point lookups."""
         if not filters.since and not filters.until:
             return False
@@ -234,7 +235,7 @@ class SqliteVectors(Vectors):
         if not filters.narrowed():
             rows = self.db.execute(ECHO_KNN, (query, k))
         else:
-            where, params = chunk_where(filters)
+            where, params = chunk_where(self.db.dialect, filters)
             rows = self.db.execute(ECHO_EXACT.format(where=where), (query, *params, k))
         return [VecHit(int(a), float(b)) for a, b in rows]
 
@@ -267,9 +268,9 @@ class SqliteVectors(Vectors):
         """`hippo.store.sqlite.vector_log.sync` over this store's connection."""
         return vector_log.sync(self.db, known, seq, load)
 
-    def allowed(self, filters: SearchFilters) -> list[int]:
+    def allowed(self, filters: MemoryFilter) -> list[int]:
         """Every memory a Brain search with `filters` may return (active, in scope)."""
-        where_, params = memory_where(filters)
+        where_, params = where_sql(self.db.dialect, filters)
         return [r[0] for r in self.db.execute(ALLOWED_IDS.format(where=where_), params)]
 
     def distances(self, query: bytes, vectors: Sequence[tuple[int, bytes]]

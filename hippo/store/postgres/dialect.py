@@ -1,21 +1,17 @@
-"""PostgreSQL: the filters of `hippo.store.memories` (`MemoryFilter`) and
-`hippo.store.filters` (`SearchFilters`, `EchoFilters`) as WHERE clauses with `?`
-parameters. Lists travel as one array parameter (`= ANY(?)`), tags as JSON text."""
+"""PostgreSQL's `Dialect` (`hippo.store.clauses`): how its SQL spells what the
+repositories, written once, leave to each backend. Lists travel as one array parameter
+(`= ANY(?)`), tags as JSON text; Echo is its ingester's (`VISIBLE`, `OWN`); ids are
+SQLite's AUTOINCREMENT (`NEXT_ID`); an import moves the identities past its ids."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hippo.store import clauses
 from hippo.store.chunks import SHARED_KEY, SHARED_ON
-from hippo.store.clauses import UNVERIFIED
 from hippo.store.postgres.schema import USER
 from hippo.store.postgres.vector import Vec
-
-if TYPE_CHECKING:
-    from hippo.store.filters import EchoFilters, SearchFilters
-    from hippo.store.memories import MemoryFilter
 
 # Echo is its ingester's: a session (alias e) is seen by its owner, or by everyone once the
 # team turned sharing on (meta `echo.shared`, `hippo config --set echo.shared=on`).
@@ -23,8 +19,6 @@ SHARED = f"EXISTS (SELECT 1 FROM meta WHERE key = '{SHARED_KEY}' AND value = '{S
 OWN = f"e.owner = {USER}"
 VISIBLE = f"({OWN} OR {SHARED})"
 
-__all__ = ["CURRENT", "OWN", "SHARED", "UNVERIFIED", "VISIBLE", "chunk_where", "memory_where",
-           "where"]
 
 
 # A new memory's id is SQLite's AUTOINCREMENT: one past the largest id the store ever held
@@ -94,19 +88,3 @@ POSTGRES = clauses.Dialect(param="?", true="TRUE", false="FALSE",
                            advance_ids=ADVANCE_IDS, watermark_key="owner, path")
 # Active, not replaced, its validity not over: what a layer may load at all.
 CURRENT = clauses.current(POSTGRES)
-
-
-def where(f: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
-    """The WHERE clause over `memories` (alias `alias`) for `f`, and its parameters."""
-    return clauses.where(POSTGRES, f, alias)
-
-
-def memory_where(f: SearchFilters, alias: str = "m") -> tuple[str, list[Any]]:
-    """The WHERE clause over `memories` (alias `alias`) of active memories `f` allows."""
-    return clauses.memory_where(POSTGRES, f, alias)
-
-
-def chunk_where(f: EchoFilters) -> tuple[str, list[Any]]:
-    """The WHERE clause over `echo_chunks` c joined with `echo_sessions` e: what `f`
-    allows of the sessions this user may see (`VISIBLE`)."""
-    return clauses.chunk_where(POSTGRES, f, first=VISIBLE)
