@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from hippo.store import connect
-from hippo.store.location import display, is_server
+from hippo.store.location import display
 from tests.mcp.conftest import DECISION, calls, data, hold_write_lock, text_of
 
 TOOLS = ["search", "remember", "echo", "context", "get", "supersede", "forget", "done",
@@ -317,8 +317,7 @@ def test_hippo_undo_reverts_everything_a_session_wrote(make_server, seeded, cli,
     (run,) = runs
     server.engine.close()
     db = connect(db_path)
-    mark = "%s" if is_server(db_path) else "?"  # the backend's parameter style
-    row = db.row(f"SELECT job, outcome, summary FROM runs WHERE id = {mark}", (run,))
+    row = db.row("SELECT job, outcome, summary FROM runs WHERE id = ?", (run,))
     db.close()
     assert (row["job"], row["outcome"]) == ("mcp", "ok") and '"writes":6' in row["summary"]
     r = cli("undo", run)
