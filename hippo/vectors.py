@@ -7,11 +7,11 @@ table is created then, `store.vectors.create`); a different model afterwards is 
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hippo.errors import ConfigError
+from hippo.store.codec import content_hash, from_blob, to_blob
 from hippo.timeutil import now_iso
 
 if TYPE_CHECKING:
@@ -19,22 +19,6 @@ if TYPE_CHECKING:
 
     from hippo.embed import Embedder
     from hippo.store import Store
-
-
-def content_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def to_blob(vec: np.ndarray) -> bytes:
-    import numpy as np
-
-    return np.asarray(vec, dtype="<f4").tobytes()
-
-
-def from_blob(blob: bytes) -> np.ndarray:
-    import numpy as np
-
-    return np.frombuffer(blob, dtype="<f4")
 
 
 def store_model(store: Store, name: str) -> tuple[str, int] | None:

@@ -15,9 +15,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from hippo.ingest.model import Message
+from hippo.store.chunks import Chunk
 
 _WORDS = re.compile(r"\w+|[^\w\s]")
 _CHUNKED_KINDS = frozenset({"message", "tool_call", "tool_result"})
@@ -39,20 +39,6 @@ _SPLITTERS = (
     re.compile(r"(?<=[.!?。！？])\s+"),
     re.compile(r"\s+"),
 )
-
-
-@dataclass(slots=True)
-class Chunk:
-    """A run of consecutive messages rendered as `role: text` blocks, ready to embed."""
-
-    text: str
-    roles: list[str]
-    line_start: int
-    line_end: int
-    message_ids: list[str]
-    started_at: str | None
-    ended_at: str | None
-    session_id: str | None
 
 
 def estimate_tokens(text: str) -> int:

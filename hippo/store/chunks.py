@@ -12,6 +12,7 @@ the team turned sharing on. On SQLite both are every session.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hippo.store.sql import render
@@ -19,7 +20,6 @@ from hippo.store.sql import render
 if TYPE_CHECKING:
     import numpy as np
 
-    from hippo.ingest.chunk import Chunk
     from hippo.store.base import Row
     from hippo.store.sql import Sql
 
@@ -83,6 +83,21 @@ SESSION_BY_KEY = ("SELECT e.id FROM echo_sessions e WHERE e.session_key = ? AND 
 SEGMENT = ("SELECT id, seq, source_path, roles, line_start, line_end, message_ids, started_at, "
            "text FROM echo_chunks WHERE session_id = ? AND id BETWEEN ? AND ? ORDER BY seq, id")
 SESSION_RANGE = "SELECT min(id) AS first, max(id) AS last FROM echo_chunks WHERE session_id = ?"
+
+
+@dataclass(slots=True)
+class Chunk:
+    """A run of consecutive messages rendered as `role: text` blocks, ready to embed: what
+    ingest makes (`hippo.ingest.chunk`) and Echo stores."""
+
+    text: str
+    roles: list[str]
+    line_start: int
+    line_end: int
+    message_ids: list[str]
+    started_at: str | None
+    ended_at: str | None
+    session_id: str | None
 
 
 def to_record(row: Mapping[str, Any], fields: Sequence[str] = RECORD_FIELDS) -> dict[str, Any]:
@@ -152,8 +167,8 @@ class Chunks:
             vectors: np.ndarray | None, *, source_path: str, project: str | None) -> list[int]:
         """Append chunks (and their vectors) to a session, continuing its sequence numbers;
         their new ids in order."""
+        from hippo.store.codec import to_blob
         from hippo.timeutil import epoch, now_iso
-        from hippo.vectors import to_blob
 
         d = self.db.dialect
         seq = int(self.db.scalar(NEXT_SEQ, (session_id,)))
@@ -268,7 +283,7 @@ def _values(session_id: int, seq: int, source_path: str, project: str | None, ch
     """A chunk's row in `_COLUMNS`' order."""
     import orjson
 
-    from hippo.vectors import content_hash
+    from hippo.store.codec import content_hash
 
     return (session_id, seq, source_path, project, ",".join(chunk.roles), chunk.line_start,
             chunk.line_end, orjson.dumps(list(chunk.message_ids)).decode(), chunk.started_at,

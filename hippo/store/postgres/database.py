@@ -25,8 +25,8 @@ from psycopg.rows import dict_row
 from hippo.errors import HippoError
 from hippo.store.base import Store
 from hippo.store.location import display
-from hippo.store.postgres.errors import connect_error, skippable, translate
 from hippo.store.postgres.dialect import POSTGRES
+from hippo.store.postgres.errors import connect_error, skippable, translate
 
 if TYPE_CHECKING:
     from pathlib import Path

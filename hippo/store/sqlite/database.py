@@ -11,9 +11,9 @@ import apsw
 
 from hippo.errors import HippoError
 from hippo.store.base import Store
+from hippo.store.sqlite.dialect import SQLITE
 from hippo.store.sqlite.errors import skippable, translate
 from hippo.store.sqlite.files import _prepare, _why_cannot_open
-from hippo.store.sqlite.dialect import SQLITE
 from hippo.store.sqlite.opening import _configure, _open, _schema
 
 if TYPE_CHECKING:
