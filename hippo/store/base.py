@@ -170,7 +170,7 @@ class Store:
 
         return Stats(self._sql())
 
-    # -- the backend's own parts, or repositories over them ----------------------------
+    # -- the backend's own parts (a repository's subclass, or an index) ----------------
     @functools.cached_property
     def vectors(self) -> Vectors:
         return self._part("vectors")  # type: ignore[no-any-return]
@@ -185,12 +185,8 @@ class Store:
 
     @functools.cached_property
     def reindex(self) -> Reindex:
-        from hippo.store.reindex import Reindex
-
-        return Reindex(self._sql(), self._part("upkeep"))
+        return self._part("reindex")  # type: ignore[no-any-return]
 
     @functools.cached_property
     def health(self) -> Health:
-        from hippo.store.health import Health
-
-        return Health(self._sql(), self._part("checks"))
+        return self._part("health")  # type: ignore[no-any-return]

@@ -1,12 +1,12 @@
 """The checks `hippo doctor` runs on the store, and their repairs. What each backend checks
-its own way (its file or its server's schema, its full-text index) is a `Checks`
-(`hippo.store.sqlite.health`, `hippo.store.postgres.health`); the vectors' checks are
+its own way (its file or its server's schema, its full-text index) each backend's subclass
+checks (`hippo.store.sqlite.health`, `hippo.store.postgres.health`); the vectors' checks are
 `store.reindex`'s."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from hippo.store.memories import named_sessions
 from hippo.store.sql import render
@@ -49,59 +49,37 @@ class IndexCheck:
     error: str | None = None
 
 
-class Checks(Protocol):
-    """What each backend checks its own way."""
+class Health:
+    """The checks `hippo doctor` runs on the store, and their repairs."""
 
+    def __init__(self, db: Sql) -> None:
+        self.db = db
+
+    # -- what each backend does its own way --------------------------------------------
     def integrity(self, limit: int) -> list[str]:
         """The store's own check of its file: ["ok"], or up to `limit` problems."""
-        ...
+        raise NotImplementedError
 
     def pending_migrations(self) -> list[str]:
         """The schema steps this store lacks, in order."""
-        ...
+        raise NotImplementedError
 
     def foreign_key_violations(self) -> int:
         """How many rows point at a row that is not there."""
-        ...
+        raise NotImplementedError
 
     def check_fulltext(self, index: str) -> IndexCheck:
         """Run the full-text index `index`'s own check (memories_fts, echo_fts); a busy
         store raises BusyError."""
-        ...
+        raise NotImplementedError
 
     def rebuild_fulltext(self, index: str) -> None:
         """Rebuild the full-text index `index` from its table."""
-        ...
+        raise NotImplementedError
 
     def size_bytes(self) -> int:
         """How much disk the store takes (a file: with its WAL; a server: its tables)."""
-        ...
-
-
-class Health:
-    """The checks `hippo doctor` runs on the store, and their repairs."""
-
-    def __init__(self, db: Sql, checks: Checks) -> None:
-        self.db = db
-        self.checks = checks  # what the backend checks its own way
-
-    def integrity(self, limit: int) -> list[str]:
-        return self.checks.integrity(limit)
-
-    def pending_migrations(self) -> list[str]:
-        return self.checks.pending_migrations()
-
-    def foreign_key_violations(self) -> int:
-        return self.checks.foreign_key_violations()
-
-    def check_fulltext(self, index: str) -> IndexCheck:
-        return self.checks.check_fulltext(index)
-
-    def rebuild_fulltext(self, index: str) -> None:
-        self.checks.rebuild_fulltext(index)
-
-    def size_bytes(self) -> int:
-        return self.checks.size_bytes()
+        raise NotImplementedError
 
     def texts_without_token_matrix(self, store: str, model: str) -> list[str]:
         """Texts `store`'s searches score (active memories, chunks) with no cached matrix

@@ -1,13 +1,13 @@
 """Each store's vectors as maintenance sees them: `hippo reindex`'s side table
 (`<table>_next`, each vector with the content hash it was computed from) beside the live
 one, the Brain vectors consolidation compares, and the vectors doctor checks and repairs.
-What the vector index does its own way (SQLite's vec0, PostgreSQL's pgvector) is a
-`VectorUpkeep` (`hippo.store.sqlite.reindex`, `hippo.store.postgres.reindex`)."""
+What the vector index does its own way (SQLite's vec0, PostgreSQL's pgvector) each backend's
+subclass does (`hippo.store.sqlite.reindex`, `hippo.store.postgres.reindex`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from hippo.store.sql import render
 
@@ -40,68 +40,62 @@ CHUNKS = ("SELECT id, text, project, session_id, started_at FROM echo_chunks "
 DROP_CHUNK_VECTOR = "DELETE FROM echo_vec WHERE chunk_id = ?"
 
 
-class VectorUpkeep(Protocol):
-    """What maintenance does to the vector index its backend's own way."""
+class Reindex:
+    """Each store's vectors as maintenance sees them."""
 
+    def __init__(self, db: Sql) -> None:
+        self.db = db
 
+    # -- what each backend does its own way --------------------------------------------
     def memory_vectors(self) -> Iterator[tuple[int, str, str, bytes]]:
         """Every stored Brain vector: (memory id, type, project or "", vector), streamed."""
-        ...
+        raise NotImplementedError
 
     def put_chunk_vector(self, chunk_id: int, blob: bytes, project: str, session_id: int,
                          started: int | None) -> None:
         """Store the vector of an Echo chunk, with its filter columns."""
-        ...
+        raise NotImplementedError
 
     def move_chunk_vectors(self, src: str, dst: str) -> None:
         """Follow a project's move in the Echo vectors (where they carry a project)."""
-        ...
+        raise NotImplementedError
 
     def set_chunk_vector_project(self, chunk_id: int, project: str) -> None:
         """Follow one chunk's move to `project` in its vector (where it carries one)."""
-        ...
+        raise NotImplementedError
 
     def declares(self, store: str, dimensions: int) -> bool:
         """Whether the vector index of `store` is declared with `dimensions`."""
-        ...
+        raise NotImplementedError
 
     def vector_metadata(self, store: str,
                         keys: Sequence[int] | None = None) -> dict[int, tuple[Any, ...]]:
         """key -> metadata columns of the live vectors (only `keys` when given)."""
-        ...
+        raise NotImplementedError
 
     def side_metadata(self, store: str) -> dict[int, tuple[Any, tuple[Any, ...]]]:
         """key -> (content hash, metadata columns) of the side table's vectors."""
-        ...
+        raise NotImplementedError
 
     def write_side(self, store: str, key: int, vector: bytes, metadata: tuple[Any, ...],
                    content_hash: str) -> None:
         """Put one vector (replacing any) into the store's side table."""
-        ...
+        raise NotImplementedError
 
     def create_side_table(self, store: str, dim: int, *, drop_old: bool) -> None:
         """Create the side table for `dim` dimensions (after dropping the old one when
         `drop_old`); an existing one is kept."""
-        ...
+        raise NotImplementedError
 
     def swap_side_table(self, store: str, dim: int) -> None:
         """Replace the live table by the side table's vectors and drop the side table."""
-        ...
-
-
-class Reindex:
-    """Each store's vectors as maintenance sees them (`VectorUpkeep`'s methods too)."""
-
-    def __init__(self, db: Sql, upkeep: VectorUpkeep) -> None:
-        self.db = db
-        self.upkeep = upkeep  # what the backend's vector index does its own way
+        raise NotImplementedError
 
     # -- the live vectors ---------------------------------------------------------------
 
     def vector_count(self, store: str) -> int:
         """How many vectors the store's live table holds."""
         return int(self.db.scalar(COUNT.format(table=TABLES[store][0])))
-
 
     def unembedded(self, store: str) -> list[int]:
         """Ids that should have a vector in `store` and have none (active memories, chunks)."""
@@ -119,23 +113,6 @@ class Reindex:
     def drop_chunk_vector(self, chunk_id: int) -> None:
         """Remove the vector of an Echo chunk."""
         self.db.execute(DROP_CHUNK_VECTOR, (chunk_id,))
-
-
-    def memory_vectors(self) -> Iterator[tuple[int, str, str, bytes]]:
-        return self.upkeep.memory_vectors()
-
-    def put_chunk_vector(self, chunk_id: int, blob: bytes, project: str, session_id: int,
-                         started: int | None) -> None:
-        self.upkeep.put_chunk_vector(chunk_id, blob, project, session_id, started)
-
-    def move_chunk_vectors(self, src: str, dst: str) -> None:
-        self.upkeep.move_chunk_vectors(src, dst)
-
-    def set_chunk_vector_project(self, chunk_id: int, project: str) -> None:
-        self.upkeep.set_chunk_vector_project(chunk_id, project)
-
-    def declares(self, store: str, dimensions: int) -> bool:
-        return self.upkeep.declares(store, dimensions)
 
     # -- the side table ----------------------------------------------------------------
     def has_side_table(self, store: str) -> bool:
@@ -162,19 +139,5 @@ class Reindex:
         live, column, _ = TABLES[store]
         self.db.execute(DROP_SIDE_ROW.format(table=SIDE.format(live), key=column), (key,))
 
-    def vector_metadata(self, store: str,
-                        keys: Sequence[int] | None = None) -> dict[int, tuple[Any, ...]]:
-        return self.upkeep.vector_metadata(store, keys)
 
-    def side_metadata(self, store: str) -> dict[int, tuple[Any, tuple[Any, ...]]]:
-        return self.upkeep.side_metadata(store)
 
-    def write_side(self, store: str, key: int, vector: bytes, metadata: tuple[Any, ...],
-                   content_hash: str) -> None:
-        self.upkeep.write_side(store, key, vector, metadata, content_hash)
-
-    def create_side_table(self, store: str, dim: int, *, drop_old: bool) -> None:
-        self.upkeep.create_side_table(store, dim, drop_old=drop_old)
-
-    def swap_side_table(self, store: str, dim: int) -> None:
-        self.upkeep.swap_side_table(store, dim)

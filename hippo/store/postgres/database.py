@@ -164,8 +164,8 @@ class PgDatabase(PgSql, Store):
         "vectors": "hippo.store.postgres.vectors:PgVectors",
         "lexical": "hippo.store.postgres.lexical:PgLexical",
         "jobs": "hippo.store.postgres.jobs:PgJobs",
-        "upkeep": "hippo.store.postgres.reindex:PgVectorUpkeep",
-        "checks": "hippo.store.postgres.health:PgChecks",
+        "reindex": "hippo.store.postgres.reindex:PgReindex",
+        "health": "hippo.store.postgres.health:PgHealth",
     }
     _skippable = staticmethod(skippable)
 

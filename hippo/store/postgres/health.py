@@ -1,4 +1,4 @@
-"""PostgreSQL: what the server checks its own way (`hippo.store.health.Checks`).
+"""PostgreSQL: what the server checks its own way (`hippo.store.health.Health`).
 
 SQLite's file checks have their server meaning here: `integrity` is that every table of
 hippo's schema is there (the server checks its own pages: data checksums, amcheck);
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hippo.store.health import IndexCheck
+from hippo.store.health import Health, IndexCheck
 
 if TYPE_CHECKING:
     from hippo.store.postgres.database import PgSql
@@ -38,9 +38,8 @@ def _gin(index: str) -> str:
     return FTS_INDEX[index]
 
 
-class PgChecks:
-    def __init__(self, db: PgSql) -> None:
-        self.db = db
+class PgHealth(Health):
+    db: PgSql
 
     def integrity(self, limit: int) -> list[str]:
         missing = [r["t"] for r in self.db.rows(MISSING_TABLES, (list(TABLES), int(limit)))]

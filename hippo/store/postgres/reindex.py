@@ -1,5 +1,5 @@
 """PostgreSQL: what maintenance does to pgvector its own way
-(`hippo.store.reindex.VectorUpkeep`).
+(`hippo.store.reindex.Reindex`).
 
 The vector tables hold no metadata: a memory's type and project come from `memories`
 (joined), neighbours are an exact scan (the HNSW index does not serve a filtered query
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from psycopg import sql
 
 from hippo.store.postgres.vector import Vec
-from hippo.store.reindex import SIDE, TABLES
+from hippo.store.reindex import SIDE, TABLES, Reindex
 
 if TYPE_CHECKING:
     from hippo.store.postgres.database import PgSql
@@ -78,9 +78,8 @@ def _ident(name: str) -> sql.Identifier:
     return sql.Identifier(name)
 
 
-class PgVectorUpkeep:
-    def __init__(self, db: PgSql) -> None:
-        self.db = db
+class PgReindex(Reindex):
+    db: PgSql
 
 
     def memory_vectors(self) -> Iterator[tuple[int, str, str, bytes]]:

@@ -104,8 +104,8 @@ class Database(Sql, Store):  # type: ignore[misc]  # its `path` is never None
         "vectors": "hippo.store.sqlite.vectors:SqliteVectors",
         "lexical": "hippo.store.sqlite.lexical:SqliteLexical",
         "jobs": "hippo.store.jobs:Jobs",
-        "upkeep": "hippo.store.sqlite.reindex:SqliteVectorUpkeep",
-        "checks": "hippo.store.sqlite.health:SqliteChecks",
+        "reindex": "hippo.store.sqlite.reindex:SqliteReindex",
+        "health": "hippo.store.sqlite.health:SqliteHealth",
     }
     _skippable = staticmethod(skippable)
 

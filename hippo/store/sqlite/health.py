@@ -1,4 +1,4 @@
-"""SQLite: what the file checks its own way (`hippo.store.health.Checks`): its pages
+"""SQLite: what the file checks its own way (`hippo.store.health.Health`): its pages
 (PRAGMA integrity_check), its foreign keys, FTS5's own check and rebuild, its size."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from hippo.store.health import IndexCheck
+from hippo.store.health import Health, IndexCheck
 
 if TYPE_CHECKING:
     from hippo.store.sqlite.database import Sql
@@ -24,9 +24,8 @@ def _fts(index: str) -> str:
     return index
 
 
-class SqliteChecks:
-    def __init__(self, db: Sql) -> None:
-        self.db = db
+class SqliteHealth(Health):
+    db: Sql
 
     def integrity(self, limit: int) -> list[str]:
         return [str(r["integrity_check"])

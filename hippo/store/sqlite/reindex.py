@@ -1,4 +1,4 @@
-"""SQLite: what maintenance does to vec0 its own way (`hippo.store.reindex.VectorUpkeep`).
+"""SQLite: what maintenance does to vec0 its own way (`hippo.store.reindex.Reindex`).
 
 vec0 tables carry their filter columns (a memory's type and project, a chunk's project,
 session and start): a KNN filters on them, a project's move updates them, and a reindex's
@@ -9,6 +9,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
+
+from hippo.store.reindex import Reindex
 
 if TYPE_CHECKING:
     from hippo.store.sqlite.database import Sql
@@ -58,9 +60,8 @@ def _keys(keys: Sequence[int]) -> str:
     return orjson.dumps(list(keys)).decode()
 
 
-class SqliteVectorUpkeep:
-    def __init__(self, db: Sql) -> None:
-        self.db = db
+class SqliteReindex(Reindex):
+    db: Sql
 
 
     def memory_vectors(self) -> Iterator[tuple[int, str, str, bytes]]:
