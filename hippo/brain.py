@@ -240,7 +240,7 @@ def purge(db: Store, memory_id: int, *, actor: str) -> dict[str, Any]:
     vec_drop(db, memory_id)  # after erase: its pages are zeroed too
     db.audit.erase_texts(memory_id)
     drop_cached(db, texts)
-    db.memories.optimize_text_index()
+    db.lexical.compact("brain")
     audit.log(db, memory_id, "purge", actor=actor)
     return get(db, memory_id)
 

@@ -48,7 +48,6 @@ class Dialect(NamedTuple):
     own: str = "1"
     defer_references: str = "PRAGMA defer_foreign_keys = ON"
     secure_delete: str = "PRAGMA secure_delete = ON"  # freed pages zeroed ("": none)
-    optimize_text: str = "INSERT INTO memories_fts(memories_fts) VALUES ('optimize')"
     # a new memory's id, when the database gives none itself; then marked as taken
     next_id: str = ""
     mark_id: str = ""

@@ -185,11 +185,6 @@ class Memories:
         self.db.execute(ERASE, (f"purged:{memory_id}", stamp, memory_id))
         self.db.execute(UNLINK_ALL, (memory_id,))
 
-    def optimize_text_index(self) -> None:
-        """Merge the full-text index, so an erased text leaves no term behind (on a server,
-        the generated `tsv` of an erased row is empty at once: nothing to merge)."""
-        if self.db.dialect.optimize_text:
-            self.db.execute(self.db.dialect.optimize_text)
 
     def defer_references(self) -> None:
         """Until the commit, allow references to memories stored later in the transaction."""

@@ -19,7 +19,6 @@ GET = "SELECT value FROM meta WHERE key = ?"
 GET_MANY = "SELECT key, value FROM meta WHERE key {in_list}"
 SET = ("INSERT INTO meta(key, value) VALUES (?, ?) "
        "ON CONFLICT (key) DO UPDATE SET value = excluded.value")
-SET_DEFAULT = "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING"
 DELETE = "DELETE FROM meta WHERE key = ?"
 PER_USER = frozenset({"extract.last_chunk_id"})
 ROLE = "SELECT current_user"
@@ -67,7 +66,3 @@ class Meta:
         """Store each value under its key."""
         for key, value in values.items():
             self.set(key, value)
-
-    def set_default(self, key: str, value: str) -> None:
-        """Store `value` unless `key` already has one."""
-        self.db.execute(SET_DEFAULT, (self._key(key), value))

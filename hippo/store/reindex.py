@@ -53,8 +53,11 @@ class Reindex:
 
     def put_chunk_vector(self, chunk_id: int, blob: bytes, project: str, session_id: int,
                          started: int | None) -> None:
-        """Store the vector of an Echo chunk, with its filter columns."""
-        raise NotImplementedError
+        """Store the vector of an Echo chunk, with its filter columns (where it has them)."""
+        d = self.db.dialect
+        self.db.execute(d.chunk_vector, {"id": chunk_id, "vec": d.vector(blob),
+                                         "project": project, "session": session_id,
+                                         "started": started})
 
     def move_chunk_vectors(self, src: str, dst: str) -> None:
         """Follow a project's move in the Echo vectors (where they carry a project)."""

@@ -81,10 +81,12 @@ POSTGRES = clauses.Dialect(param="?", true="TRUE", false="FALSE",
                            listed=list, in_list="= ANY(?)", name="postgres",
                            visible=VISIBLE, own=OWN,
                            defer_references="SET CONSTRAINTS ALL DEFERRED",
-                           secure_delete="", optimize_text="", next_id=NEXT_ID,
+                           secure_delete="", next_id=NEXT_ID,
                            mark_id=MARK_ID, collate=' COLLATE "C"', as_json="::jsonb",
                            vector=Vec, drop_chunk_vector="",
-                           chunk_vector="INSERT INTO echo_vec(chunk_id, embedding) VALUES (:id, :vec)",
+                           chunk_vector=("INSERT INTO echo_vec(chunk_id, embedding) VALUES (:id, :vec) "
+                                         "ON CONFLICT (chunk_id) DO UPDATE SET "
+                                         "embedding = excluded.embedding"),
                            advance_ids=ADVANCE_IDS, watermark_key="owner, path")
 # Active, not replaced, its validity not over: what a layer may load at all.
 CURRENT = clauses.current(POSTGRES)

@@ -2,8 +2,7 @@
 (`hippo.store.reindex.Reindex`).
 
 The vector tables hold no metadata: a memory's type and project come from `memories`
-(joined), neighbours are an exact scan (the HNSW index does not serve a filtered query
-exactly), as SQLite's vec0 KNN is, and a project's move leaves the vectors as they are.
+(joined), and a project's move leaves the vectors as they are.
 
 A reindex's side table (`<table>_next`: key, vector, content hash) gets the live table's
 indexes (its HNSW index: built as the batches are written, while searches keep using the
@@ -26,20 +25,12 @@ from hippo.store.reindex import SIDE, TABLES, Reindex
 if TYPE_CHECKING:
     from hippo.store.postgres.database import PgSql
 
-# `+ 0` keeps the planner off the HNSW index: the filter must see every vector (exact).
-KNN = (
-    "SELECT v.memory_id, (v.embedding <=> ?) + 0 AS distance FROM memories_vec v "
-    "JOIN memories m ON m.id = v.memory_id WHERE m.type = ? AND coalesce(m.project, '') = ? "
-    "ORDER BY distance, v.memory_id LIMIT ?"
-)
 # Streamed a page at a time along the key (no cursor left open between pages).
 SCAN = (
     "SELECT v.memory_id, m.type, coalesce(m.project, ''), v.embedding FROM memories_vec v "
     "JOIN memories m ON m.id = v.memory_id WHERE v.memory_id > ? ORDER BY v.memory_id LIMIT ?"
 )
 SCAN_PAGE = 2000
-CHUNK_VEC_PUT = ("INSERT INTO echo_vec(chunk_id, embedding) VALUES (?, ?) "
-                 "ON CONFLICT (chunk_id) DO UPDATE SET embedding = excluded.embedding")
 VEC_TYPE = ("SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
             "WHERE a.attrelid = to_regclass(?) AND a.attname = 'embedding' "
             "AND NOT a.attisdropped")
@@ -92,9 +83,6 @@ class PgReindex(Reindex):
                 return
             last = int(page[-1][0])
 
-    def put_chunk_vector(self, chunk_id: int, blob: bytes, project: str, session_id: int,
-                         started: int | None) -> None:
-        self.db.execute(CHUNK_VEC_PUT, (chunk_id, Vec(blob)))  # filters join echo_chunks
 
     def move_chunk_vectors(self, src: str, dst: str) -> None:
         pass  # the vectors carry no project

@@ -15,11 +15,7 @@ from hippo.store.reindex import Reindex
 if TYPE_CHECKING:
     from hippo.store.sqlite.database import Sql
 
-KNN = ("SELECT memory_id, distance FROM memories_vec WHERE embedding MATCH ? AND k = ? "
-       "AND type = ? AND project = ?")
 SCAN = "SELECT memory_id, type, project, embedding FROM memories_vec"
-CHUNK_VEC_PUT = ("INSERT INTO echo_vec(chunk_id, embedding, project, session_id, "
-                 "started) VALUES (?, ?, ?, ?, ?)")
 CHUNKS_MOVED = "UPDATE echo_vec SET project = ?2 WHERE project = ?1"
 CHUNK_MOVED = "UPDATE echo_vec SET project = ?2 WHERE chunk_id = ?1"
 TABLE_SQL = "SELECT sql FROM sqlite_master WHERE name = ?"
@@ -67,9 +63,6 @@ class SqliteReindex(Reindex):
     def memory_vectors(self) -> Iterator[tuple[int, str, str, bytes]]:
         yield from self.db.execute(SCAN)
 
-    def put_chunk_vector(self, chunk_id: int, blob: bytes, project: str, session_id: int,
-                         started: int | None) -> None:
-        self.db.execute(CHUNK_VEC_PUT, (chunk_id, blob, project, session_id, started))
 
     def move_chunk_vectors(self, src: str, dst: str) -> None:
         if self.db.has_table("echo_vec"):
