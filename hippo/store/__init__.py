@@ -1,10 +1,11 @@
 """The store: every read and write of hippo's data goes through it.
 
 `connect(path)` opens one and returns a `Store` (`hippo.store.base`); its repositories
-(`store.memories`, `store.chunks`, `store.vectors`, ...) speak the domain. Nothing outside
-this package builds SQL or touches a connection; SQLite's implementation, with every SQL
-string, the schema's migrations and the only imports of apsw and sqlite-vec, is in
-`hippo.store.sqlite` (tests/foundation/test_store_seam.py checks it).
+(`store.memories`, `store.chunks`, ...) speak the domain, each written once for both
+backends over the seam (`hippo.store.sql`). Nothing outside this package builds SQL or
+touches a connection: SQLite's parts (apsw, sqlite-vec, FTS5, the file) are in
+`hippo.store.sqlite`, PostgreSQL's in `hippo.store.postgres`
+(tests/foundation/test_store_seam.py checks it).
 """
 
 from __future__ import annotations

@@ -43,9 +43,6 @@ class Sql:
     def has_table(self, name: str) -> bool:
         return bool(self.scalar(HAS_TABLE, (name,)))
 
-    def last_id(self) -> int:
-        """The rowid the last INSERT on this connection gave."""
-        return int(self.conn.last_insert_rowid())
 
     def changes(self) -> int:
         """Rows the last statement changed."""
