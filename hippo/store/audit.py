@@ -9,11 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from hippo.store.sql import render
+from hippo.store.sql import Repository
 
 if TYPE_CHECKING:
     from hippo.store.base import Row
-    from hippo.store.sql import Sql
 
 INSERT = ("INSERT INTO audit(memory_id, run_id, actor, action, at, before, after) "
           "VALUES (?, ?, ?, ?, ?, ?, ?)")
@@ -23,11 +22,8 @@ PURGE_TEXT = "UPDATE audit SET before = NULL, after = NULL WHERE memory_id = ?"
 ONCE_USED = "SELECT DISTINCT memory_id FROM audit WHERE memory_id {in_list}"
 
 
-class Audit:
+class Audit(Repository):
     """The append-only history of every change to a memory."""
-
-    def __init__(self, db: Sql) -> None:
-        self.db = db
 
     def log(self, memory_id: int, action: str, *, actor: str, at: str, before: str | None,
             after: str | None, run_id: str | None) -> None:
@@ -47,5 +43,5 @@ class Audit:
         listed = sorted(ids)
         if not listed:
             return set()
-        found = self.db.rows(render(self.db.dialect, ONCE_USED), (self.db.dialect.listed(listed),))
+        found = self.db.rows(self._sql(ONCE_USED), (self.db.dialect.listed(listed),))
         return {int(r["memory_id"]) for r in found}

@@ -15,13 +15,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hippo.store.sql import render
+from hippo.store.sql import Repository
 
 if TYPE_CHECKING:
     import numpy as np
 
     from hippo.store.base import Row
-    from hippo.store.sql import Sql
 
 # A chunk's record, in this order: what `hippo echo` shows (with `seq`) and what
 # `hippo export --store echo` writes (without it).
@@ -116,17 +115,11 @@ def to_export(row: Mapping[str, Any]) -> dict[str, Any]:
     return to_record(row, EXPORT_FIELDS)
 
 
-class Chunks:
+class Chunks(Repository):
     """Echo: transcript sessions and their chunks, verbatim.
 
     Rows (`get`) carry the record's fields plus `session_id`; records (`neighbours`,
     `export`) are `to_record`'s."""
-
-    def __init__(self, db: Sql) -> None:
-        self.db = db
-
-    def _sql(self, template: str) -> str:
-        return render(self.db.dialect, template)
 
     # -- sessions (the user's own: what their ingest writes) ---------------------------
     def find_session(self, key: str) -> int | None:

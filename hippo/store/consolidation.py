@@ -7,11 +7,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hippo.records import FIELDS
-from hippo.store.sql import render
+from hippo.store.sql import Repository, render
 
 if TYPE_CHECKING:
     from hippo.store.base import Row
-    from hippo.store.sql import Sql
 
 COLUMNS = ", ".join(FIELDS)
 LAST_AUDIT = "SELECT coalesce(max(id), 0) FROM audit"
@@ -38,11 +37,8 @@ POINTING_AT = ("SELECT id FROM memories WHERE consolidated_into = ? OR supersede
                "ORDER BY id")
 
 
-class Consolidation:
+class Consolidation(Repository):
     """What consolidation, retire and undo read and write besides the memories."""
-
-    def __init__(self, db: Sql) -> None:
-        self.db = db
 
     def last_audit_id(self) -> int:
         """The id of the newest audit entry (0 when there is none)."""

@@ -7,12 +7,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from hippo.records import FIELDS
 from hippo.store.clauses import UNVERIFIED
-from hippo.store.sql import render
+from hippo.store.sql import Repository, render
 
 if TYPE_CHECKING:
     from hippo.store.base import Row
     from hippo.store.clauses import Dialect
-    from hippo.store.sql import Sql
 
 COLUMNS = ", ".join(f"m.{name}" for name in FIELDS)
 ORDER = "(m.author = 'human') DESC, m.importance DESC, m.pinned DESC, m.id"
@@ -69,15 +68,12 @@ def scoped(d: Dialect, template: str, scope: Scope) -> tuple[str, list[Any]]:
     return render(d, template.replace("{scope}", where)), params
 
 
-class ContextRows:
+class ContextRows(Repository):
     """What the context layers read: the floor's rules and guidance, sizes.
 
     A layer loads current memories (active, not superseded) only; a rule or preference a
     machine wrote waits until a person verified or pinned it. Rows of memories come in
     floor order: human-authored first, then importance, pinned, id."""
-
-    def __init__(self, db: Sql) -> None:
-        self.db = db
 
     def _rows(self, template: str, scope: Scope) -> list[Row]:
         return self.db.rows(*scoped(self.db.dialect, template, scope))

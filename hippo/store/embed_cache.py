@@ -10,10 +10,9 @@ reads. Vectors are float32 blobs (`hippo.vectors.to_blob`), matrices opaque blob
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from hippo.store.sql import Sql
+from hippo.store.sql import Repository
 
 # Set in `meta` when every cached token matrix drops near-copies of repeated tokens
 # (`TokenMatrix.distinct`): on a file created since December 2026, or after
@@ -29,11 +28,8 @@ REPLACE = "UPDATE SET vector = excluded.vector, created_at = excluded.created_at
 BATCH = 500  # hashes per statement
 
 
-class EmbedCache:
+class EmbedCache(Repository):
     """Cached vectors and token matrices of texts, by model and content hash."""
-
-    def __init__(self, db: Sql) -> None:
-        self.db = db
 
     def get(self, model: str, content_hash: str) -> bytes | None:
         """The cached blob of the text with `content_hash` under `model`, or None."""

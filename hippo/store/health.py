@@ -9,11 +9,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hippo.store.memories import named_sessions
-from hippo.store.sql import render
+from hippo.store.sql import Repository
 
 if TYPE_CHECKING:
     from hippo.store.base import Row
-    from hippo.store.sql import Sql
 
 # Texts each store's searches score by late interaction (`hippo.retrieve.late`).
 SCORED = {"brain": "SELECT text, content_hash FROM memories WHERE status = 'active'",
@@ -49,11 +48,8 @@ class IndexCheck:
     error: str | None = None
 
 
-class Health:
+class Health(Repository):
     """The checks `hippo doctor` runs on the store, and their repairs."""
-
-    def __init__(self, db: Sql) -> None:
-        self.db = db
 
     # -- what each backend does its own way --------------------------------------------
     def integrity(self, limit: int) -> list[str]:
@@ -95,7 +91,7 @@ class Health:
                              limit: int) -> list[Row]:
         """The next `limit` cached entries (model, content_hash, vector) ending in `suffix`,
         in (model, content_hash) order after `after`."""
-        rows = self.db.rows(render(self.db.dialect, MATRIX_PAGE),
+        rows = self.db.rows(self._sql(MATRIX_PAGE),
                             ("%" + suffix, *after, int(limit)))
         return [{**r, "vector": bytes(r["vector"])} for r in rows]
 
@@ -130,8 +126,8 @@ class Health:
     def watermarks(self) -> list[tuple[str, int]]:
         """Every transcript file read so far, with the offset read up to."""
         return [(path, int(offset)) for path, offset
-                in self.db.execute(render(self.db.dialect, WATERMARKS))]
+                in self.db.execute(self._sql(WATERMARKS))]
 
     def drop_watermark(self, path: str) -> None:
         """Forget how far `path` was read."""
-        self.db.execute(render(self.db.dialect, WATERMARK_DROP), (path,))
+        self.db.execute(self._sql(WATERMARK_DROP), (path,))

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hippo.store.sql import render
+from hippo.store.sql import Repository
 
 if TYPE_CHECKING:
     from hippo.store.base import Row
-    from hippo.store.sql import Sql
 
 LOCK_HOLDER = "SELECT owner, pid, acquired_at FROM locks WHERE name = ?"
 TAKE_LOCK = "INSERT OR REPLACE INTO locks(name, owner, pid, acquired_at) VALUES (?, ?, ?, ?)"
@@ -26,11 +25,8 @@ UNDOES_OF = ("SELECT id FROM runs WHERE job = 'undo' AND outcome = 'ok' AND "
              "ORDER BY started_at{collate} DESC, id{collate} DESC")
 
 
-class Jobs:
+class Jobs(Repository):
     """Locks and runs of the maintenance jobs."""
-
-    def __init__(self, db: Sql) -> None:
-        self.db = db
 
     def lock_holder(self, name: str) -> Row | None:
         """Who holds the named lock (owner, pid, acquired_at), or None."""
@@ -62,4 +58,4 @@ class Jobs:
 
     def undoes_of(self, run_id: str) -> list[str]:
         """The successful undo runs that undid `run_id`, newest first."""
-        return [str(r["id"]) for r in self.db.rows(render(self.db.dialect, UNDOES_OF), (run_id,))]
+        return [str(r["id"]) for r in self.db.rows(self._sql(UNDOES_OF), (run_id,))]

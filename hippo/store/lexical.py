@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from hippo.store.clauses import chunk_where
 from hippo.store.clauses import where as where_sql
+from hippo.store.sql import Repository
 
 if TYPE_CHECKING:
     from hippo.store.base import Row
     from hippo.store.context import Scope
     from hippo.store.filters import EchoFilters, MemoryFilter
-    from hippo.store.sql import Sql
 
 LATEST = {"brain": "SELECT max(id) FROM memories", "echo": "SELECT max(id) FROM echo_chunks"}
 
@@ -48,16 +48,13 @@ class LexHit(NamedTuple):
     score: float
 
 
-class Lexical:
+class Lexical(Repository):
     """Full-text search over memories and transcript chunks (BM25), filters as data.
 
     The query is `Terms` (`hippo.retrieve.ftsquery.match_terms` builds it from text).
     An index that cannot answer raises `IndexUnavailable`. A backend ranks (`_memories`,
     `_chunks`, `recall`) and says which of its errors mean the index cannot answer
     (`_broken`)."""
-
-    def __init__(self, db: Sql) -> None:
-        self.db = db
 
     def search(self, terms: Terms, k: int, filters: MemoryFilter) -> list[LexHit]:
         """The exact top `k` memories matching `terms` that `filters` allow, best first."""

@@ -12,12 +12,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hippo.records import FIELDS
-from hippo.store.sql import render
+from hippo.store.sql import Repository
 
 if TYPE_CHECKING:
     from hippo.store.base import Row
     from hippo.store.filters import MemoryFilter
-    from hippo.store.sql import Sql
 
 
 COLUMNS = ", ".join(FIELDS)  # the record's fields, in its order
@@ -109,14 +108,8 @@ def named_sessions(source: str) -> list[str] | None:
     return [v for v in values if isinstance(v, str)]
 
 
-class Memories:
+class Memories(Repository):
     """Brain memories: insert, read, update, status, provenance links."""
-
-    def __init__(self, db: Sql) -> None:
-        self.db = db
-
-    def _sql(self, template: str) -> str:
-        return render(self.db.dialect, template)
 
     # -- rows ------------------------------------------------------------------------
     def get(self, memory_id: int) -> Row | None:
@@ -184,7 +177,6 @@ class Memories:
             self.db.execute(self.db.dialect.secure_delete)
         self.db.execute(ERASE, (f"purged:{memory_id}", stamp, memory_id))
         self.db.execute(UNLINK_ALL, (memory_id,))
-
 
     def defer_references(self) -> None:
         """Until the commit, allow references to memories stored later in the transaction."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from hippo.store.sql import render
+from hippo.store.sql import Repository
 
 if TYPE_CHECKING:
     from hippo.store.sql import Sql
@@ -28,11 +28,11 @@ def per_user_key(role: str, key: str) -> str:
     return f"user/{role}/{key}"
 
 
-class Meta:
+class Meta(Repository):
     """Small named values: job watermarks, each store's embedding model, flags."""
 
     def __init__(self, db: Sql) -> None:
-        self.db = db
+        super().__init__(db)
         self._role: str | None = None
 
     def _key(self, key: str) -> str:
@@ -51,7 +51,7 @@ class Meta:
     def get_many(self, keys: Iterable[str]) -> dict[str, str]:
         """The values of those of `keys` that are stored."""
         stored = {self._key(k): k for k in keys}
-        found = self.db.rows(render(self.db.dialect, GET_MANY),
+        found = self.db.rows(self._sql(GET_MANY),
                              (self.db.dialect.listed(list(stored)),))
         return {stored[r["key"]]: str(r["value"]) for r in found}
 

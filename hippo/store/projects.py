@@ -8,11 +8,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from hippo.store.sql import render
+from hippo.store.sql import Repository, render
 
 if TYPE_CHECKING:
     from hippo.store.base import Row
-    from hippo.store.sql import Sql
 
 RECORDED_ONE = "SELECT project, common_dir FROM project_dirs WHERE path = ?"
 RECORD = (
@@ -75,12 +74,9 @@ SAVE_MOVE = ("INSERT INTO project_moves(run_id, tbl, row_key, before, after) "
              "VALUES (?, ?, ?, ?, ?)")
 
 
-class Projects:
+class Projects(Repository):
     """Directories seen and the project each belongs to; a project's rename or merge: the
     rows it moves, saved for undo."""
-
-    def __init__(self, db: Sql) -> None:
-        self.db = db
 
     def directory(self, path: str) -> Row | None:
         """project, common_dir recorded for exactly this directory."""
@@ -101,7 +97,7 @@ class Projects:
         then sessions, chunks and dirs (active None)."""
         return [(what, row[0], int(row[1]), int(row[2]) if what == "memories" else None)
                 for what, sql in COUNTS.items()
-                for row in self.db.execute(render(self.db.dialect, sql))]
+                for row in self.db.execute(self._sql(sql))]
 
     def exists(self, name: str) -> bool:
         """Whether any memory, session, chunk or recorded directory belongs to `name`."""
@@ -123,7 +119,7 @@ class Projects:
 
     def moves(self, run_id: str) -> list[Row]:
         """The moves saved under `run_id`: tbl, row_key, before, after (by tbl, row_key)."""
-        return self.db.rows(render(self.db.dialect, MOVED), (run_id,))
+        return self.db.rows(self._sql(MOVED), (run_id,))
 
     def moved_row(self, table: str, row_key: str) -> Row | None:
         """The row a saved move names ({"project": ...}), or None when it is gone."""

@@ -9,11 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from hippo.store.sql import render
+from hippo.store.sql import Repository, render
 
 if TYPE_CHECKING:
     from hippo.store.base import Row
-    from hippo.store.sql import Sql
 
 # store -> (live vector table, its key, the table holding the texts)
 TABLES = {"brain": ("memories_vec", "memory_id", "memories"),
@@ -40,11 +39,8 @@ CHUNKS = ("SELECT id, text, project, session_id, started_at FROM echo_chunks "
 DROP_CHUNK_VECTOR = "DELETE FROM echo_vec WHERE chunk_id = ?"
 
 
-class Reindex:
+class Reindex(Repository):
     """Each store's vectors as maintenance sees them."""
-
-    def __init__(self, db: Sql) -> None:
-        self.db = db
 
     # -- what each backend does its own way --------------------------------------------
     def memory_vectors(self) -> Iterator[tuple[int, str, str, bytes]]:

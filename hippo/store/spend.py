@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from hippo.store.sql import Repository
+
 if TYPE_CHECKING:
     from hippo.store.base import Row
-    from hippo.store.sql import Sql
 
 SELECT = ("SELECT day, calls, tokens, consecutive_failures, open_until, last_error "
           "FROM guard WHERE provider = ?")
@@ -23,11 +24,8 @@ FAILURE = ("UPDATE guard SET consecutive_failures = consecutive_failures + 1, la
            "WHERE provider = ?")
 
 
-class Spend:
+class Spend(Repository):
     """The spend guard's state per provider: today's calls and tokens, the circuit breaker."""
-
-    def __init__(self, db: Sql) -> None:
-        self.db = db
 
     def state(self, provider: str) -> Row | None:
         """The provider's day, calls, tokens, consecutive_failures, open_until, last_error."""

@@ -47,3 +47,14 @@ class Sql(Protocol):
 def render(dialect: Dialect, template: str) -> str:
     """`template` with its `{fields}` in `dialect`'s spelling (`Dialect.fragments`)."""
     return template.format_map(dialect.fragments)
+
+
+class Repository:
+    """A repository: its part of the domain over one connection's query helpers."""
+
+    def __init__(self, db: Sql) -> None:
+        self.db = db
+
+    def _sql(self, template: str) -> str:
+        """`template` in this store's spelling (`render`)."""
+        return render(self.db.dialect, template)

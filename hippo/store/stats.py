@@ -7,11 +7,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal
 
 from hippo.store.clauses import UNVERIFIED, current
-from hippo.store.sql import render
+from hippo.store.sql import Repository
 
 if TYPE_CHECKING:
     from hippo.store.base import Row
-    from hippo.store.sql import Sql
 
 # The columns `memories_by` groups by.
 MemoryField = Literal["status", "type", "tier", "author", "project"]
@@ -43,18 +42,15 @@ GUARD = ("SELECT provider, day, calls, tokens, consecutive_failures, "
          "open_until, last_error FROM guard ORDER BY provider{collate}")
 
 
-class Stats:
+class Stats(Repository):
     """The counts `hippo stats` shows."""
 
-    def __init__(self, db: Sql) -> None:
-        self.db = db
-
     def _scalar(self, template: str, *params: Any) -> int:
-        return int(self.db.scalar(render(self.db.dialect, template), params) or 0)
+        return int(self.db.scalar(self._sql(template), params) or 0)
 
     def schema_steps(self) -> list[str]:
         """The names of the schema steps applied, in order."""
-        return [r[0] for r in self.db.execute(render(self.db.dialect, SCHEMA))]
+        return [r[0] for r in self.db.execute(self._sql(SCHEMA))]
 
     def memory_count(self, *, active: bool = False) -> int:
         """How many memories there are (`active`: only the active ones)."""
@@ -66,7 +62,7 @@ class Stats:
         sql = BY.get((field, bool(active)))
         if sql is None:
             raise ValueError(f"unknown memory field {field!r}")
-        return {str(k): int(n) for k, n in self.db.execute(render(self.db.dialect, sql))}
+        return {str(k): int(n) for k, n in self.db.execute(self._sql(sql))}
 
     def unverified(self) -> int:
         """Current machine-written rules and preferences no layer loads until reviewed."""
@@ -98,11 +94,11 @@ class Stats:
         """The named counters, by name: those of the embedding cache (`embed.*`), or the
         others."""
         sql = COUNTERS.format(which="LIKE" if embed else "NOT LIKE")
-        return [(n, v) for n, v in self.db.execute(render(self.db.dialect, sql))]
+        return [(n, v) for n, v in self.db.execute(self._sql(sql))]
 
     def latest_runs(self) -> list[Row]:
         """Each job's last run (job, run_id, started_at, finished_at, outcome), by job."""
-        return self.db.rows(render(self.db.dialect, RUNS))
+        return self.db.rows(self._sql(RUNS))
 
     def chunks_pending(self, watermark: int) -> int:
         """How many Echo chunks extraction has not read yet: past its `watermark`."""
@@ -111,4 +107,4 @@ class Stats:
 
     def spend(self) -> list[Row]:
         """Each paid provider's state today (calls, tokens, failures, open_until, last_error)."""
-        return self.db.rows(render(self.db.dialect, GUARD))
+        return self.db.rows(self._sql(GUARD))

@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
+from hippo.store.sql import Repository
+
 if TYPE_CHECKING:
     import numpy as np
 
     from hippo.store.filters import EchoFilters, MemoryFilter
-    from hippo.store.sql import Sql
 
 # The stores that hold vectors: the Brain's memories, the Echo's transcript chunks.
 VectorStore = Literal["brain", "echo"]
@@ -33,13 +34,10 @@ class VecHit(NamedTuple):
     distance: float
 
 
-class Vectors:
+class Vectors(Repository):
     """Embedding vectors of memories and chunks, and nearest-neighbour search over them.
 
     Vectors travel as little-endian float32 blobs (`hippo.vectors.to_blob`)."""
-
-    def __init__(self, db: Sql) -> None:
-        self.db = db
 
     def has(self, store: str) -> bool:
         """True once `store` has its vector table (created with its first vectors)."""

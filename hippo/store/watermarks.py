@@ -5,12 +5,8 @@ backends. On PostgreSQL each user's own (`{own}`): two users' ingests read their
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from hippo.store.sql import render
-
-if TYPE_CHECKING:
-    from hippo.store.sql import Sql
+from hippo.store.sql import Repository
 
 # `e`: the rows are owned as Echo's sessions are (`Dialect.own`).
 ALL = ('SELECT path, "offset", line, head_hash, size, mtime, format, session_id, complete '
@@ -42,30 +38,27 @@ class Watermark:
     complete: bool
 
 
-class Watermarks:
+class Watermarks(Repository):
     """How far each transcript file has been read."""
-
-    def __init__(self, db: Sql) -> None:
-        self.db = db
 
     def all(self) -> dict[str, Watermark]:
         """Every file's watermark, by path."""
         return {r[0]: Watermark(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]))
-                for r in self.db.execute(render(self.db.dialect, ALL))}
+                for r in self.db.execute(self._sql(ALL))}
 
     def save(self, mark: Watermark) -> None:
         """Record (or replace) a file's watermark, stamped now."""
         from hippo.timeutil import now_iso
 
         m = mark
-        self.db.execute(render(self.db.dialect, UPSERT), (
+        self.db.execute(self._sql(UPSERT), (
             m.path, m.offset, m.line, m.head_hash, m.size, m.mtime, m.format, m.session_id,
             int(m.complete), now_iso()))
 
     def offsets(self) -> list[tuple[str, int]]:
         """Each file's path and the byte offset read up to."""
-        return [(r[0], r[1]) for r in self.db.execute(render(self.db.dialect, OFFSETS))]
+        return [(r[0], r[1]) for r in self.db.execute(self._sql(OFFSETS))]
 
     def delete(self, path: str) -> None:
         """Forget a file's watermark (the next ingest reads it from the start)."""
-        self.db.execute(render(self.db.dialect, DELETE), (path,))
+        self.db.execute(self._sql(DELETE), (path,))
