@@ -80,7 +80,6 @@ class PgSql:
 
     dialect = POSTGRES
 
-
     def __init__(self, conn: psycopg.Connection[Any], label: str, team: bool = False) -> None:
         self.conn = conn
         self.label = label
@@ -96,14 +95,18 @@ class PgSql:
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None,
                 ) -> psycopg.Cursor[Any]:
+        return self._run(self.conn.cursor(), sql, params)
+
+    def _run(self, cur: psycopg.Cursor[Any], sql: str,
+             params: Sequence[Any] | dict[str, Any] | None) -> psycopg.Cursor[Any]:
         try:
-            cur = self.conn.execute(native(sql) if params else sql, params or None)
+            cur.execute(native(sql) if params else sql, params or None)
         except (psycopg.errors.SyntaxError, psycopg.errors.UndefinedColumn,
                 psycopg.errors.UndefinedTable, psycopg.errors.IntegrityError):
             raise  # hippo's own mistakes and constraint violations: callers decide
         except psycopg.Error as exc:
             if self._replanned(exc):
-                return self.execute(sql, params)
+                return self._run(cur, sql, params)
             raise translate(exc, self.label) from exc
         self.rowcount = max(cur.rowcount, 0)
         return cur
@@ -120,17 +123,10 @@ class PgSql:
         return True
 
     def rows(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> list[Row]:
+        cur = self._run(self.conn.cursor(row_factory=dict_row), sql, params)
         try:
-            cur = self.conn.cursor(row_factory=dict_row).execute(
-                native(sql) if params else sql, params or None)
-            self.rowcount = max(cur.rowcount, 0)
             return cur.fetchall() if cur.description else []
-        except (psycopg.errors.SyntaxError, psycopg.errors.UndefinedColumn,
-                psycopg.errors.UndefinedTable, psycopg.errors.IntegrityError):
-            raise
         except psycopg.Error as exc:
-            if self._replanned(exc):
-                return self.rows(sql, params)
             raise translate(exc, self.label) from exc
 
     def stream(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None,
