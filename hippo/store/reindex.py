@@ -10,13 +10,11 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hippo.store.sql import Repository, render
+from hippo.store.vectors import TABLES
 
 if TYPE_CHECKING:
     from hippo.store.base import Row
 
-# store -> (live vector table, its key, the table holding the texts)
-TABLES = {"brain": ("memories_vec", "memory_id", "memories"),
-          "echo": ("echo_vec", "chunk_id", "echo_chunks")}
 SIDE = "{}_next"
 COUNT = "SELECT count(*) FROM {table}"
 HASHES = "SELECT id, content_hash FROM {content}"

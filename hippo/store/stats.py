@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from hippo.store.clauses import UNVERIFIED, current
 from hippo.store.sql import Repository
+from hippo.store.vectors import TABLES
 
 if TYPE_CHECKING:
     from hippo.store.base import Row
@@ -22,7 +23,6 @@ BY = {(field, active): (f"SELECT {field}, count(*) FROM memories "
                         f"WHERE {'status = ' + repr('active') if active else '{true}'} "
                         f"GROUP BY {field} ORDER BY {field}{{collate}} NULLS FIRST")
       for field in ("status", "type", "tier", "author", "project") for active in (False, True)}
-VEC_TABLES = {"brain": "memories_vec", "echo": "echo_vec"}
 VECTORS = "SELECT count(*) FROM {table}"
 # Where another's sessions may be hidden: the vectors of the chunks this user may see.
 SEEN_VECTORS = ("SELECT count(*) FROM echo_vec v JOIN echo_chunks c ON c.id = v.chunk_id "
@@ -71,7 +71,7 @@ class Stats(Repository):
 
     def vector_count(self, store: str) -> int:
         """How many vectors the index of `store` (brain, echo) holds (0: none yet)."""
-        table = VEC_TABLES[store]
+        table = TABLES[store][0]
         if not self.db.has_table(table):
             return 0
         if store == "echo" and self.db.dialect.visible != "1":

@@ -21,8 +21,9 @@ if TYPE_CHECKING:
 # The stores that hold vectors: the Brain's memories, the Echo's transcript chunks.
 VectorStore = Literal["brain", "echo"]
 STORES: tuple[VectorStore, ...] = ("brain", "echo")
-# Each store's vector table (its key: `memory_id`, `chunk_id`).
-TABLES = {"brain": "memories_vec", "echo": "echo_vec"}
+# Each store's vector table, its key, and the table of what its vectors are of.
+TABLES = {"brain": ("memories_vec", "memory_id", "memories"),
+          "echo": ("echo_vec", "chunk_id", "echo_chunks")}
 COUNT = ("INSERT INTO counters(name, value) VALUES (?, ?) "
          "ON CONFLICT (name) DO UPDATE SET value = counters.value + excluded.value")
 
@@ -41,7 +42,7 @@ class Vectors(Repository):
 
     def has(self, store: str) -> bool:
         """True once `store` has its vector table (created with its first vectors)."""
-        return self.db.has_table(TABLES[store])
+        return self.db.has_table(TABLES[store][0])
 
     def model(self, store: str) -> tuple[str, int] | None:
         """The embedding model id and dimensions `store`'s vectors were made with, or None."""

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 from psycopg import sql
 
 from hippo.store.postgres.vector import Vec
-from hippo.store.reindex import SIDE, TABLES, Reindex
+from hippo.store.reindex import SIDE, Reindex
+from hippo.store.vectors import TABLES
 
 if TYPE_CHECKING:
     from hippo.store.postgres.database import PgSql

@@ -26,7 +26,8 @@ or a reindex created gets its policies too (`hippo_team_secure(table)`).
 from __future__ import annotations
 
 from hippo.store.chunks import SHARED_KEY, SHARED_ON
-from hippo.store.postgres.vectors import HNSW_MAX_DIM, VEC_INDEX, VEC_TABLE, VEC_TABLES
+from hippo.store.postgres.vectors import HNSW_MAX_DIM, VEC_INDEX, VEC_TABLE
+from hippo.store.vectors import TABLES
 
 MINE = "owner = current_user"
 SHARED = f"EXISTS (SELECT 1 FROM meta WHERE key = '{SHARED_KEY}' AND value = '{SHARED_ON}')"
@@ -163,7 +164,7 @@ def _vectors_sql() -> str:
     """hippo_team_vectors(store, dimensions): a store's vector table, created on its first
     vectors by a member (who may not create tables), as the owner, then secured."""
     branches: list[str] = []
-    for store, (table, key, parent) in VEC_TABLES.items():
+    for store, (table, key, parent) in TABLES.items():
         create = VEC_TABLE.format(table=table, key=key, parent=parent, dimensions="%s")
         index = VEC_INDEX.format(table=table)
         branches.append(

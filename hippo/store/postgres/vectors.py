@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from hippo.store.clauses import chunk_where
 from hippo.store.clauses import where as where_sql
 from hippo.store.postgres.vector import Vec
-from hippo.store.vectors import VecHit, Vectors
+from hippo.store.vectors import TABLES, VecHit, Vectors
 
 if TYPE_CHECKING:
     import numpy as np
@@ -30,11 +30,6 @@ if TYPE_CHECKING:
     from hippo.store.filters import EchoFilters, MemoryFilter
     from hippo.store.postgres.database import PgSql
 
-# store -> (vec table, key column, the table its key refers to)
-VEC_TABLES = {
-    "brain": ("memories_vec", "memory_id", "memories"),
-    "echo": ("echo_vec", "chunk_id", "echo_chunks"),
-}
 VEC_TABLE = ("CREATE TABLE IF NOT EXISTS {table} ("
              "{key} BIGINT PRIMARY KEY REFERENCES {parent}(id) ON DELETE CASCADE, "
              "embedding vector({dimensions}) NOT NULL)")
@@ -111,7 +106,7 @@ def _vec(vector: np.ndarray) -> Vec:
 def vec_table_ddl(store: str, dimensions: int, table: str | None = None) -> list[str]:
     """The statements creating a store's vector table (`table` overrides the name) and its
     HNSW index (none for more dimensions than pgvector indexes)."""
-    name, key, parent = VEC_TABLES[store]
+    name, key, parent = TABLES[store]
     table = table or name
     ddl = [VEC_TABLE.format(table=table, key=key, parent=parent, dimensions=int(dimensions))]
     if dimensions <= HNSW_MAX_DIM:
@@ -142,7 +137,7 @@ class PgVectors(Vectors):
     # -- which plan ------------------------------------------------------------------
     def _big(self, store: str) -> bool:
         """True when `store` holds more than EXACT_ROWS vectors (and has its index)."""
-        table = VEC_TABLES[store][0]
+        table = TABLES[store][0]
         estimate = int(self.db.scalar(ESTIMATE, (table,)) or -1)
         if 0 <= estimate < EXACT_ROWS // 2:
             return False

@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hippo.store.reindex import Reindex
+from hippo.store.vectors import TABLES
 
 if TYPE_CHECKING:
     from hippo.store.sqlite.database import Sql
@@ -29,10 +30,10 @@ class Tables:
     """The SQL of one store's live and side vec0 tables (names fixed by code)."""
 
     def __init__(self, store: str) -> None:
-        from hippo.store.sqlite.vectors import VEC_TABLES
+        from hippo.store.sqlite.vectors import META_COLUMNS
 
-        self.live, self.key, meta = VEC_TABLES[store]
-        self.meta = [c.split()[0] for c in meta.split(",")]
+        self.live, self.key, _ = TABLES[store]
+        self.meta = [c.split()[0] for c in META_COLUMNS[store].split(",")]
         self.next = f"{self.live}_next"
         cols = ", ".join(self.meta)
         self.read_live = f"SELECT {self.key}, {cols} FROM {self.live}"

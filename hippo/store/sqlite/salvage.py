@@ -297,7 +297,8 @@ def rebuild(path: Path) -> tuple[Report, Path]:
     file went."""
     from hippo.store.sqlite.database import connect
     from hippo.store.sqlite.files import clear_corrupt
-    from hippo.store.sqlite.vectors import VEC_TABLES, vec_table_ddl
+    from hippo.store.sqlite.vectors import vec_table_ddl
+    from hippo.store.vectors import TABLES
 
     stamp = _stamp()
     fresh = path.with_name(f"{path.name}.salvage-{stamp}")
@@ -307,7 +308,7 @@ def rebuild(path: Path) -> tuple[Report, Path]:
         new = connect(fresh, mode="write")
         try:
             report = copy_readable(src, new.conn)
-            for store in VEC_TABLES:
+            for store in TABLES:
                 dim = new.scalar(EMBED_DIM, (f"{store}.embed_dim",))
                 if dim:  # an empty index of the recorded model: doctor fills it
                     new.execute(vec_table_ddl(store, int(dim)))

@@ -21,7 +21,7 @@ import apsw
 from hippo.store.clauses import chunk_where
 from hippo.store.clauses import where as where_sql
 from hippo.store.sqlite import vector_log
-from hippo.store.vectors import VecHit, Vectors
+from hippo.store.vectors import TABLES, VecHit, Vectors
 from hippo.timeutil import epoch
 
 if TYPE_CHECKING:
@@ -31,15 +31,9 @@ if TYPE_CHECKING:
     from hippo.store.sqlite.database import Sql
     from hippo.store.sqlite.vector_log import VectorSync
 
-# store -> (vec table, key column, metadata columns)
-VEC_TABLES = {
-    "brain": (
-        "memories_vec",
-        "memory_id",
-        "project TEXT, type TEXT, tier TEXT, created INTEGER",
-    ),
-    "echo": ("echo_vec", "chunk_id", "project TEXT, session_id INTEGER, started INTEGER"),
-}
+# The columns vec0 filters on, beside each store's vectors (`TABLES`).
+META_COLUMNS = {"brain": "project TEXT, type TEXT, tier TEXT, created INTEGER",
+                "echo": "project TEXT, session_id INTEGER, started INTEGER"}
 VEC_TABLE = ("CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0("
              "{key} INTEGER PRIMARY KEY, embedding float[{dimensions}] "
              "distance_metric=cosine, {meta_cols}{extra})")
@@ -113,9 +107,9 @@ def _blob(vector: np.ndarray) -> bytes:
 
 def vec_table_ddl(store: str, dimensions: int, table: str | None = None, extra: str = "") -> str:
     """CREATE statement of a store's vec0 table (`table` overrides the name, e.g. a side table)."""
-    name, key, meta_cols = VEC_TABLES[store]
+    name, key, _ = TABLES[store]
     return VEC_TABLE.format(table=table or name, key=key, dimensions=dimensions,
-                            meta_cols=meta_cols, extra=extra)
+                            meta_cols=META_COLUMNS[store], extra=extra)
 
 
 def _nearest(hit: VecHit) -> tuple[float, int]:
