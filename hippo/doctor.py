@@ -221,7 +221,7 @@ def _reference_cycles(h: Hippo) -> Check:
     (`hippo supersede` refuses them; an import or an old hippo could write them)."""
     from hippo.screen import cycles
 
-    rows = h.db.health.references()
+    rows = h.db.memories.references()
     problems = []
     for column in ("superseded_by", "consolidated_into"):
         edges = {r["id"]: r[column] for r in rows if r[column] is not None}
@@ -235,7 +235,7 @@ def _reference_cycles(h: Hippo) -> Check:
 
 def _watermarks(h: Hippo, fix: bool) -> Check:
     bad = []
-    for path, offset in h.db.health.watermarks():
+    for path, offset in h.db.watermarks.offsets():
         try:
             size = os.path.getsize(path)
         except OSError:
@@ -252,7 +252,7 @@ def _watermarks(h: Hippo, fix: bool) -> Check:
             for path in bad:
                 # As ingest does for a replaced file: drop what was read; the next run re-reads.
                 drop_file(h.db, path)
-                h.db.health.drop_watermark(path)
+                h.db.watermarks.delete(path)
         check.fixed = f"{len(bad)} files reset; the next ingest reads them from the start"
     return check
 

@@ -32,11 +32,6 @@ LINKS = ("SELECT s.memory_id, s.chunk_id, e.session_key, m.source FROM memory_so
          "JOIN echo_chunks c ON c.id = s.chunk_id JOIN echo_sessions e ON e.id = c.session_id "
          "JOIN memories m ON m.id = s.memory_id WHERE m.source IS NOT NULL "
          "ORDER BY s.memory_id, s.chunk_id")
-REFERENCES = ("SELECT id, superseded_by, consolidated_into FROM memories "
-              "WHERE superseded_by IS NOT NULL OR consolidated_into IS NOT NULL ORDER BY id")
-# A watermark is its user's (their files, on their machine): doctor checks only those.
-WATERMARKS = 'SELECT path, "offset" FROM watermarks e WHERE {own} ORDER BY path{collate}'
-WATERMARK_DROP = "DELETE FROM watermarks AS e WHERE path = ? AND {own}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,15 +114,5 @@ class Health(Repository):
                 found.append(r)
         return found
 
-    def references(self) -> list[Row]:
-        """Every memory's superseded_by and consolidated_into that is set (id first)."""
-        return self.db.rows(REFERENCES)
 
-    def watermarks(self) -> list[tuple[str, int]]:
-        """Every transcript file read so far, with the offset read up to."""
-        return [(path, int(offset)) for path, offset
-                in self.db.execute(self._sql(WATERMARKS))]
 
-    def drop_watermark(self, path: str) -> None:
-        """Forget how far `path` was read."""
-        self.db.execute(self._sql(WATERMARK_DROP), (path,))

@@ -57,7 +57,7 @@ LISTING = f"SELECT {COLUMNS} FROM memories m WHERE {{where}} ORDER BY id DESC"
 EXPORT = f"SELECT {COLUMNS} FROM memories ORDER BY id"
 HELD = "SELECT id, dedup_key FROM memories WHERE id {in_list}"
 REFERENCES = ("SELECT id, superseded_by, consolidated_into FROM memories "
-              "WHERE superseded_by IS NOT NULL OR consolidated_into IS NOT NULL")
+              "WHERE superseded_by IS NOT NULL OR consolidated_into IS NOT NULL ORDER BY id")
 # Candidates only: `source` is JSON text, read in Python (an invalid one never raises).
 CITING_CANDIDATES = ("SELECT id, source FROM memories WHERE source IS NOT NULL "
                      "AND source LIKE '%session%' ORDER BY id")
@@ -210,7 +210,7 @@ class Memories(Repository):
         return {int(r["id"]): str(r["dedup_key"]) for r in rows}
 
     def references(self) -> list[Row]:
-        """id, superseded_by, consolidated_into of every memory that points at another."""
+        """id, superseded_by, consolidated_into of every memory that points at another, by id."""
         return self.db.rows(REFERENCES)
 
     def citing_session(self, session_key: str) -> list[int]:

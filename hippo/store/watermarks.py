@@ -19,7 +19,8 @@ UPSERT = (
     "mtime = excluded.mtime, format = excluded.format, session_id = excluded.session_id, "
     "complete = excluded.complete, updated_at = excluded.updated_at"
 )
-OFFSETS = 'SELECT path, "offset" FROM watermarks e WHERE {own}'
+# A watermark is its user's (their files, on their machine).
+OFFSETS = 'SELECT path, "offset" FROM watermarks e WHERE {own} ORDER BY path{collate}'
 DELETE = "DELETE FROM watermarks AS e WHERE path = ? AND {own}"
 
 
@@ -56,7 +57,7 @@ class Watermarks(Repository):
             int(m.complete), now_iso()))
 
     def offsets(self) -> list[tuple[str, int]]:
-        """Each file's path and the byte offset read up to."""
+        """Each file's path and the byte offset read up to, by path."""
         return [(r[0], r[1]) for r in self.db.execute(self._sql(OFFSETS))]
 
     def delete(self, path: str) -> None:

@@ -73,14 +73,14 @@ def test_health_checks_and_repairs(store: Store) -> None:
     with store.transaction():
         v.put_chunk_vector(1, bytes(4 * 384), "testproj", chunk["session_id"], 0)
     assert v.unembedded("echo") == []
-    path = h.watermarks()[0][0]
+    path = store.watermarks.offsets()[0][0]
     assert path.endswith(".jsonl")
     with store.transaction():
-        h.drop_watermark(path)
+        store.watermarks.delete(path)
         h.rebuild_fulltext("echo_fts")
-    assert h.watermarks() == []
+    assert store.watermarks.offsets() == []
     assert h.dangling_provenance() == 0 and h.foreign_provenance() == []
-    assert h.references() == []
+    assert store.memories.references() == []
 
 
 def test_health_token_matrices(store: Store) -> None:

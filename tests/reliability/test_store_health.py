@@ -76,7 +76,7 @@ def test_health_repairs_find_what_was_broken(cli, db_path, tmp_path: Path) -> No
         with db.transaction():
             db.health.drop_dangling_provenance()
         assert db.health.dangling_provenance() == 0
-        assert [w[0] for w in db.health.watermarks()] == [str(tmp_path / "s.jsonl")]
+        assert [w[0] for w in db.watermarks.offsets()] == [str(tmp_path / "s.jsonl")]
         assert db.stats.memories_by("status", active=False) == {"active": 5, "retired": 1}
         assert db.stats.memory_count() == 6 and db.stats.memory_count(active=True) == 5
     finally:
