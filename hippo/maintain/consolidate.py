@@ -61,7 +61,7 @@ def load(db: Store, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
     out: dict[int, dict[str, Any]] = {}
     for start in range(0, len(ids), 5000):
         out.update((r["id"], to_record(r))
-                   for r in db.consolidation.records(ids[start:start + 5000]))
+                   for r in db.memories.get_many(ids[start:start + 5000]))
     return out
 
 

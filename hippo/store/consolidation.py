@@ -21,7 +21,6 @@ CANDIDATES = (
 )
 CHANGED_SINCE = ("SELECT DISTINCT memory_id FROM audit WHERE id > ? AND actor != ? "
                  "ORDER BY memory_id")
-RECORDS = f"SELECT {COLUMNS} FROM memories WHERE id {{in_list}} ORDER BY id"
 KEPT_APART = "SELECT a, b, run_id FROM keep_apart ORDER BY a, b"
 KEEP_APART = ("INSERT INTO keep_apart(a, b, run_id, at) VALUES (?, ?, ?, ?) "
               "ON CONFLICT DO NOTHING")
@@ -53,10 +52,6 @@ class Consolidation(Repository):
         """Memories changed after audit entry `audit_id` by anyone but `actor`."""
         return [int(r[0]) for r in self.db.execute(CHANGED_SINCE, (audit_id, actor))]
 
-    def records(self, ids: Sequence[int]) -> list[Row]:
-        """The stored rows (brain columns) of the memories `ids` that exist, by id."""
-        d = self.db.dialect
-        return self.db.rows(render(d, RECORDS), (d.listed([int(i) for i in ids]),))
 
     def kept_apart(self) -> list[tuple[int, int, str]]:
         """(a, b, run) pairs an undo of run's merge keeps from merging again (a < b)."""

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 COLUMNS = ", ".join(FIELDS)  # the record's fields, in its order
 GET = f"SELECT {COLUMNS} FROM memories WHERE id = ?"
-GET_MANY = f"SELECT {COLUMNS} FROM memories WHERE {{ids}}"
+GET_MANY = f"SELECT {COLUMNS} FROM memories WHERE {{ids}} ORDER BY id"
 ACTIVE_IN_SCOPE = ("SELECT count(*) FROM memories WHERE status = 'active' AND "
                    "(project IS NULL OR project IS NOT DISTINCT FROM ?)")
 EXISTS = "SELECT 1 FROM memories WHERE id = ?"
@@ -117,7 +117,7 @@ class Memories(Repository):
         return self.db.row(GET, (memory_id,))
 
     def get_many(self, ids: Sequence[int]) -> list[Row]:
-        """The rows of those of `ids` that exist (in no particular order)."""
+        """The rows of those of `ids` that exist, by id."""
         if not ids:
             return []
         params: list[Any] = []

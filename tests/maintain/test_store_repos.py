@@ -73,7 +73,7 @@ def test_consolidation_projects_and_reindex_lookups(seed, db_path: Path) -> None
         assert c.candidates() == [(1, "config", "a"), (2, "procedure", "b")]
         assert sorted(c.changed_since(0, "consolidate")) == [1, 2]
         assert c.changed_since(c.last_audit_id(), "consolidate") == []
-        assert [r["id"] for r in c.records([2, 1, 99])] == [1, 2]
+        assert [r["id"] for r in db.memories.get_many([2, 1, 99])] == [1, 2]
         assert db.vectors.has("brain")
         found = db.vectors.embeddings([1, 99])
         vec = found[1]
