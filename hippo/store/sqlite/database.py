@@ -57,27 +57,18 @@ class Sql:
             raise translate(exc, self.path) from exc
 
     def rows(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Row]:
-        cur = self.execute(sql, params)
-        try:
-            names = [d[0] for d in cur.getdescription()]
-        except apsw.ExecutionCompleteError:  # the statement returned no rows at all
-            return []
-        try:  # a damaged page may show only once the rows are stepped through
-            return [dict(zip(names, r)) for r in cur.fetchall()]
-        except (apsw.CorruptError, apsw.NotADBError, apsw.IOError, apsw.BusyError) as exc:
-            raise translate(exc, self.path) from exc
+        return list(self.stream(sql, params))
 
     def stream(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Iterator[Row]:
         """The rows one at a time, as the statement steps (a large table is never held)."""
         cur = self.execute(sql, params)
         try:
             names = [d[0] for d in cur.getdescription()]
-        except apsw.ExecutionCompleteError:  # no rows at all
+        except apsw.ExecutionCompleteError:  # the statement returned no rows at all
             return
-        try:  # a damaged page met half way is the store's error, said as hippo says it
-            for r in cur:
-                yield dict(zip(names, r))
-        except apsw.Error as exc:
+        try:  # a damaged page may show only once the rows are stepped through
+            yield from (dict(zip(names, r)) for r in cur)
+        except (apsw.CorruptError, apsw.NotADBError, apsw.IOError, apsw.BusyError) as exc:
             raise translate(exc, self.path) from exc
 
     def row(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Row | None:
