@@ -1,5 +1,5 @@
-"""The filters (`MemoryFilter`, `EchoFilters`) as WHERE clauses with bound
-parameters, once for every SQL backend: a `Dialect` says how its SQL spells a parameter,
+"""The filters (`MemoryFilter`, `EchoFilters`) as WHERE clauses with bound parameters
+(`?`: the store's own), once for every SQL backend: a `Dialect` says how its SQL spells
 a list, truth and a tag test (`hippo.store.sqlite.dialect`, `hippo.store.postgres.dialect`).
 """
 
@@ -32,7 +32,6 @@ UNVERIFIED = ("m.author = 'machine' AND m.type IN ("
 class Dialect(NamedTuple):
     """How one backend's SQL spells what the clauses need."""
 
-    param: str  # a bound parameter: "?" or "%s"
     true: str
     false: str
     tagged: str  # `{alias}`'s tags hold one tag, the parameter
@@ -102,10 +101,10 @@ def among(d: Dialect, *, statuses: Sequence[str] = (), types: Sequence[str] = ()
     if projects is not None:
         parts.append(_projects(d, projects, alias, params))
     if since:
-        parts.append(f"{alias}.created_at >= {d.param}")
+        parts.append(f"{alias}.created_at >= ?")
         params.append(since)
     if until:
-        parts.append(f"{alias}.created_at <= {d.param}")
+        parts.append(f"{alias}.created_at <= ?")
         params.append(until)
     for tag in tags:
         parts.append(d.tagged.format(alias=alias))
@@ -133,7 +132,7 @@ def current(d: Dialect) -> str:
 def valid_at(d: Dialect, alias: str, when: str, params: list[Any]) -> str:
     """The clause of memories valid at `when` (ISO-8601 UTC); its parameters appended."""
     params.extend((when, when))
-    return VALID_AT.format(alias=alias, t=d.param)
+    return VALID_AT.format(alias=alias, t="?")
 
 
 def chunk_where(d: Dialect, f: EchoFilters) -> tuple[str, list[Any]]:
@@ -146,13 +145,13 @@ def chunk_where(d: Dialect, f: EchoFilters) -> tuple[str, list[Any]]:
     if f.projects is not None:
         parts.append(_projects(d, f.projects, "c", params))
     if f.since:
-        parts.append(f"c.started_at >= {d.param}")
+        parts.append("c.started_at >= ?")
         params.append(f.since)
     if f.until:
-        parts.append(f"c.started_at <= {d.param}")
+        parts.append("c.started_at <= ?")
         params.append(f.until)
     if f.roles:
-        role = f"(',' || c.roles || ',') LIKE {d.param}"
+        role = "(',' || c.roles || ',') LIKE ?"
         parts.append("(" + " OR ".join(role for _ in f.roles) + ")")
         params.extend(f"%,{r},%" for r in f.roles)
     return " AND ".join(parts), params

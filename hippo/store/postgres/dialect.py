@@ -74,7 +74,7 @@ def _within(column: str, values: Sequence[Any], params: list[Any]) -> str:
 
 
 # `tags` is a JSON array as text (hippo writes nothing else there).
-POSTGRES = clauses.Dialect(param="?", true="TRUE", false="FALSE",
+POSTGRES = clauses.Dialect(true="TRUE", false="FALSE",
                            tagged="jsonb_exists({alias}.tags::jsonb, ?)", within=_within,
                            now=("to_char(now() AT TIME ZONE 'UTC', "
                                 "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"),

@@ -98,7 +98,6 @@ RECALL = (
     "WHERE m.tsv @@ q.query AND {current} AND {scope} "
     "ORDER BY ts_rank_cd(m.tsv, q.query, 1) DESC, m.id LIMIT ?"
 )
-BY_IDS = f"SELECT {COLUMNS} FROM memories m WHERE m.id = ANY(?)"
 # What says the index cannot answer (a column or function gone, a damaged index), unlike
 # a server that is down or busy, which stays the error it is.
 BROKEN = (psycopg.ProgrammingError, psycopg.DataError, psycopg.InternalError)
@@ -140,5 +139,7 @@ class PgLexical(Lexical):
         hits = self.search(terms, limit, MemoryFilter.search(projects=projects))
         if not hits:
             return []
-        rows = {int(r["id"]): r for r in self.db.rows(BY_IDS, ([h.id for h in hits],))}
+        from hippo.store.memories import Memories
+
+        rows = {int(r["id"]): r for r in Memories(self.db).get_many([h.id for h in hits])}
         return [rows[h.id] for h in hits if h.id in rows]

@@ -21,7 +21,7 @@ def _listed(values: Sequence[Any]) -> str:
     return orjson.dumps(list(values)).decode()
 
 
-SQLITE = clauses.Dialect(param="?", true="1", false="0",
+SQLITE = clauses.Dialect(true="1", false="0",
                          tagged="EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE value = ?)",
                          now="strftime('%Y-%m-%dT%H:%M:%fZ', 'now')", within=_within,
                          listed=_listed, in_list="IN (SELECT value FROM json_each(?))")
