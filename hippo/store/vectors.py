@@ -48,9 +48,9 @@ class Vectors(Repository):
         """The embedding model id and dimensions `store`'s vectors were made with, or None."""
         from hippo.store.meta import Meta  # not `store.meta`: it would hold the store
 
-        got = Meta(self.db).get_many([f"{store}.embed_model", f"{store}.embed_dim"])
-        model = got.get(f"{store}.embed_model")
-        return (model, int(got.get(f"{store}.embed_dim") or 0)) if model else None
+        meta = Meta(self.db)  # two reads: a list parameter would cost a search a JSON import
+        model = meta.get(f"{store}.embed_model")
+        return (model, int(meta.get(f"{store}.embed_dim") or 0)) if model else None
 
     def create(self, store: str, model_id: str, dimensions: int, embedder: str) -> None:
         """Create `store`'s vector table for vectors of `dimensions` and record the model."""
