@@ -62,9 +62,10 @@ def init(
     Run again after upgrading hippo: it applies the new schema steps (members may not) and
     re-applies the policies. A schema holding a store made without it is refused.
     """
-    from hippo.store.team import init as run
+    from hippo.store import team as team_store
 
-    _emit(run(_url(ctx, db), team_name, schema), json)
+    url = _url(ctx, db)
+    _emit(team_store(url).init(url, team_name, schema), json)
 
 
 @GROUP.command("add-member")
@@ -82,6 +83,7 @@ def add_member(
 ) -> None:
     """Create the member's role in the team (or add an existing role) and print what they
     need: the URL, a new password (shown once) and its ~/.pgpass line."""
-    from hippo.store.team import add_member as run
+    from hippo.store import team as team_store
 
-    _emit(run(_url(ctx, db), team_name, name, password=not no_password), json)
+    url = _url(ctx, db)
+    _emit(team_store(url).add_member(url, team_name, name, password=not no_password), json)

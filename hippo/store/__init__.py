@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HOOK_WAIT_MS", "Mode", "Row", "Store", "check_private_dir", "clear_corrupt", "connect",
-    "corrupt_marker", "mark_corrupt", "rebuild", "salvage_reader", "skippable", "unwritable",
+    "corrupt_marker", "mark_corrupt", "rebuild", "salvage_reader", "skippable", "team",
+    "unwritable",
 ]
 
 
@@ -86,6 +87,17 @@ def __getattr__(name: str) -> object:
 
         return getattr(base, name)
     raise AttributeError(f"module 'hippo.store' has no attribute {name!r}")
+
+
+def team(url: str) -> ModuleType:
+    """What `hippo team` sets up a team store with (`hippo.store.postgres.team`: `init`,
+    `add_member`); only a PostgreSQL store is one."""
+    if not is_server(url):
+        from hippo.errors import UsageError
+
+        raise UsageError("`hippo team` sets up a PostgreSQL store: give --db postgresql://... "
+                         "(an administrator's URL)")
+    return postgres_module("team")
 
 
 def postgres_module(module: str) -> ModuleType:
