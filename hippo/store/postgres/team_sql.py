@@ -38,7 +38,6 @@ SEEN_CHUNK = "EXISTS (SELECT 1 FROM echo_chunks c WHERE c.id = chunk_id)"
 OWN_CHUNK = ("EXISTS (SELECT 1 FROM echo_chunks c JOIN echo_sessions e ON e.id = c.session_id "
              "WHERE c.id = chunk_id AND e.owner = current_user)")
 # meta keys `user/<role>/...` are that role's (per-user values: extraction's watermark).
-USER_PREFIX = "user/"
 USER_KEY = "(split_part(key, '/', 1) <> 'user' OR split_part(key, '/', 2) = current_user)"
 WRITABLE_KEY = f"(key <> '{SHARED_KEY}' AND {USER_KEY})"
 AS_ONESELF = "by_user = current_user"
