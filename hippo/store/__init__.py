@@ -15,6 +15,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from hippo.store.base import Mode, Row, Store
 from hippo.store.location import is_server
 from hippo.store.sqlite.database import HOOK_WAIT_MS
 from hippo.store.sqlite.errors import skippable as sqlite_skippable
@@ -27,7 +28,6 @@ from hippo.store.sqlite.files import (
 )
 
 if TYPE_CHECKING:
-    from hippo.store.base import Mode, Row, Store
     from hippo.store.sqlite.salvage import Reader as SalvageReader
     from hippo.store.sqlite.salvage import Report as SalvageReport
 
@@ -78,15 +78,6 @@ def rebuild(path: Path) -> tuple[SalvageReport, Path]:
 
     return sqlite_rebuild(path)
 
-
-def __getattr__(name: str) -> object:
-    """`Store`, `Row` and `Mode` on first use: a command's cold start does not build the
-    protocol classes it only needs for annotations."""
-    if name in ("Mode", "Row", "Store"):
-        from hippo.store import base
-
-        return getattr(base, name)
-    raise AttributeError(f"module 'hippo.store' has no attribute {name!r}")
 
 
 def team(url: str) -> ModuleType:
