@@ -61,6 +61,7 @@ class Store:
         module, _, cls = self.PARTS[name].partition(":")
         return getattr(importlib.import_module(module), cls)(self._sql())
 
+
     @staticmethod
     def _skippable(exc: BaseException) -> bool:
         """A cache write's error a read command may skip (busy, read-only)."""
@@ -74,17 +75,13 @@ class Store:
         """Run `write` in a transaction; for a read command, best effort: skipped when the
         store is busy or may not be written here (a cache is worth no wait). True when it
         was written."""
-        if self.mode != "read":
-            with self.transaction():
-                write(self)
-            return True
         try:
             with self.transaction():
                 write(self)
         except Exception as exc:
-            if self._skippable(exc):
-                return False
-            raise
+            if self.mode != "read" or not self._skippable(exc):
+                raise
+            return False
         return True
 
     def waiting(self, ms: int) -> AbstractContextManager[None]:
