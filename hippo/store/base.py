@@ -14,7 +14,7 @@ import functools
 import importlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -58,7 +58,10 @@ class Store:
         raise NotImplementedError
 
     def _part(self, name: str) -> Any:
-        module, _, cls = self.PARTS[name].partition(":")
+        """A repository over new query helpers: `name` is "module:Class", or a part the
+        backend names in `PARTS`. Imported on first use: a command imports only the
+        repositories it needs."""
+        module, _, cls = self.PARTS.get(name, name).partition(":")
         return getattr(importlib.import_module(module), cls)(self._sql())
 
 
@@ -99,91 +102,68 @@ class Store:
     def close(self) -> None:
         raise NotImplementedError
 
-    # -- repositories: each speaks one part of the domain; built on first use (a command
-    # imports only the ones it needs) ------------------------------------------------
+    # -- repositories: each speaks one part of the domain ------------------------------
     @functools.cached_property
     def meta(self) -> Meta:
-        from hippo.store.meta import Meta
-
-        return Meta(self._sql())
+        return cast("Meta", self._part("hippo.store.meta:Meta"))
 
     @functools.cached_property
     def memories(self) -> Memories:
-        from hippo.store.memories import Memories
-
-        return Memories(self._sql())
+        return cast("Memories", self._part("hippo.store.memories:Memories"))
 
     @functools.cached_property
     def audit(self) -> Audit:
-        from hippo.store.audit import Audit
-
-        return Audit(self._sql())
+        return cast("Audit", self._part("hippo.store.audit:Audit"))
 
     @functools.cached_property
     def context(self) -> ContextRows:
-        from hippo.store.context import ContextRows
-
-        return ContextRows(self._sql())
+        return cast("ContextRows", self._part("hippo.store.context:ContextRows"))
 
     @functools.cached_property
     def projects(self) -> Projects:
-        from hippo.store.projects import Projects
-
-        return Projects(self._sql())
+        return cast("Projects", self._part("hippo.store.projects:Projects"))
 
     @functools.cached_property
     def chunks(self) -> Chunks:
-        from hippo.store.chunks import Chunks
-
-        return Chunks(self._sql())
+        return cast("Chunks", self._part("hippo.store.chunks:Chunks"))
 
     @functools.cached_property
     def watermarks(self) -> Watermarks:
-        from hippo.store.watermarks import Watermarks
-
-        return Watermarks(self._sql())
+        return cast("Watermarks", self._part("hippo.store.watermarks:Watermarks"))
 
     @functools.cached_property
     def embed_cache(self) -> EmbedCache:
-        from hippo.store.embed_cache import EmbedCache
-
-        return EmbedCache(self._sql())
+        return cast("EmbedCache", self._part("hippo.store.embed_cache:EmbedCache"))
 
     @functools.cached_property
     def spend(self) -> Spend:
-        from hippo.store.spend import Spend
-
-        return Spend(self._sql())
+        return cast("Spend", self._part("hippo.store.spend:Spend"))
 
     @functools.cached_property
     def consolidation(self) -> Consolidation:
-        from hippo.store.consolidation import Consolidation
-
-        return Consolidation(self._sql())
+        return cast("Consolidation", self._part("hippo.store.consolidation:Consolidation"))
 
     @functools.cached_property
     def stats(self) -> Stats:
-        from hippo.store.stats import Stats
-
-        return Stats(self._sql())
+        return cast("Stats", self._part("hippo.store.stats:Stats"))
 
     # -- the backend's own parts (a repository's subclass, or an index) ----------------
     @functools.cached_property
     def vectors(self) -> Vectors:
-        return self._part("vectors")  # type: ignore[no-any-return]
+        return cast("Vectors", self._part("vectors"))
 
     @functools.cached_property
     def lexical(self) -> Lexical:
-        return self._part("lexical")  # type: ignore[no-any-return]
+        return cast("Lexical", self._part("lexical"))
 
     @functools.cached_property
     def jobs(self) -> Jobs:
-        return self._part("jobs")  # type: ignore[no-any-return]
+        return cast("Jobs", self._part("jobs"))
 
     @functools.cached_property
     def reindex(self) -> Reindex:
-        return self._part("reindex")  # type: ignore[no-any-return]
+        return cast("Reindex", self._part("reindex"))
 
     @functools.cached_property
     def health(self) -> Health:
-        return self._part("health")  # type: ignore[no-any-return]
+        return cast("Health", self._part("health"))
