@@ -25,7 +25,7 @@ def _lines(stderr: str) -> list[str]:
 
 
 def _older_store(db_path: Path | str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A store with every schema step but the validity one, holding: memory 1 linked to an
+    """A store with the schema steps before the validity one, holding: memory 1 linked to an
     Echo chunk said at 2026-01-02T03:04:05Z, memory 2 not linked, memory 3 superseded by 2
     (audited at 2026-02-01), memory 4 superseded with no audit of it."""
     if is_server(db_path):
@@ -33,8 +33,9 @@ def _older_store(db_path: Path | str, monkeypatch: pytest.MonkeyPatch) -> None:
     else:
         from hippo.store.sqlite import migrations  # type: ignore[no-redef]
     steps = migrations.MIGRATIONS
-    assert steps[-1][0] in ("0009_validity", "p0002_validity")
-    monkeypatch.setattr(migrations, "MIGRATIONS", steps[:-1])
+    at = [name for name, _ in steps].index(
+        "p0002_validity" if is_server(db_path) else "0009_validity")
+    monkeypatch.setattr(migrations, "MIGRATIONS", steps[:at])
     db = connect(db_path)
     try:
         with db.transaction():
