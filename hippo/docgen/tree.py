@@ -63,7 +63,7 @@ def option_values() -> dict[str, tuple[str, ...]]:
 
     types = tuple(sorted(BUILTIN))
     return {"--type": types, "-t": types, "--tier": TIERS, "--status": (*STATUSES, "all"),
-            "--author": AUTHORS, "--embedder": tuple(embed.names()),
+            "--author": AUTHORS, "--embedder": tuple(embed.builtin_names()),
             "--store": ("brain", "echo")}
 
 
