@@ -68,6 +68,10 @@ class Gathered:
         self.redactions += found
         return text
 
+    def shortened(self, text: str, limit: int = TOOL_RESULT_LIMIT) -> str:
+        """`text` shortened to `limit` (a tool's output, by default), its secrets counted."""
+        return self.masked(shorten(text, limit))
+
     def keep(self, message: Message, *, cleaned: bool = False) -> Message | None:
         """Keep `message` unless its text, cleaned first (unless `cleaned`), is empty."""
         if not cleaned:

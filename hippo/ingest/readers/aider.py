@@ -20,7 +20,7 @@ from pathlib import Path
 
 from hippo.ingest.model import Message, ReadResult, SessionInfo, Skip
 from hippo.ingest.readers._base import Reader
-from hippo.ingest.readers._common import TOOL_RESULT_LIMIT, Gathered, iso_utc, shorten
+from hippo.ingest.readers._common import Gathered, iso_utc
 from hippo.ingest.readers._lines import decode, iter_lines
 
 _MARK = b"# aider chat started at"
@@ -194,7 +194,7 @@ class _State(Gathered):
                 return
             self._emit("user", text, "message")
         elif block == "tool" or text.startswith(_REFLECTIONS):
-            self._emit("tool", self.masked(shorten(text, TOOL_RESULT_LIMIT)), "tool_result")
+            self._emit("tool", self.shortened(text), "tool_result")
         else:
             self._emit("assistant", _THINKING.sub("", text), "message")
 

@@ -30,7 +30,6 @@ from hippo.ingest.readers._common import (
     clean,
     content_text,
     iso_utc,
-    shorten,
     str_or_none,
     tool_call_text,
 )
@@ -291,7 +290,7 @@ class _State(Gathered):
         self, base: _Base, role: str, text: str, kind: str, mid: str | None = None
     ) -> None:
         limit = TOOL_CALL_LIMIT if kind == "tool_call" else TOOL_RESULT_LIMIT
-        base.emit(role, self.masked(shorten(text, limit)), kind, mid, cleaned=True)
+        base.emit(role, self.shortened(text, limit), kind, mid, cleaned=True)
 
     def finish(self) -> list[Message]:
         """Drop summaries of other sessions and give every message the final session fields."""

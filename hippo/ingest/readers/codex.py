@@ -19,7 +19,6 @@ from hippo.ingest.model import Message, ReadResult, SessionInfo
 from hippo.ingest.readers._base import Reader
 from hippo.ingest.readers._common import (
     TOOL_CALL_LIMIT,
-    TOOL_RESULT_LIMIT,
     Gathered,
     content_text,
     format_tool_call,
@@ -165,7 +164,7 @@ class _State(Gathered):
             self._emit(line, ts, "assistant", short, "tool_call", call_id)
         elif kind in _OUTPUTS:
             text = _output_text(item.get("output"))
-            short = self.masked(shorten(text, TOOL_RESULT_LIMIT))
+            short = self.shortened(text)
             self._emit(
                 line, ts, "tool", short, "tool_result", f"{call_id}:result" if call_id else None
             )

@@ -17,11 +17,9 @@ from hippo.ingest.model import Message, ReadResult, SessionInfo
 from hippo.ingest.readers import _whole
 from hippo.ingest.readers._base import Reader
 from hippo.ingest.readers._common import (
-    TOOL_RESULT_LIMIT,
     Gathered,
     content_text,
     iso_utc,
-    shorten,
     str_or_none,
     tool_call_text,
 )
@@ -102,7 +100,7 @@ class _Out(Gathered):
         result = _result_text(call.get("result")) or content_text(call.get("resultDisplay"))
         if call.get("status") in ("error", "cancelled"):
             result = f"[{call['status']}] {result}"
-        text = self.masked(shorten(result, TOOL_RESULT_LIMIT))
+        text = self.shortened(result)
         self.add(
             "tool", text, "tool_result", ts, line, f"{cid}:result" if cid else None, cleaned=True
         )

@@ -23,12 +23,10 @@ from hippo.ingest.model import Message, ReadResult, SessionInfo, Skip
 from hippo.ingest.readers import _whole
 from hippo.ingest.readers._base import Reader
 from hippo.ingest.readers._common import (
-    TOOL_RESULT_LIMIT,
     Gathered,
     clean,
     content_text,
     iso_utc,
-    shorten,
     str_or_none,
     tool_call_text,
 )
@@ -155,7 +153,7 @@ class _Out(Gathered):
         self.started_at = self.started_at or ts
         mid = str_or_none(record.get("id")) or str_or_none(body.get("id"))
         if role == "tool":
-            text = self.masked(shorten(content_text(content), TOOL_RESULT_LIMIT))
+            text = self.shortened(content_text(content))
             self._add(role, text, "tool_result", ts, line, mid)
         else:
             self._add(role, clean(content_text(content)), "message", ts, line, mid)
