@@ -65,6 +65,21 @@ def wire_schema(node: Any) -> Any:
     return node
 
 
+class ChatCounts:
+    """What a step that asks one `Chat` (the llm extractor, the llm merger) reports of it:
+    the run's summary says `llm_calls` and `llm_retries`."""
+
+    chat: Chat
+
+    @property
+    def calls(self) -> int:
+        return self.chat.calls
+
+    @property
+    def retries(self) -> int:
+        return self.chat.retries
+
+
 class Chat:
     """One job's client: `ask()` sends a guarded structured-output request; counts calls."""
 

@@ -42,16 +42,27 @@ def _fts(h: Hippo, table: str, fix: bool) -> Check:
     return check
 
 
+def _no_table(store: str, rows: int, what: str) -> Check:
+    """A store without its vector table: sound only while it holds nothing to embed."""
+    return Check(f"vectors:{store}", rows == 0, f"{rows} {what}, no vector table" if rows else "")
+
+
+def _gaps(h: Hippo, store: str, unembedded: str,
+          orphans: str) -> tuple[Check, list[int], list[int]]:
+    """The store's rows without a vector and vectors without a row, and the check of them."""
+    missing = h.db.reindex.unembedded(store)
+    stale = h.db.reindex.orphan_vectors(store)
+    check = Check(f"vectors:{store}", not missing and not stale,
+                  f"{len(missing)} {unembedded}, {len(stale)} {orphans}"
+                  if missing or stale else "")
+    return check, missing, stale
+
+
 def _brain_vectors(h: Hippo, fix: bool) -> Check:
     if not h.db.vectors.has("brain"):
-        active = h.db.stats.memory_count(active=True)
-        return Check("vectors:brain", active == 0, f"{active} active memories, no vector table"
-                     if active else "")
-    missing = h.db.reindex.unembedded("brain")
-    stale = h.db.reindex.orphan_vectors("brain")
-    check = Check("vectors:brain", not missing and not stale,
-                  f"{len(missing)} active memories without a vector, {len(stale)} vectors of "
-                  "inactive or missing memories" if missing or stale else "")
+        return _no_table("brain", h.db.stats.memory_count(active=True), "active memories")
+    check, missing, stale = _gaps(h, "brain", "active memories without a vector",
+                                  "vectors of inactive or missing memories")
     if fix and (missing or stale):
         from hippo import brain
 
@@ -67,15 +78,9 @@ def _brain_vectors(h: Hippo, fix: bool) -> Check:
 
 
 def _echo_vectors(h: Hippo, fix: bool) -> Check:
-    chunks = h.db.chunks.count(every_project=True)
     if not h.db.vectors.has("echo"):
-        return Check("vectors:echo", chunks == 0, f"{chunks} chunks, no vector table"
-                     if chunks else "")
-    missing = h.db.reindex.unembedded("echo")
-    stale = h.db.reindex.orphan_vectors("echo")
-    check = Check("vectors:echo", not missing and not stale,
-                  f"{len(missing)} chunks without a vector, {len(stale)} orphan vectors"
-                  if missing or stale else "")
+        return _no_table("echo", h.db.chunks.count(every_project=True), "chunks")
+    check, missing, stale = _gaps(h, "echo", "chunks without a vector", "orphan vectors")
     if fix and (missing or stale):
         from hippo.timeutil import epoch
         from hippo.vectors import to_blob

@@ -19,7 +19,8 @@ class ExitCode(IntEnum):
     PARTIAL = 3
     TEMPFAIL = 75  # busy past the timeout, a job lock held, a spend cap or open circuit
     # schema newer (or, for a read command, older) than this hippo, model mismatch, missing
-    # API key, a file that is not hippo's, a directory other users can write
+    # API key, a file that is not hippo's, a directory other users can write, a plugin that
+    # does not load
     CONFIG = 78
 
 

@@ -34,15 +34,7 @@ def _cell(text: str) -> str:
 def _option_row(p: Param) -> str:
     names = ", ".join(f"`{n}`" for n in (*p.opts, *p.secondary))
     value = f"`{p.metavar}`" if p.metavar else ""
-    notes = []
-    if p.values and p.metavar != "[" + "|".join(p.values) + "]":
-        notes.append("one of: " + ", ".join(f"`{v}`" for v in p.values))
-    if p.multiple and not p.is_argument:
-        notes.append("repeatable")
-    if p.default is not None:
-        notes.append(f"default: `{p.default}`")
-    if p.envvar:
-        notes.append(f"env: `{p.envvar}`")
+    notes = p.notes(lambda v: f"`{v}`")
     help_ = _cell(p.help) + (f" ({'; '.join(notes)})" if notes else "")
     return f"| {names} | {value} | {help_} |"
 

@@ -52,15 +52,7 @@ def _param_head(p: Param) -> str:
 
 
 def _param_body(p: Param) -> str:
-    notes = []
-    if p.values and p.metavar != "[" + "|".join(p.values) + "]":
-        notes.append("one of: " + ", ".join(p.values))
-    if p.multiple and not p.is_argument:
-        notes.append("repeatable")
-    if p.default is not None:
-        notes.append(f"default: {p.default}")
-    if p.envvar:
-        notes.append(f"env: {p.envvar}")
+    notes = p.notes(str)
     body = " ".join(p.help.split()) or " "
     if notes:
         body += " [" + "; ".join(notes) + "]"

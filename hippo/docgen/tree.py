@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +25,20 @@ class Param:
     envvar: str | None = None
     secondary: tuple[str, ...] = ()  # --no-x of a boolean pair
     is_argument: bool = False
+
+    def notes(self, code: Callable[[str], str]) -> list[str]:
+        """What the help text leaves out (the values, repeatable, the default, the env
+        variable), each value written by `code` (Markdown quotes it, a man page does not)."""
+        notes = []
+        if self.values and self.metavar != "[" + "|".join(self.values) + "]":
+            notes.append("one of: " + ", ".join(code(v) for v in self.values))
+        if self.multiple and not self.is_argument:
+            notes.append("repeatable")
+        if self.default is not None:
+            notes.append(f"default: {code(self.default)}")
+        if self.envvar:
+            notes.append(f"env: {code(self.envvar)}")
+        return notes
 
 
 @dataclass(slots=True)
@@ -63,7 +78,7 @@ def option_values() -> dict[str, tuple[str, ...]]:
 
     types = tuple(sorted(BUILTIN))
     return {"--type": types, "-t": types, "--tier": TIERS, "--status": (*STATUSES, "all"),
-            "--author": AUTHORS, "--embedder": tuple(embed.names()),
+            "--author": AUTHORS, "--embedder": tuple(embed.builtin_names()),
             "--store": ("brain", "echo")}
 
 

@@ -1,9 +1,10 @@
 """Extraction: turn new Echo chunks into durable Brain memories (`hippo extract`).
 
-An extractor is a class with ONE method, `extract(session) -> list[Candidate]`; built-ins
-register by name the way plugins would (`rules`: offline patterns, `llm`: any
-OpenAI-compatible chat endpoint, `agent`: the user's agent CLI run headless). `hippo.extract.run` feeds them sessions past the
-watermark and `hippo.extract.write` stores what they find, de-duplicated.
+An extractor is a class with ONE method, `extract(session) -> list[Candidate]`, found by
+name: the built-ins (`rules`: offline patterns, `llm`: any OpenAI-compatible chat
+endpoint, `agent`: the user's agent CLI run headless), then the `hippo.extractors` entry
+points of other installed packages (docs/plugins.md). `hippo.extract.run` feeds them
+sessions past the watermark and `hippo.extract.write` stores what they find, de-duplicated.
 """
 
 from __future__ import annotations
@@ -48,9 +49,10 @@ def _builtins() -> tuple[tuple[str, Factory], ...]:
     return ("rules", rules), ("llm", llm), ("agent", agent)
 
 
-_REGISTRY: Registry[Factory] = Registry("extractor", _builtins)
+_REGISTRY: Registry[Factory] = Registry("extractor", _builtins, "hippo.extractors")
 register = _REGISTRY.register
 names = _REGISTRY.names
+builtin_names = _REGISTRY.builtin_names
 
 
 def get(name: str, h: Hippo, conf: ExtractSettings) -> Extractor:
@@ -59,4 +61,4 @@ def get(name: str, h: Hippo, conf: ExtractSettings) -> Extractor:
 
 
 __all__ = ["PENDING_TAG", "Candidate", "EchoChunk", "Extractor", "SessionChunks", "SkipSession",
-           "get", "names", "register"]
+           "builtin_names", "get", "names", "register"]

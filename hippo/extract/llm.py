@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from hippo.chat import Chat, Invalid, Rejected, require_key
+from hippo.chat import Chat, ChatCounts, Invalid, Rejected, require_key
 from hippo.extract import schema
 from hippo.extract.base import Candidate, EchoChunk, Extractor, SessionChunks, SkipSession
 
@@ -73,7 +73,7 @@ def prompt(session: SessionChunks, chunks: Sequence[EchoChunk]) -> list[dict[str
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": head + body}]
 
 
-class LlmExtractor(Extractor):
+class LlmExtractor(ChatCounts, Extractor):
     """Structured-output extraction through an OpenAI-compatible chat endpoint."""
 
     name = "llm"
@@ -87,14 +87,6 @@ class LlmExtractor(Extractor):
     def from_settings(cls, h: Hippo, conf: ExtractSettings) -> LlmExtractor:
         require_key("--extractor rules")
         return cls(h.db, h.settings, conf)
-
-    @property
-    def calls(self) -> int:
-        return self.chat.calls
-
-    @property
-    def retries(self) -> int:
-        return self.chat.retries
 
     def extract(self, session: SessionChunks) -> list[Candidate]:
         out: list[Candidate] = []

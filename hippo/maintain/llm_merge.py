@@ -17,7 +17,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from hippo.chat import Chat, Invalid, ProviderDown, Rejected, require_key
+from hippo.chat import Chat, ChatCounts, Invalid, ProviderDown, Rejected, require_key
 from hippo.maintain.literals import literals, negated, words
 from hippo.spend import CapReached, CircuitOpen
 
@@ -77,7 +77,7 @@ def check(answer: str, records: Sequence[dict[str, Any]]) -> tuple[str, list[str
     return text, problems
 
 
-class LlmMerger:
+class LlmMerger(ChatCounts):
     """Merged statements for one consolidate run; counts calls and fallbacks."""
 
     def __init__(self, chat: Chat) -> None:
@@ -91,14 +91,6 @@ class LlmMerger:
 
         require_key("--merger rules")
         return cls(Chat.for_extract(h.db, h.settings, ExtractSettings.from_settings(h.settings)))
-
-    @property
-    def calls(self) -> int:
-        return self.chat.calls
-
-    @property
-    def retries(self) -> int:
-        return self.chat.retries
 
     def statement(self, records: Sequence[dict[str, Any]]) -> tuple[str | None, str | None]:
         """(the model's statement, None), or (None, why the rule-based one stays)."""

@@ -1,14 +1,20 @@
 """No import circles in hippo (issue 23): every import statement counts, at module level or
-inside a function, except those under `if TYPE_CHECKING:` (annotations only)."""
+inside a function, except those under `if TYPE_CHECKING:` (annotations only); so do imports
+by string: a literal naming a hippo module (`"hippo.cli.add"` in the command table) or a
+module's attribute (`"hippo.store.meta:Meta"`, what `Store._part` and a backend's `PARTS`
+import), and `import_module(f"hippo.store.postgres.{name}")` (its package)."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import hippo
 
 ROOT = Path(hippo.__file__).parent
+# "hippo.x.y" or "hippo.x.y:Name": a module, or an attribute of one, named to be imported.
+NAMED = re.compile(r"(hippo(?:\.\w+)+)(?::\w+)?")
 
 
 def _modules() -> dict[str, Path]:
@@ -50,8 +56,26 @@ def graph() -> dict[str, set[str]]:
             elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("hippo"):
                 base = node.module or ""
                 edges[mod] |= {known(f"{base}.{a.name}") for a in node.names}
+            else:
+                edges[mod] |= {known(name) for name in _by_string(node, mods)}
         edges[mod] -= {mod, ""}
     return edges
+
+
+def _by_string(node: ast.AST, mods: dict[str, Path]) -> set[str]:
+    """The modules `node` names to import by string: a constant that names a hippo module
+    or `module:attribute`, or the constant head of an f-string passed to `import_module`."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        match = NAMED.fullmatch(node.value)
+        if match and (":" in node.value or node.value in mods):
+            return {match.group(1)}
+    if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("import_module"):
+        arg = node.args[0] if node.args else None
+        if isinstance(arg, ast.JoinedStr) and arg.values:
+            head = arg.values[0]
+            if isinstance(head, ast.Constant) and str(head.value).startswith("hippo."):
+                return {str(head.value).rstrip(".")}
+    return set()
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
@@ -89,8 +113,23 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+# Edges left out of the check, each a circle the layout has yet to break. `hippo serve` is a
+# command of the CLI's table, and the server it starts runs the CLI's `main`
+# (hippo.serve.execute, hippo.serve.daemon): cli.commands -> cli.serve -> serve.* -> cli.main.
+OPEN = {("hippo.cli.commands", "hippo.cli.serve")}
+
+
 def test_no_import_circles() -> None:
-    assert cycles(graph()) == []
+    edges = graph()
+    for a, b in OPEN:
+        edges[a].discard(b)
+    assert cycles(edges) == []
+
+
+def test_every_open_edge_still_closes_a_circle() -> None:
+    """Once its circle is broken, an edge is taken out of OPEN (and checked again)."""
+    closing = {(a, b) for part in cycles(graph()) for a, b in OPEN if {a, b} <= set(part)}
+    assert closing == OPEN
 
 
 def test_the_check_finds_a_circle() -> None:
@@ -102,3 +141,23 @@ def test_the_graph_sees_imports_inside_functions() -> None:
     edges = graph()
     assert "hippo.store.sqlite.database" in edges["hippo.store"]  # inside connect()
     assert "hippo.store.sqlite.errors" in edges["hippo.store.sqlite.database"]
+
+
+def test_the_graph_sees_imports_by_string() -> None:
+    edges = graph()
+    # Store._part("hippo.store.meta:Meta") and the SQLite backend's PARTS
+    assert "hippo.store.meta" in edges["hippo.store.base"]
+    assert "hippo.store.sqlite.vectors" in edges["hippo.store.sqlite.database"]
+    assert "hippo.store.jobs" in edges["hippo.store.sqlite.database"]
+    assert "hippo.cli.search" in edges["hippo.cli.commands"]  # the command table
+    # import_module(f"hippo.store.postgres.{module}"): the package it imports first
+    assert "hippo.store.postgres" in edges["hippo.store"]
+
+
+def test_strings_that_are_not_imports_do_not_count() -> None:
+    mods = {"hippo.a": Path("a.py")}
+    code = 'x = "hippo.a is nice"; y = "hippo.b"; z = "hippo.a"; w = "hippo.c:D"'
+    found = set()
+    for node in ast.walk(ast.parse(code)):
+        found |= _by_string(node, mods)
+    assert found == {"hippo.a", "hippo.c"}

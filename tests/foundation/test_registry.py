@@ -42,3 +42,12 @@ def test_registering_first_keeps_the_builtins(module, factory, builtins) -> None
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.splitlines()
     assert out == [str(sorted([*builtins, "mine"])), "<lambda>"]
+
+
+def test_the_builtin_names_are_the_builtins_alone_and_no_group_reads_no_entry_points() -> None:
+    reg: Registry[str] = Registry("thing", lambda: [("b", "built-in b"), ("a", "built-in a")])
+    reg.register("c", "registered c")
+    reg.register("a", "registered a")
+    assert reg.builtin_names() == ["a", "b"]
+    assert reg.names() == ["a", "b", "c"]  # no entry-point group: nothing installed counts
+    assert reg.get("a") == "registered a"

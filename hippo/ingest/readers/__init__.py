@@ -1,4 +1,4 @@
-"""Transcript readers: one module per format behind a two-method interface.
+"""Transcript readers: one module per format behind a two-method interface (`_base.Reader`).
 
 `detect` picks a reader from the file's location, name and first bytes (most specific first,
 plain text last); `get_reader` serves `--format`. Readers are pure: they read a file and
@@ -8,29 +8,11 @@ return messages, never touching the database.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol
 
-from hippo.ingest.model import ReadResult
 from hippo.ingest.readers import aider, claude_code, codex, gemini, generic
+from hippo.ingest.readers._base import Reader
 
 HEAD_BYTES = 65536  # how much of a file `detect` callers should pass as `head`
-
-
-class Reader(Protocol):
-    """A transcript format: cheap detection plus an incremental read from a byte offset."""
-
-    name: str
-
-    def sniff(self, path: Path, head: bytes) -> bool: ...
-
-    def read(
-        self,
-        path: Path,
-        start_offset: int = 0,
-        start_line: int = 0,
-        *,
-        max_line_bytes: int = 8_000_000,
-    ) -> ReadResult: ...
 
 
 # Detection order: specific formats first, generic JSON next, plain text as the fallback.

@@ -1,4 +1,5 @@
-"""Small helpers every reader shares: text cleanup, shortening tool I/O, timestamps."""
+"""Small helpers every reader shares: text cleanup, shortening tool I/O, timestamps, and
+`Gathered`, the state every reader gathers messages into."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from hippo.ingest.model import Message
 from hippo.ingest.redact import redact
 
 TOOL_CALL_LIMIT = 300
@@ -48,6 +50,36 @@ def clean(text: str) -> str:
     except UnicodeEncodeError:  # lone surrogates from JSON escapes of cut emoji
         text = text.encode("utf-8", "replace").decode("utf-8")
     return text.strip()
+
+
+class Gathered:
+    """What a read gathers: its messages, the records it dropped on purpose (`ignored`) and
+    the secrets it masked in text it cut (`redactions`): every reader's state is one."""
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self.ignored = 0
+        self.redactions = 0
+
+    def masked(self, shortened: tuple[str, int]) -> str:
+        """The text of a `(text, secrets masked)` pair (`shorten`, `tool_call_text`), its
+        secrets counted."""
+        text, found = shortened
+        self.redactions += found
+        return text
+
+    def shortened(self, text: str, limit: int = TOOL_RESULT_LIMIT) -> str:
+        """`text` shortened to `limit` (a tool's output, by default), its secrets counted."""
+        return self.masked(shorten(text, limit))
+
+    def keep(self, message: Message, *, cleaned: bool = False) -> Message | None:
+        """Keep `message` unless its text, cleaned first (unless `cleaned`), is empty."""
+        if not cleaned:
+            message.text = clean(message.text)
+        if not message.text:
+            return None
+        self.messages.append(message)
+        return message
 
 
 def shorten(text: str, limit: int) -> tuple[str, int]:

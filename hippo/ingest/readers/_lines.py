@@ -7,12 +7,12 @@ final line is reported as incomplete when the file does not end in a newline.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hippo.ingest.model import Skip
+from hippo.ingest.model import Message, ReadResult, SessionInfo, Skip
 
 try:  # orjson is a declared dependency; the stdlib is the fallback, not the norm
     import orjson
@@ -116,6 +116,20 @@ class JsonlScan:
                 self.skipped.append(Skip(line.number, reason))
             elif obj is not None:
                 yield line.number, obj
+
+    def feed(self, take: Callable[[int, dict[str, Any]], bool]) -> JsonlScan:
+        """Give `take` every object with its line number; one it does not know (False) is
+        a Skip "unknown record"."""
+        for number, record in self:
+            if not take(number, record):
+                self.skipped.append(Skip(number, "unknown record"))
+        return self
+
+    def result(self, session: SessionInfo, messages: list[Message], ignored: int = 0,
+               redactions: int = 0) -> ReadResult:
+        """The read's result: these messages, and what the scan skipped and consumed."""
+        return ReadResult(session, messages, self.skipped, self.end_offset, self.end_line,
+                          ignored, redactions)
 
 
 def _parse(line: Line) -> tuple[dict[str, Any] | None, str | None]:

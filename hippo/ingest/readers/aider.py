@@ -19,7 +19,8 @@ import re
 from pathlib import Path
 
 from hippo.ingest.model import Message, ReadResult, SessionInfo, Skip
-from hippo.ingest.readers._common import TOOL_RESULT_LIMIT, clean, iso_utc, shorten
+from hippo.ingest.readers._base import Reader
+from hippo.ingest.readers._common import Gathered, iso_utc
 from hippo.ingest.readers._lines import decode, iter_lines
 
 _MARK = b"# aider chat started at"
@@ -32,7 +33,7 @@ _FENCE = re.compile(r"(`{3,}|~{3,})")
 _REFLECTIONS = ("## SearchReplaceNoExactMatch", "# 1 SEARCH/REPLACE block failed")
 
 
-class AiderReader:
+class AiderReader(Reader):
     """Reads aider's markdown chat history, block by block."""
 
     name = "aider"
@@ -42,14 +43,8 @@ class AiderReader:
             return True
         return head.startswith(_MARK) or b"\n" + _MARK in head
 
-    def read(
-        self,
-        path: Path,
-        start_offset: int = 0,
-        start_line: int = 0,
-        *,
-        max_line_bytes: int = 8_000_000,
-    ) -> ReadResult:
+    def read_from(self, path: Path, start_offset: int, start_line: int,
+                  max_line_bytes: int) -> ReadResult:
         state = _State(start_offset, start_line)
         if start_offset > 0:
             state.prescan(path, start_offset, max_line_bytes)
@@ -80,20 +75,18 @@ class AiderReader:
         )
 
 
-class _State:
+class _State(Gathered):
     """Current session, the open block and everything emitted so far."""
 
     def __init__(self, start_offset: int, start_line: int) -> None:
+        super().__init__()
         self.session_id: str | None = None
         self.started_at: str | None = None
         self.first_session: tuple[str | None, str | None] | None = None
         self.cwd: str | None = None
         self.first_cwd: str | None = None
         self.agent = "aider"
-        self.messages: list[Message] = []
         self.skipped: list[Skip] = []
-        self.ignored = 0
-        self.redactions = 0
         self.block: str | None = None  # "user" | "tool" | "assistant"
         self.lines: list[str] = []
         self.first = self.last = 0
@@ -201,28 +194,13 @@ class _State:
                 return
             self._emit("user", text, "message")
         elif block == "tool" or text.startswith(_REFLECTIONS):
-            short, found = shorten(text, TOOL_RESULT_LIMIT)
-            self.redactions += found
-            self._emit("tool", short, "tool_result")
+            self._emit("tool", self.shortened(text), "tool_result")
         else:
             self._emit("assistant", _THINKING.sub("", text), "message")
 
     def _emit(self, role: str, text: str, kind: str) -> None:
-        text = clean(text)
-        if text:
-            self.messages.append(
-                Message(
-                    role,
-                    text,
-                    kind,
-                    self.started_at,
-                    self.first,
-                    self.last,
-                    None,
-                    self.session_id,
-                    self.cwd,
-                )
-            )
+        self.keep(Message(role, text, kind, self.started_at, self.first, self.last, None,
+                          self.session_id, self.cwd))
 
 
 READER = AiderReader()

@@ -21,14 +21,15 @@ import re
 from pathlib import Path
 from typing import Any
 
-from hippo.ingest.model import Message, ReadResult, SessionInfo, Skip
+from hippo.ingest.model import Message, ReadResult, SessionInfo
+from hippo.ingest.readers._base import Reader
 from hippo.ingest.readers._common import (
     TOOL_CALL_LIMIT,
     TOOL_RESULT_LIMIT,
+    Gathered,
     clean,
     content_text,
     iso_utc,
-    shorten,
     str_or_none,
     tool_call_text,
 )
@@ -89,7 +90,7 @@ _ANSWERED = "User has answered your questions:"
 _ANSWER = re.compile(r'"((?:[^"\\]|\\.)+)"="((?:[^"\\]|\\.)*)"')
 
 
-class ClaudeCodeReader:
+class ClaudeCodeReader(Reader):
     """Reads Claude Code transcripts, including 1.0.x inline and 2.x file-based subagents."""
 
     name = "claude-code"
@@ -102,51 +103,32 @@ class ClaudeCodeReader:
         first = head.split(b"\n", 1)[0]
         return any(marker in first for marker in _HEAD_MARKERS)
 
-    def read(
-        self,
-        path: Path,
-        start_offset: int = 0,
-        start_line: int = 0,
-        *,
-        max_line_bytes: int = 8_000_000,
-    ) -> ReadResult:
+    def read_from(self, path: Path, start_offset: int, start_line: int,
+                  max_line_bytes: int) -> ReadResult:
         state = _State(path)
-        scan = JsonlScan(path, start_offset, start_line, max_line_bytes)
-        for number, record in scan:
-            if not state.feed(number, record):
-                scan.skipped.append(Skip(number, "unknown record"))
+        scan = JsonlScan(path, start_offset, start_line, max_line_bytes).feed(state.feed)
         messages = state.finish()
         session = state.session_info()
         if start_offset > 0:  # the first timestamp of a resumed read is not the session start
             session.started_at = None
-        return ReadResult(
-            session=session,
-            messages=messages,
-            skipped=scan.skipped,
-            end_offset=scan.end_offset,
-            end_line=scan.end_line,
-            ignored=state.ignored,
-            redactions=state.redactions,
-        )
+        return scan.result(session, messages, state.ignored, state.redactions)
 
 
-class _State:
+class _State(Gathered):
     """Accumulates messages and session metadata while records stream past."""
 
     def __init__(self, path: Path):
+        super().__init__()
         match = _AGENT_FILE.search(path.name)
         self.agent_id: str | None = match.group(1) if match else None
         self.session_id: str | None = None
         self.cwd: str | None = None
         self.version: str | None = None
         self.started_at: str | None = None
-        self.messages: list[Message] = []
         self.by_id: dict[str, Message] = {}  # assistant message.id -> merged message
         self.seen: set[str] = set()  # record uuids
         self.warmup: set[str] = set()  # uuids of Warmup exchanges and their descendants
         self.summaries: list[tuple[str, Message]] = []  # (leafUuid, message)
-        self.ignored = 0
-        self.redactions = 0
 
     # -- session -----------------------------------------------------------------------------
     def session_info(self) -> SessionInfo:
@@ -288,8 +270,7 @@ class _State:
                 self._assistant_text(clean(block["text"]), mid, base)
             elif kind == "tool_use":
                 name = str_or_none(block.get("name")) or "tool"
-                text, found = tool_call_text(name, block.get("input"))
-                self.redactions += found
+                text = self.masked(tool_call_text(name, block.get("input")))
                 base.emit("assistant", text, "tool_call", str_or_none(block.get("id")),
                           cleaned=True)
 
@@ -309,9 +290,7 @@ class _State:
         self, base: _Base, role: str, text: str, kind: str, mid: str | None = None
     ) -> None:
         limit = TOOL_CALL_LIMIT if kind == "tool_call" else TOOL_RESULT_LIMIT
-        short, found = shorten(text, limit)
-        self.redactions += found
-        base.emit(role, short, kind, mid, cleaned=True)
+        base.emit(role, self.shortened(text, limit), kind, mid, cleaned=True)
 
     def finish(self) -> list[Message]:
         """Drop summaries of other sessions and give every message the final session fields."""
@@ -341,23 +320,9 @@ class _Base:
     def emit(
         self, role: str, text: str, kind: str, mid: str | None = None, *, cleaned: bool = False
     ) -> Message | None:
-        text = text if cleaned else clean(text)
-        if not text:
-            return None
-        msg = Message(
-            role,
-            text,
-            kind,
-            self.ts,
-            self.line,
-            self.line,
-            mid or self.uuid,
-            None,
-            self.cwd,
-            self.sidechain,
-        )
-        self.state.messages.append(msg)
-        return msg
+        return self.state.keep(Message(role, text, kind, self.ts, self.line, self.line,
+                                       mid or self.uuid, None, self.cwd, self.sidechain),
+                               cleaned=cleaned)
 
 
 READER = ClaudeCodeReader()

@@ -15,11 +15,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from hippo.ingest.model import Message, ReadResult, SessionInfo, Skip
+from hippo.ingest.model import Message, ReadResult, SessionInfo
+from hippo.ingest.readers._base import Reader
 from hippo.ingest.readers._common import (
     TOOL_CALL_LIMIT,
-    TOOL_RESULT_LIMIT,
-    clean,
+    Gathered,
     content_text,
     format_tool_call,
     iso_utc,
@@ -60,7 +60,7 @@ _CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "we
 _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
 
 
-class CodexReader:
+class CodexReader(Reader):
     """Reads Codex CLI rollouts, new (`{timestamp, type, payload}`) and old layouts."""
 
     name = "codex"
@@ -73,50 +73,31 @@ class CodexReader:
         first = head.split(b"\n", 1)[0]
         return bool(_HEAD.search(first) or _OLD_HEAD.search(first))
 
-    def read(
-        self,
-        path: Path,
-        start_offset: int = 0,
-        start_line: int = 0,
-        *,
-        max_line_bytes: int = 8_000_000,
-    ) -> ReadResult:
+    def read_from(self, path: Path, start_offset: int, start_line: int,
+                  max_line_bytes: int) -> ReadResult:
         state = _State(path)
         if start_offset > 0:
             state.header(path, max_line_bytes)
-        scan = JsonlScan(path, start_offset, start_line, max_line_bytes)
-        for number, record in scan:
-            if not state.feed(number, record):
-                scan.skipped.append(Skip(number, "unknown record"))
+        scan = JsonlScan(path, start_offset, start_line, max_line_bytes).feed(state.feed)
         for m in state.messages:
             m.session_id = state.session_id
         session = SessionInfo(
             state.session_id, "codex", state.first_cwd, None, state.agent, state.started_at
         )
-        return ReadResult(
-            session,
-            state.messages,
-            scan.skipped,
-            scan.end_offset,
-            scan.end_line,
-            state.ignored,
-            state.redactions,
-        )
+        return scan.result(session, state.messages, state.ignored, state.redactions)
 
 
-class _State:
+class _State(Gathered):
     """Session metadata and messages gathered while the rollout streams past."""
 
     def __init__(self, path: Path):
+        super().__init__()
         match = _UUID_IN_NAME.search(path.name)
         self.session_id: str | None = match.group(1) if match else None
         self.cwd: str | None = None
         self.first_cwd: str | None = None
         self.agent = "codex"
         self.started_at: str | None = None
-        self.messages: list[Message] = []
-        self.ignored = 0
-        self.redactions = 0
 
     def header(self, path: Path, max_line_bytes: int) -> None:
         """On a resumed read, learn session id and cwd from line 1 without emitting anything."""
@@ -179,13 +160,11 @@ class _State:
         elif kind in _CALLS:
             text = _call_text(item)
             patch = patch_call_text(text.partition(": ")[0], text.partition(": ")[2])
-            short, found = patch or shorten(text, TOOL_CALL_LIMIT)
-            self.redactions += found
+            short = self.masked(patch or shorten(text, TOOL_CALL_LIMIT))
             self._emit(line, ts, "assistant", short, "tool_call", call_id)
         elif kind in _OUTPUTS:
             text = _output_text(item.get("output"))
-            short, found = shorten(text, TOOL_RESULT_LIMIT)
-            self.redactions += found
+            short = self.shortened(text)
             self._emit(
                 line, ts, "tool", short, "tool_result", f"{call_id}:result" if call_id else None
             )
@@ -208,9 +187,7 @@ class _State:
     def _emit(
         self, line: int, ts: str | None, role: str, text: str, kind: str, mid: str | None = None
     ) -> None:
-        text = clean(text)
-        if text:
-            self.messages.append(Message(role, text, kind, ts, line, line, mid, None, self.cwd))
+        self.keep(Message(role, text, kind, ts, line, line, mid, None, self.cwd))
 
 
 def _call_text(item: dict[str, Any]) -> str:

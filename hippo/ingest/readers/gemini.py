@@ -15,12 +15,11 @@ from typing import Any
 
 from hippo.ingest.model import Message, ReadResult, SessionInfo
 from hippo.ingest.readers import _whole
+from hippo.ingest.readers._base import Reader
 from hippo.ingest.readers._common import (
-    TOOL_RESULT_LIMIT,
-    clean,
+    Gathered,
     content_text,
     iso_utc,
-    shorten,
     str_or_none,
     tool_call_text,
 )
@@ -29,7 +28,7 @@ _HEAD = re.compile(rb'"(?:sessionId|projectHash)"\s*:')
 _ROLES = {"user": "user", "gemini": "assistant", "model": "assistant", "assistant": "assistant"}
 
 
-class GeminiReader:
+class GeminiReader(Reader):
     """Reads Gemini CLI chat JSON."""
 
     name = "gemini-cli"
@@ -41,14 +40,8 @@ class GeminiReader:
             return True
         return b'"messages"' in head and bool(_HEAD.search(head))
 
-    def read(
-        self,
-        path: Path,
-        start_offset: int = 0,
-        start_line: int = 0,
-        *,
-        max_line_bytes: int = 8_000_000,
-    ) -> ReadResult:
+    def read_from(self, path: Path, start_offset: int, start_line: int,
+                  max_line_bytes: int) -> ReadResult:
         doc, error, size = _whole.load(path)
         empty = SessionInfo(None, self.name)
         if error:
@@ -78,14 +71,12 @@ class GeminiReader:
         )
 
 
-class _Out:
+class _Out(Gathered):
     """Collects the messages of one read."""
 
     def __init__(self, session_id: str | None):
+        super().__init__()
         self.session_id = session_id
-        self.messages: list[Message] = []
-        self.ignored = 0
-        self.redactions = 0
 
     def record(self, line: int, record: dict[str, Any]) -> None:
         role = _ROLES.get(str(record.get("type")))
@@ -104,14 +95,12 @@ class _Out:
         ts = iso_utc(call.get("timestamp")) or ts
         cid = str_or_none(call.get("id"))
         name = str_or_none(call.get("name")) or "tool"
-        text, found = tool_call_text(name, call.get("args"))
-        self.redactions += found
+        text = self.masked(tool_call_text(name, call.get("args")))
         self.add("assistant", text, "tool_call", ts, line, cid, cleaned=True)
         result = _result_text(call.get("result")) or content_text(call.get("resultDisplay"))
         if call.get("status") in ("error", "cancelled"):
             result = f"[{call['status']}] {result}"
-        text, found = shorten(result, TOOL_RESULT_LIMIT)
-        self.redactions += found
+        text = self.shortened(result)
         self.add(
             "tool", text, "tool_result", ts, line, f"{cid}:result" if cid else None, cleaned=True
         )
@@ -127,9 +116,7 @@ class _Out:
         *,
         cleaned: bool = False,
     ) -> None:
-        text = text if cleaned else clean(text)
-        if text:
-            self.messages.append(Message(role, text, kind, ts, line, line, mid, self.session_id))
+        self.keep(Message(role, text, kind, ts, line, line, mid, self.session_id), cleaned=cleaned)
 
 
 def _result_text(result: Any) -> str:

@@ -21,12 +21,12 @@ from typing import Any
 
 from hippo.ingest.model import Message, ReadResult, SessionInfo, Skip
 from hippo.ingest.readers import _whole
+from hippo.ingest.readers._base import Reader
 from hippo.ingest.readers._common import (
-    TOOL_RESULT_LIMIT,
+    Gathered,
     clean,
     content_text,
     iso_utc,
-    shorten,
     str_or_none,
     tool_call_text,
 )
@@ -70,7 +70,7 @@ _SPEAKER = re.compile(
 )
 
 
-class GenericJsonReader:
+class GenericJsonReader(Reader):
     """Reads `{role, content}` records from JSON lines, a JSON array or `{messages: [...]}`."""
 
     name = "generic-jsonl"
@@ -78,32 +78,15 @@ class GenericJsonReader:
     def sniff(self, path: Path, head: bytes) -> bool:
         return path.suffix in (".jsonl", ".json", ".ndjson") and bool(_ROLE_KEY.search(head))
 
-    def read(
-        self,
-        path: Path,
-        start_offset: int = 0,
-        start_line: int = 0,
-        *,
-        max_line_bytes: int = 8_000_000,
-    ) -> ReadResult:
+    def read_from(self, path: Path, start_offset: int, start_line: int,
+                  max_line_bytes: int) -> ReadResult:
         if _is_document(path):
             return self._read_document(path, start_offset, start_line)
         out = _Out()
-        scan = JsonlScan(path, start_offset, start_line, max_line_bytes)
-        for number, record in scan:
-            if not out.record(number, record):
-                scan.skipped.append(Skip(number, "unknown record"))
+        scan = JsonlScan(path, start_offset, start_line, max_line_bytes).feed(out.record)
         if start_offset > 0:  # a resumed read cannot know when the session started
             out.started_at = None
-        return ReadResult(
-            out.session(self.name),
-            out.messages,
-            scan.skipped,
-            scan.end_offset,
-            scan.end_line,
-            0,
-            out.redactions,
-        )
+        return scan.result(out.session(self.name), out.messages, 0, out.redactions)
 
     def _read_document(self, path: Path, start_offset: int, start_line: int) -> ReadResult:
         doc, error, size = _whole.load(path)
@@ -139,15 +122,14 @@ def _is_document(path: Path) -> bool:
     return head.startswith(b"[")
 
 
-class _Out:
+class _Out(Gathered):
     """Messages and session fields gathered from generic records."""
 
     def __init__(self) -> None:
-        self.messages: list[Message] = []
+        super().__init__()
         self.session_id: str | None = None
         self.cwd: str | None = None
         self.started_at: str | None = None
-        self.redactions = 0
 
     def session(self, fmt: str) -> SessionInfo:
         return SessionInfo(self.session_id, fmt, self.cwd, None, None, self.started_at)
@@ -171,8 +153,7 @@ class _Out:
         self.started_at = self.started_at or ts
         mid = str_or_none(record.get("id")) or str_or_none(body.get("id"))
         if role == "tool":
-            text, found = shorten(content_text(content), TOOL_RESULT_LIMIT)
-            self.redactions += found
+            text = self.shortened(content_text(content))
             self._add(role, text, "tool_result", ts, line, mid)
         else:
             self._add(role, clean(content_text(content)), "message", ts, line, mid)
@@ -180,18 +161,15 @@ class _Out:
             fn = call.get("function") if isinstance(call, dict) else None
             if isinstance(fn, dict):
                 name = str_or_none(fn.get("name")) or "tool"
-                text, found = tool_call_text(name, fn.get("arguments"))
-                self.redactions += found
+                text = self.masked(tool_call_text(name, fn.get("arguments")))
                 self._add(role, text, "tool_call", ts, line, str_or_none(call.get("id")))
         return True
 
     def _add(
         self, role: str, text: str, kind: str, ts: str | None, line: int, mid: str | None
     ) -> None:
-        if text:
-            self.messages.append(
-                Message(role, text, kind, ts, line, line, mid, self.session_id, self.cwd)
-            )
+        self.keep(Message(role, text, kind, ts, line, line, mid, self.session_id, self.cwd),
+                  cleaned=True)
 
 
 def _first(record: dict[str, Any], *keys: str) -> Any:
@@ -201,7 +179,7 @@ def _first(record: dict[str, Any], *keys: str) -> Any:
     return None
 
 
-class TextReader:
+class TextReader(Reader):
     """Reads plain text as one message per paragraph; the fallback for anything unrecognised."""
 
     name = "text"
@@ -209,14 +187,8 @@ class TextReader:
     def sniff(self, path: Path, head: bytes) -> bool:
         return True
 
-    def read(
-        self,
-        path: Path,
-        start_offset: int = 0,
-        start_line: int = 0,
-        *,
-        max_line_bytes: int = 8_000_000,
-    ) -> ReadResult:
+    def read_from(self, path: Path, start_offset: int, start_line: int,
+                  max_line_bytes: int) -> ReadResult:
         messages: list[Message] = []
         skipped: list[Skip] = []
         role = "user"
