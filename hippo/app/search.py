@@ -72,10 +72,9 @@ def search(h: Hippo, query: str, *, where: Scope = HERE, min_score: float | None
     `min_score` None: 0 (keep all), but for a `prompt` (text an agent's prompt gets) the
     prompt hook's floor. A prompt nothing stored answers returns no result
     (`hippo.retrieve.answerable`) and an `UNANSWERED` note."""
-    from hippo.layers.recall import MIN_SCORE
     from hippo.retrieve.pipeline import search as pipeline
 
-    floor = (MIN_SCORE if prompt else 0.0) if min_score is None else min_score
+    floor = _floor(prompt) if min_score is None else min_score
     found = pipeline(h, query, projects=where, **options)
     out = Found(found.query, [r for r in found.results if r["score"] >= floor],
                 list(found.degraded), floor=floor)
@@ -92,6 +91,15 @@ def search(h: Hippo, query: str, *, where: Scope = HERE, min_score: float | None
             out.results = []
             out.notes.append(Note(UNANSWERED, reason=why))
     return out
+
+
+def _floor(prompt: bool) -> float:
+    """The default score floor: the prompt hook's for a prompt, else 0 (keep all)."""
+    if not prompt:
+        return 0.0
+    from hippo.layers.recall import MIN_SCORE  # only then: the layers cost an import
+
+    return MIN_SCORE
 
 
 def _empty(h: Hippo, where: Scope) -> list[Note]:
