@@ -232,3 +232,24 @@ def test_writes_leave_the_same_store_through_both_faces(cli: CLI, tmp_path: Path
     assert mcp.forget(3)["status"] == "deleted"
     assert _state(cli, a) == _state(cli, b)
     assert [m["status"] for m in _state(cli, a)] == ["active", "done", "deleted", "active"]
+
+
+def test_one_spelling_of_scope(db_path: Path) -> None:
+    """`Scope`: a project and global memories (the call's own by default), or every
+    project; the pipeline's filter from it is the one the old spellings gave."""
+    from hippo.app.search import HERE, scope
+    from hippo.core import Hippo
+    from hippo.retrieve.pipeline import make_filters
+    from hippo.retrieve.request import Scope
+
+    assert scope() == HERE == Scope() and scope("") == HERE
+    assert HERE.projects("p") == ("p", None) and HERE.projects(None) == (None,)
+    assert scope("q").projects("p") == ("q", None)
+    assert scope(every=True).projects("p") is None and scope("q", every=True).projects("p") is None
+    h = Hippo(None, db=str(db_path), embedder="hash", project="p")
+    try:
+        assert make_filters(h) == make_filters(h, projects=["p", None])
+        assert make_filters(h, projects=scope("q")) == make_filters(h, projects=["q", None])
+        assert make_filters(h, projects=scope(every=True)) == make_filters(h, projects=None)
+    finally:
+        h.close()
