@@ -34,26 +34,19 @@ def add(
 ) -> None:
     """Add a memory. Re-adding the same statement reinforces the existing one."""
     from hippo.output import emit
-    from hippo.records import from_input
 
     h = open_hippo(ctx, db=db, project=project, embedder=embedder)
-    default_project = None if global_ else h.project
+    errors: list[str] = []
     if text != "-":
-        fields: dict[str, object] = {"text": text}
-        for key, value in (("type", type_), ("tier", tier), ("tags", tag),
-                           ("importance", importance), ("author", author)):
-            if value is not None:
-                fields[key] = value
-        if pin:
-            fields["pinned"] = True
-        mems = [from_input(fields, h.types, default_project=default_project)]
-        errors: list[str] = []
+        from hippo.app.remember import remember
+
+        changes = [remember(h, text, type_=type_, tier=tier, tags=tag, importance=importance,
+                            author=author, pinned=pin, global_=global_).change]
     else:
-        items, errors = _read_stdin(h, default_project, type_, tag)
+        items, errors = _read_stdin(h, None if global_ else h.project, type_, tag)
         mems = [m for _, m in items]
-    changes = h.add(mems, screen=None if text != "-" else _screen(items, errors, atomic)
-                    ) if mems else []
-    if errors and atomic and not mems:
+        changes = h.add(mems, screen=_screen(items, errors, atomic)) if mems else []
+    if errors and atomic and not changes:
         _refuse_atomic(errors)
     emit(({"id": c.record["id"], "action": c.action, **{k: c.record[k] for k in
            ("type", "project", "text")}} for c in changes), json_flag=json, columns=COLUMNS)

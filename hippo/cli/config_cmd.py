@@ -38,8 +38,8 @@ def config(ctx: typer.Context, db: DbOpt = None, json: JsonOpt = False,
       hippo --db postgresql://team@db/hippo config --set echo.shared=on
     """
     from hippo import config as cfg
+    from hippo.app.stores import display
     from hippo.output import emit
-    from hippo.store.location import display
 
     if set_:
         emit(_store_set(open_hippo(ctx, db=db), set_), json_flag=json,
@@ -86,8 +86,8 @@ def _parse(assignment: str) -> tuple[str, str]:
 
 def _store_set(h: Hippo, assignments: list[str]) -> list[dict[str, Any]]:
     """Write the team's settings into the store, all or none."""
+    from hippo.app.stores import is_server
     from hippo.errors import UsageError
-    from hippo.store.location import is_server
 
     values = dict(_parse(a) for a in assignments)
     if not is_server(h.settings.database):
@@ -102,8 +102,8 @@ def _store_set(h: Hippo, assignments: list[str]) -> list[dict[str, Any]]:
 def _store_rows(ctx: typer.Context, db: str | None) -> list[dict[str, Any]]:
     """A shared store's settings as its rows (origin `store`, or `default` when unset);
     none for a SQLite file. A server that cannot be read says why instead."""
+    from hippo.app.stores import is_server
     from hippo.errors import HippoError, NoDatabase
-    from hippo.store.location import is_server
 
     h = open_hippo(ctx, db=db, read=True)
     if not is_server(h.settings.database):

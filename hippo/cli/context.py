@@ -52,26 +52,20 @@ def context(
     --agent NAME: what that agent loads from its own files (CLAUDE.md, AGENTS.md, its
     notes) is left out, and the Markdown ends with when to store a memory.
     """
-    from hippo.layers import Route, guidance, rule_floor
+    from hippo.app.context import context as layers
 
     h = open_hippo(ctx, db=db, project=project, read=True)
-    where = Route(h.project, tuple(topic or ()), all_projects, agent or None)
-    parts = [rule_floor(h.db, where, budget)]
-    if route or topic:
-        parts.append(guidance(h.db, where, guidance_budget))
-    if agent and not json:
-        parts += hint_layer(h.settings)
+    parts = layers(h, budget=budget, route=route, topics=topic or (),
+                   guidance_budget=guidance_budget, every=all_projects, agent=agent,
+                   hint=bool(agent) and not json)
     emit_layers(parts, json_flag=json)
 
 
 def hint_layer(settings: object) -> "list[Packed]":
     """The remember hint as a layer, unless `[agents] remember_hint = false`."""
-    from hippo.agents_hint import AgentSettings
-    from hippo.layers import remember_hint
+    from hippo.app.context import remember_hint
 
-    if not AgentSettings.from_settings(settings).remember_hint:  # type: ignore[arg-type]
-        return []
-    return [remember_hint()]
+    return remember_hint(settings)  # type: ignore[arg-type]
 
 
 def emit_layers(parts: "Sequence[Packed]", *, json_flag: bool) -> None:

@@ -25,9 +25,9 @@ def cron(
     """Print crontab lines: hourly ingest+extract, daily backstop, nightly consolidate+retire."""
     import os
 
+    from hippo.app.stores import display
     from hippo.config import home_dir
     from hippo.maintain.cron import crontab, env_to_pass, hippo_command
-    from hippo.store.location import display
 
     h = open_hippo(ctx, db=db)
     database = h.settings.database

@@ -51,46 +51,33 @@ def echo(
       hippo echo "migration" --role user --since 7d --wide
       hippo echo --forget-session 4c2ddfdc-b619-4525-8d03-1950fb1b0257
     """
+    from hippo.app import echo as app
     from hippo.cli.plain import read_text_arg
     from hippo.errors import UsageError
     from hippo.output import emit, stderr, write_json_lines
-    from hippo.retrieve.echo_search import search
-    from hippo.store.filters import EchoFilters
-    from hippo.timeutil import iso, parse_since
 
-    if role:
-        from hippo.ingest.chunk import CHUNK_ROLES
-
-        unknown = [r for r in role if r not in CHUNK_ROLES]
-        if unknown:
-            raise UsageError(f"unknown role {unknown[0]!r}; choose {', '.join(CHUNK_ROLES)}")
+    app.check_roles(role or ())
     h = open_hippo(ctx, db=db, embedder=embedder, read=not forget_session)
     if forget_session:
-        from hippo.ingest.forget import forget_session as purge
-
-        cited: list[int] = []
-        with h.db.transaction():
-            n = purge(h.db, forget_session, cited=cited)
-        if not h.db.checkpoint():
+        gone = app.forget_session(h, forget_session)
+        if not gone.checkpointed:
             from hippo.cli.common import purge_left
 
-            stderr(purge_left(h.db.label, h.db.path is None, "the session's text").rstrip("\n"))
+            stderr(purge_left(gone.label, gone.server, "the session's text").rstrip("\n"))
+        cited = gone.cited
         if cited:
             shown = " ".join(map(str, cited[:20])) + (" ..." if len(cited) > 20 else "")
             stderr(f"hippo: {len(cited)} memories cite this session and stay, marked "
                    f"source.forgotten (ids {shown}); `hippo forget --hard ID` erases one")
-        write_json_lines([{"event": "forget-session", "session": forget_session, "chunks": n,
-                           "memories": cited}])
+        write_json_lines([{"event": "forget-session", "session": forget_session,
+                           "chunks": gone.chunks, "memories": cited}])
         return
     if query is None:
         raise UsageError("give a query, or --forget-session ID")
     text = read_text_arg(query)
     # Echo is searched across projects unless one is named: transcripts are the inspection path.
-    projects = [project] if project and not all_projects else None
-    f = EchoFilters(sessions=session or [], projects=projects,
-                    since=iso(parse_since(since)) if since else None,
-                    until=iso(parse_since(until)) if until else None, roles=role or [])
-    res = search(h, text, filters=f, limit=limit, context=context)
+    res = app.search(h, text, sessions=session or (), project=None if all_projects else project,
+                     since=since, until=until, roles=role or (), limit=limit, context=context)
     for d in res.degraded:
         stderr(f"hippo: degraded: {d}")
     emit(res.results, json_flag=json, columns=WIDE if wide else COLUMNS, wide=wide,

@@ -36,16 +36,9 @@ def export(
     h = open_hippo(ctx, db=db, read=True)
     report = None
     if salvage:
-        from hippo.store import salvage_reader
-        from hippo.store.location import is_server
+        from hippo.app.salvage import salvaged
 
-        if is_server(h.settings.database):
-            raise UsageError("--salvage reads past damage in a SQLite file; a PostgreSQL "
-                             "store is exported without it (the server checks its own pages)")
-
-        reader = salvage_reader(h.settings.db_path)
-        report = reader.report
-        rows = _salvaged(h.settings.db_path, store, reader)
+        rows, report = salvaged(h.settings, store)
     else:
         rows = brain.export_rows(h.db) if store == "brain" else h.db.chunks.export()
     count, last = 0, None
@@ -69,58 +62,6 @@ def export(
             raise typer.Exit(int(ExitCode.PARTIAL))
 
 
-def _salvaged(path: Path, store: str, reader: Any) -> Iterator[dict[str, Any]]:
-    """Records read past damage (`hippo.store.salvage_reader`), as the plain export prints them."""
-    from hippo.errors import NoDatabase
-
-    if not path.exists():
-        raise NoDatabase(f"no database at {path}: nothing to salvage")
-    report = reader.report
-    try:
-        if store == "brain":
-            from hippo.records import FIELDS
-
-            cols = list(FIELDS)
-            for row in reader.read("memories", cols):
-                yield _memory(row, report)
-            return
-        from hippo.store.chunks import to_export
-
-        sessions = {r["id"]: r for r in reader.read("echo_sessions",
-                                                 ["id", "session_key", "format"])}
-        cols = ["id", "session_id", "project", "source_path", "roles", "line_start", "line_end",
-                "message_ids", "started_at", "ended_at", "text"]
-        for row in reader.read("echo_chunks", cols):
-            session = sessions.get(row.pop("session_id"), {})
-            rec = {"id": row["id"], "session": session.get("session_key"),
-                   "format": session.get("format"), **{k: row[k] for k in cols[2:]}}
-            try:
-                yield to_export(rec)
-            except ValueError:
-                report.mended.append(f"echo_chunks: row {row['id']}: message_ids unreadable; "
-                                     "exported as []")
-                rec["message_ids"] = None
-                yield to_export(rec)
-    finally:
-        reader.close()
-
-
-def _memory(row: dict[str, Any], report: Any) -> dict[str, Any]:
-    """A salvaged memory row as its record; an unreadable JSON field becomes empty, reported."""
-    import orjson
-
-    from hippo.records import to_record
-
-    for name in ("tags", "source"):
-        try:
-            orjson.loads(row[name] or "null")
-        except orjson.JSONDecodeError:
-            report.mended.append(f"memories: row {row['id']}: {name} unreadable; exported "
-                                 f"as {'[]' if name == 'tags' else 'null'}")
-            row[name] = None
-    return to_record(row)
-
-
 @contextlib.contextmanager
 def _destination(output: Path | None) -> Iterator[Any]:
     """stdout, or a new user-only file beside OUTPUT renamed over it once complete: never
@@ -140,7 +81,7 @@ def _destination(output: Path | None) -> Iterator[Any]:
         fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp",
                                    dir=output.parent if str(output.parent) else ".")
     except OSError as exc:
-        from hippo.store import unwritable
+        from hippo.app.stores import unwritable
 
         why = unwritable(output.parent) or exc.strerror
         raise HippoError(f"cannot write {output}: {why}") from None

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from hippo.cli.common import DbOpt, EmbedderOpt, JsonOpt, open_hippo
-from hippo.errors import ConfigError, ExitCode, HippoError, UsageError
+from hippo.errors import ExitCode
 
 
 def extract(
@@ -43,11 +43,8 @@ def extract(
       hippo extract --extractor agent
       hippo extract --json | jq -r 'select(.event == "memory") | .text'
     """
-    from hippo import jobs
+    from hippo.app import extract as app
     from hippo.cli.jobout import JobOutput
-    from hippo.extract import get
-    from hippo.extract.run import Extraction
-    from hippo.extract.settings import ExtractSettings
     from hippo.output import stderr
     from hippo.progress import progress
 
@@ -57,37 +54,17 @@ def extract(
         out.event(event)
 
     h = open_hippo(ctx, db=db, embedder=embedder)
-    conf = ExtractSettings.from_settings(h.settings, extractor=extractor, model=model)
     try:
-        ex = get(conf.extractor, h, conf)
-    except UsageError as exc:
-        if extractor is None:  # the name came from the config file
-            raise ConfigError(f"[extract] extractor in {h.settings.file}: {exc}") from None
-        raise
-    stopped: HippoError | None = None
-    x: Extraction | None = None
-    try:
-        with jobs.job(h.db, "extract", dry_run=dry_run) as run:
-            x = Extraction(h, ex, conf, run_id=run.id, dry_run=dry_run)
-            plan = x.plan(session)
-            with progress("extract", total=len(plan)) as bar:
-                try:
-                    summary = x.run(plan, emit, bar.advance, move_watermark=session is None)
-                except HippoError as exc:
-                    stopped, summary = exc, x.summary
-            if not dry_run:
-                summary["run_id"] = run.id
-            run.summary = summary
-            run.outcome = ("stopped" if stopped else
-                           "partial" if summary["sessions_skipped"] else "ok")
-    except KeyboardInterrupt:
-        got = x.summary if x is not None else {}
+        done = app.extract(h, extractor=extractor, model=model, session=session,
+                           dry_run=dry_run, emit=emit, progress=progress)
+    except app.Interrupted as stop:
+        got = stop.summary
         stderr(f"hippo: interrupted: kept {got.get('added', 0)} memories added and "
                f"{got.get('reinforced', 0)} reinforced from {got.get('sessions', 0)} sessions; "
                "the session in progress was not written. Run `hippo extract` again to go on")
         raise typer.Exit(130) from None
-    out.summary(summary)
-    if stopped is not None:
-        raise stopped
-    if summary["sessions_skipped"]:
+    out.summary(done.summary)
+    if done.stopped is not None:
+        raise done.stopped
+    if done.partial:
         raise typer.Exit(int(ExitCode.PARTIAL))

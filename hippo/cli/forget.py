@@ -13,15 +13,12 @@ COLUMNS = ("id", "status", "pinned", "text")
 
 def _apply(ctx: typer.Context, ids: list[str], db: object, json: bool, action: str,
            changes: dict[str, object]) -> None:
-    from hippo import brain
+    from hippo.app import memory
     from hippo.output import emit
 
     h = open_hippo(ctx, db=db)  # type: ignore[arg-type]
-    out = []
-    with h.db.transaction():
-        for memory_id in parse_ids(ids):
-            out.append(brain.update(h.db, memory_id, changes, actor="human", action=action))
-    emit(out, json_flag=json, columns=COLUMNS)
+    emit(memory.change(h, parse_ids(ids), changes, action=action), json_flag=json,
+         columns=COLUMNS)
 
 
 def forget(
@@ -36,19 +33,18 @@ def forget(
     if not hard:
         _apply(ctx, ids, db, json, "forget", {"status": "deleted"})
         return
-    from hippo import brain
+    from hippo.app import memory
     from hippo.output import emit
 
     h = open_hippo(ctx, db=db)
-    with h.db.transaction():
-        out = [brain.purge(h.db, i, actor="human") for i in parse_ids(ids)]
-    if not h.db.checkpoint():
+    gone = memory.purge(h, parse_ids(ids))
+    if not gone.checkpointed:
         import sys
 
         from hippo.cli.common import purge_left
 
-        sys.stderr.write(purge_left(h.db.label, h.db.path is None))
-    emit(out, json_flag=json, columns=COLUMNS)
+        sys.stderr.write(purge_left(gone.label, gone.server))
+    emit(gone.records, json_flag=json, columns=COLUMNS)
 
 
 def pin(ctx: typer.Context, ids: Annotated[list[str], typer.Argument(help="Memory ids.")],

@@ -26,9 +26,8 @@ def guidance(
     `hippo context`); with --topic, only those tagged with one of the topics. Same order,
     budget and output as `hippo context`.
     """
-    from hippo.layers import Route
-    from hippo.layers import guidance as layer
+    from hippo.app.context import guidance as layer
 
     h = open_hippo(ctx, db=db, project=project, read=True)
-    packed = layer(h.db, Route(h.project, tuple(topic or ()), all_projects), budget)
+    packed = layer(h, budget=budget, topics=topic or (), every=all_projects)
     emit_layers([packed], json_flag=json)

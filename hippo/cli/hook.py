@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
+from hippo.app.stores import HOOK_WAIT_MS
 from hippo.cli.common import DbOpt, JsonOpt, ProjectOpt, open_hippo, root_flags
 from hippo.cli.context import TopicOpt
 from hippo.cli.hook_learn import (
@@ -27,7 +28,6 @@ from hippo.cli.hook_learn import (
 )
 from hippo.errors import NoDatabase, scrub
 from hippo.layers.recall import MIN_SCORE
-from hippo.store import HOOK_WAIT_MS
 
 # Our event names and the agent's, both accepted; the agent's is what we answer with.
 EVENTS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit",

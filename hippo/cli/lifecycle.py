@@ -16,11 +16,11 @@ IdsArg = Annotated[list[str], typer.Argument(help="Memory ids.")]
 
 def done(ctx: typer.Context, ids: IdsArg, db: DbOpt = None, json: JsonOpt = False) -> None:
     """Mark tasks/todos done: out of default search, kept until `hippo retire`."""
-    from hippo.maintain import lifecycle
+    from hippo.app import memory
     from hippo.output import emit
 
     h = open_hippo(ctx, db=db)
-    emit(lifecycle.done(h, parse_ids(ids)), json_flag=json, columns=COLUMNS)
+    emit(memory.done(h, parse_ids(ids)), json_flag=json, columns=COLUMNS)
 
 
 def verify(ctx: typer.Context, ids: IdsArg, db: DbOpt = None, json: JsonOpt = False) -> None:
@@ -29,11 +29,11 @@ def verify(ctx: typer.Context, ids: IdsArg, db: DbOpt = None, json: JsonOpt = Fa
     A person's review: verified_at = now too, and a rule or preference a machine wrote
     (extraction, an agent) may from now on load in the rule floor (`hippo context`).
     """
-    from hippo.maintain import lifecycle
+    from hippo.app import memory
     from hippo.output import emit
 
     h = open_hippo(ctx, db=db)
-    emit(lifecycle.verify(h.db, parse_ids(ids)), json_flag=json, columns=COLUMNS)
+    emit(memory.verify(h, parse_ids(ids)), json_flag=json, columns=COLUMNS)
 
 
 def edit(
@@ -80,7 +80,7 @@ def supersede(
     json: JsonOpt = False,
 ) -> None:
     """Mark OLD as replaced by NEW: it leaves default search (see --include-superseded)."""
-    from hippo.maintain import lifecycle
+    from hippo.app import memory
     from hippo.output import emit
 
     if (by is None) == (not clear):
@@ -88,4 +88,4 @@ def supersede(
     (old_id,) = parse_ids([old])
     new_id = parse_ids([by])[0] if by is not None else None
     h = open_hippo(ctx, db=db)
-    emit([lifecycle.supersede(h.db, old_id, new_id)], json_flag=json, columns=COLUMNS)
+    emit([memory.supersede(h, old_id, new_id)], json_flag=json, columns=COLUMNS)

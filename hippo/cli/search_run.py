@@ -25,58 +25,30 @@ def run(root: dict[str, Any], query: str, *, all_projects: bool = False,
 
     `min_score` None: 0 (keep all), but for --format markdown, text for a prompt, the
     prompt hook's floor, so a message about nothing stored prints nothing."""
+    from hippo.app import search as app
     from hippo.cli.search_options import REQUEST
     from hippo.output import want_json
-    from hippo.retrieve.pipeline import search
 
     if format_ is not None and format_ not in FORMATS:
         raise UsageError(f"unknown format {format_!r}; choose {', '.join(FORMATS)}")
     # Text for a prompt: the hook's floor, and nothing of what was never stored
     # (`hippo.retrieve.answerable`).
     for_prompt = format_ == "markdown" and not json
-    if min_score is None:
-        min_score = 0.0
-        if for_prompt:
-            from hippo.layers.recall import MIN_SCORE
-
-            min_score = MIN_SCORE
     text = read_text_arg(query)
     options = {REQUEST[name]: value for name, value in request.items()}
     for many in ("types", "tiers", "tags"):
         options[many] = options.get(many) or ()
     h = hippo_for(root, db=db, project=project, embedder=embedder, read=True)
     try:
-        found = search(h, text, projects=None if all_projects else ..., **options)
-        # Nothing in the default scope (this project and global): say where memories are,
-        # so a search from the wrong directory is not mistaken for an empty memory.
-        elsewhere = (_elsewhere(h) if not found.results and not all_projects and found.query
-                     else 0)
-        # An empty Brain beside an Echo full of this project's sessions: hippo has read
-        # them but learnt nothing yet, which silence would pass off as "nothing known".
-        echoed = _echoed(h, all_projects) if not found.results and found.query else 0
-        scope = h.project
-        why = (_unanswered(h, text, all_projects) if for_prompt and min_score > 0
-               and any(r["score"] >= min_score for r in found.results) else "")
+        found = app.search(h, text, where=app.scope(every=all_projects), min_score=min_score,
+                           prompt=for_prompt, **options)
     finally:
         h.close()
     for note in found.degraded:
         sys.stderr.write(f"hippo: degraded: {note}\n")
-    results = [r for r in found.results if r["score"] >= min_score]
-    if _withheld(found.results, results, min_score, why):
+    if _said(found, text):
         return
-    if not results:
-        if echoed:
-            sys.stderr.write(f"hippo: no memories match; Echo holds {echoed} "
-                             f"chunk{'' if echoed == 1 else 's'} of "
-                             f"{'every' if all_projects else 'this'} project's sessions: "
-                             f"try `hippo echo {_quoted(text)}`, or `hippo extract` to learn "
-                             "memories from them\n")
-        if elsewhere:
-            where = "global memories" if scope is None else f"project {scope!r} or global memories"
-            sys.stderr.write(f"hippo: no match in {where}; {elsewhere} active "
-                             f"memor{'y is' if elsewhere == 1 else 'ies are'} in other projects "
-                             "(--all-projects searches every project, -p NAME another one)\n")
-        return
+    results = found.results
     if format_ == "markdown" and not json:
         _markdown(results, budget)
     elif json or format_ == "json" or (format_ is None and want_json(False)):
@@ -93,41 +65,31 @@ def _quoted(query: str) -> str:
     return shlex.quote(query) if len(query) <= 60 and query.isprintable() else "QUERY"
 
 
-# Only asked when a search found nothing: is the scope's Brain empty, and its Echo not?
-def _echoed(h: Any, every: bool) -> int:
-    """Echo chunks of the current project (`every`: of every project) when no memory is in
-    scope (else 0)."""
-    if h.db.memories.active_in_scope(h.project) or (
-            every and h.db.memories.active_elsewhere(h.project)):
-        return 0
-    return h.db.chunks.count(h.project, every_project=every or h.project is None)
+def _said(found: Any, text: str) -> bool:
+    """True (and the notes on stderr) when nothing is printed: every result under the
+    floor, a question nothing stored answers, or nothing found (where else to look)."""
+    from hippo.app import search as app
 
-
-def _withheld(found: list[dict[str, Any]], results: list[dict[str, Any]], min_score: float,
-              why: str) -> bool:
-    """True (and one stderr line why) when what was found is not printed: every result
-    under the floor, or a question nothing stored answers."""
-    if found and not results:
-        best = max(r["score"] for r in found)
-        sys.stderr.write(f"hippo: no result scored {min_score:g} or more (best {best:.2f})\n")
-        return True
-    if results and why:
-        sys.stderr.write(f"hippo: {why}: no memory answers this (nothing printed)\n")
-        return True
-    return False
-
-
-def _unanswered(h: Any, text: str, every: bool) -> str:
-    """Why nothing stored answers `text` in the search's scope ("" when something may)."""
-    from hippo.layers.recall import unanswered
-
-    return unanswered(h, text, None if every else tuple(dict.fromkeys((h.project, None))))
-
-
-def _elsewhere(h: Any) -> int:
-    from hippo.brain import active_elsewhere
-
-    return active_elsewhere(h.db, h.project)
+    for note in found.notes:
+        if note.kind == app.UNDER_FLOOR:
+            sys.stderr.write(f"hippo: no result scored {note.floor:g} or more "
+                             f"(best {note.best:.2f})\n")
+        elif note.kind == app.UNANSWERED:
+            sys.stderr.write(f"hippo: {note.reason}: no memory answers this (nothing printed)\n")
+        elif note.kind == app.ECHOED:
+            n = note.count
+            sys.stderr.write(f"hippo: no memories match; Echo holds {n} "
+                             f"chunk{'' if n == 1 else 's'} of "
+                             f"{'every' if note.every else 'this'} project's sessions: "
+                             f"try `hippo echo {_quoted(text)}`, or `hippo extract` to learn "
+                             "memories from them\n")
+        elif note.kind == app.ELSEWHERE:
+            n, scope = note.count, note.project
+            where = "global memories" if scope is None else f"project {scope!r} or global memories"
+            sys.stderr.write(f"hippo: no match in {where}; {n} active "
+                             f"memor{'y is' if n == 1 else 'ies are'} in other projects "
+                             "(--all-projects searches every project, -p NAME another one)\n")
+    return not found.results
 
 
 def _markdown(results: list[dict[str, Any]], budget: int) -> None:

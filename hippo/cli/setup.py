@@ -42,29 +42,18 @@ def setup(
     The commands name this hippo by its absolute path (and the root --db, when given).
     --remove puts back what was there before. A file that cannot be parsed is refused
     (exit 78) and left as it is."""
-    import hippo.setup as st
+    from hippo.app.setup import setup as app
     from hippo.output import emit
-    from hippo.setup.clients import hippo_argv
-    from hippo.setup.files import State
 
-    db = root_flags(ctx).get("db")
-    state = State()
-    cwd = os.getcwd()
-    if remove:
-        changes = st.plan_remove(agent, scope, cwd, state)
-    else:
-        changes = st.plan(agent, scope, cwd, hippo_argv(db))
-    if remove and all(ch.action == "absent" for ch in changes):
-        if not dry_run:
-            st.apply(changes, agent, scope, state, removing=True)  # forget stale records
+    done = app(agent, scope, os.getcwd(), db=root_flags(ctx).get("db"), dry_run=dry_run,
+               remove=remove)
+    if done.absent:
         sys.stderr.write(f"hippo: nothing of hippo's is set up for {agent} ({scope} scope); "
                          "nothing changed\n")
         return
-    if dry_run:
-        sys.stdout.write(st.dry_run(changes))
+    if done.diff is not None:
+        sys.stdout.write(done.diff)
         return
-    records = st.apply(changes, agent, scope, state, removing=remove)
-    emit([r for r in records if r["action"] != "absent"], json_flag=json,
-         columns=("agent", "scope", "action", "file", "backup"))
-    if not remove and any(ch.differs for ch in changes) and agent in NOTES:
+    emit(done.records, json_flag=json, columns=("agent", "scope", "action", "file", "backup"))
+    if not remove and done.changed and agent in NOTES:
         sys.stderr.write(f"hippo: {NOTES[agent]}\n")

@@ -44,21 +44,21 @@ def show(
       hippo show 7
       hippo show 7 12 --no-history --json
     """
-    from hippo import audit, brain
-    from hippo.chain import chain
+    from hippo.app import memory
     from hippo.output import want_json, write_json_lines
 
     h = open_hippo(ctx, db=db, read=True)
     out = []
     for memory_id in parse_ids(ids):
-        rec = brain.get(h.db, memory_id)
-        rec["provenance"] = brain.sources(h.db, memory_id)
+        shown = memory.get(h, memory_id, history=history)
+        rec = shown.record
+        rec["provenance"] = shown.sources
         for src in rec["provenance"]:
             if src.get("text"):
                 src["evidence"] = evidence(src["text"], rec["text"])
-        rec.update(chain(h.db, rec))
-        if history:
-            rec["history"] = audit.history(h.db, memory_id)
+        rec.update(shown.chain)
+        if shown.history is not None:
+            rec["history"] = shown.history
         out.append(rec)
     if want_json(json):
         write_json_lines(out)

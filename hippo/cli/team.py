@@ -62,7 +62,7 @@ def init(
     Run again after upgrading hippo: it applies the new schema steps (members may not) and
     re-applies the policies. A schema holding a store made without it is refused.
     """
-    from hippo.store import team as team_store
+    from hippo.app.stores import team as team_store
 
     url = _url(ctx, db)
     _emit(team_store(url).init(url, team_name, schema), json)
@@ -83,7 +83,7 @@ def add_member(
 ) -> None:
     """Create the member's role in the team (or add an existing role) and print what they
     need: the URL, a new password (shown once) and its ~/.pgpass line."""
-    from hippo.store import team as team_store
+    from hippo.app.stores import team as team_store
 
     url = _url(ctx, db)
     _emit(team_store(url).add_member(url, team_name, name, password=not no_password), json)

@@ -54,8 +54,9 @@ def recall(h: Hippo, prompt: str, route: Route, limit: int = LIMIT,
     if not has_pipeline():
         return lexical(h, prompt, route, limit), ["lexical-only: search pipeline not installed"]
     from hippo.retrieve.pipeline import search
+    from hippo.retrieve.request import Scope
 
-    projects = None if route.all_projects else tuple(dict.fromkeys((route.project, None)))
+    projects = Scope(every=route.all_projects).projects(route.project)
     found = search(h, prompt, limit=limit, projects=projects)
     # What the route's agent loads by itself (its CLAUDE.md, its notes) is not said again.
     kept = [r for r in found.results if r["score"] >= min_score and route.admits(r)]

@@ -144,29 +144,26 @@ class Engine:
     def search(self, query: str, *, limit: int = 5, type_: Sequence[str] = (),
                project: str | None = None, min_score: float = 0.0,
                all_projects: bool = False) -> dict[str, Any]:
-        from hippo.retrieve.pipeline import search
+        from hippo.app import search as app
 
         check_limit(limit)
         if not 0.0 <= min_score <= 1.0:
             raise UsageError(f"min_score must be between 0 and 1, got {min_score}")
-        projects: Any = (None if all_projects else [project, None] if project else ...)
 
         def run() -> dict[str, Any]:
-            found = search(self.h, query, limit=limit, types=type_, projects=projects)
-            out: dict[str, Any] = {"results": [compact(r) for r in found.results
-                                               if r["score"] >= min_score]}
+            found = app.search(self.h, query, where=app.scope(project, every=all_projects),
+                               min_score=min_score, limit=limit, types=type_)
+            out: dict[str, Any] = {"results": [compact(r) for r in found.results]}
             if found.degraded:
                 out["degraded"] = found.degraded
-            if not found.results and found.query and not all_projects:
-                from hippo.brain import active_elsewhere
-
-                elsewhere = active_elsewhere(self.h.db, project or self.h.project)
-                if elsewhere:
-                    out["note"] = (f"no match in this project or global memories; {elsewhere} "
+            # The CLI's "Echo holds chunks" note has no MCP wording: an agent calls `echo`.
+            for note in found.notes:
+                if note.kind == app.ELSEWHERE:
+                    out["note"] = (f"no match in this project or global memories; {note.count} "
                                    "active memories are in other projects (all_projects=true)")
-            elif found.results and not out["results"]:
-                best = max(r["score"] for r in found.results)
-                out["note"] = f"no result scored {min_score:g} or more (best {best:.2f})"
+                elif note.kind == app.UNDER_FLOOR:
+                    out["note"] = (f"no result scored {note.floor:g} or more "
+                                   f"(best {note.best:.2f})")
             return out
 
         return self.call(run, embeds=True)
@@ -174,34 +171,22 @@ class Engine:
     def remember(self, text: str, type_: str, *, importance: float | None = None,
                  tags: Sequence[str] = (), project: str | None = None,
                  global_: bool = False) -> dict[str, Any]:
-        from hippo.records import from_input, unreviewed
-        from hippo.redact import redact  # NewMemory masks too; this pass counts for the reply
+        from hippo.app.remember import remember
 
         if global_ and project:
             raise UsageError("give project or global_memory, not both")
-        clean, masked = redact(text) if isinstance(text, str) else (text, 0)
-        masked += sum(redact(s)[1] for s in (project, *tags) if isinstance(s, str))
-        fields: dict[str, Any] = {"text": clean, "type": type_, "tags": list(tags),
-                                  "author": "machine", "source": {"via": "mcp"}}
-        if importance is not None:
-            fields["importance"] = importance
-        if project is not None:
-            fields["project"] = project
-        if global_:
-            fields["project"] = None
 
         def run() -> dict[str, Any]:
-            mem = from_input(fields, self.h.types, default_project=self.h.project,
-                             default_author="machine")
-            run = self.run_id()
-            (change,) = self.h.add([mem], actor=ACTOR, run_id=run)
-            rec = change.record
-            out: dict[str, Any] = {"action": change.action, "id": rec["id"],
+            done = remember(self.h, text, type_=type_, tags=list(tags), importance=importance,
+                            author="machine", project=project, global_=global_,
+                            source={"via": "mcp"}, actor=ACTOR, run=self.run_id)
+            rec = done.change.record
+            out: dict[str, Any] = {"action": done.change.action, "id": rec["id"],
                                    "type": rec["type"], "project": rec["project"] or "global",
-                                   "run": run}
-            if masked:
-                out["redacted"] = masked
-            if unreviewed(rec):
+                                   "run": done.run}
+            if done.redacted:
+                out["redacted"] = done.redacted
+            if done.unreviewed:
                 out["note"] = (f"search finds it now; it loads with the rule floor once a "
                                f"person runs `hippo verify {rec['id']}`")
             return out
@@ -209,31 +194,30 @@ class Engine:
         return self.call(run, embeds=True, write=True)
 
     def get(self, memory_id: int) -> dict[str, Any]:
-        from hippo import audit, brain
+        from hippo.app.memory import get
 
         def run() -> dict[str, Any]:
-            rec = brain.get(self.h.db, memory_id)
+            shown = get(self.h, memory_id, chain=False)
+            rec = shown.record
             rec["provenance"] = provenance(rec)
-            rec["sources"] = [{**src, "text": snip(src.get("text"))}
-                              for src in brain.sources(self.h.db, memory_id)]
+            rec["sources"] = [{**src, "text": snip(src.get("text"))} for src in shown.sources]
             rec["history"] = [{"at": e["at"], "action": e["action"], "actor": e["actor"]}
-                              for e in audit.history(self.h.db, memory_id)]
+                              for e in shown.history or ()]
             return rec
 
         return self.call(run)
 
     def echo(self, query: str, *, session: str | None = None, limit: int = 5,
              context: int = 0) -> dict[str, Any]:
-        from hippo.retrieve.echo_search import search
-        from hippo.store.filters import EchoFilters
+        from hippo.app import echo as app
 
         check_limit(limit)
         if not 0 <= context <= 5:
             raise UsageError(f"context must be between 0 and 5, got {context}")
 
         def run() -> dict[str, Any]:
-            f = EchoFilters(sessions=[session] if session else [])
-            res = search(self.h, query, filters=f, limit=limit, context=context)
+            res = app.search(self.h, query, sessions=[session] if session else [],
+                             limit=limit, context=context)
             results = []
             for r in res.results:
                 item = {k: r[k] for k in ("id", "score", "session", "project", "roles",
@@ -254,16 +238,14 @@ class Engine:
     def context(self, *, route: bool = False, topic: Sequence[str] = (),
                 budget: int = 800) -> dict[str, Any]:
         from hippo import tokens
-        from hippo.layers import Route, guidance, render, rule_floor
+        from hippo.app.context import context as layers
+        from hippo.layers import render
 
         if not 0 <= budget <= 20_000:
             raise UsageError(f"budget must be between 0 and 20000 tokens, got {budget}")
 
         def run() -> dict[str, Any]:
-            where = Route(self.h.project, tuple(topic))
-            parts = [rule_floor(self.h.db, where, budget)]
-            if route or topic:
-                parts.append(guidance(self.h.db, where, 1500))
+            parts = layers(self.h, budget=budget, route=route, topics=topic)
             text = render(parts)
             return {"text": text, "tokens": tokens.count(text),
                     "layers": {p.layer: p.summary() for p in parts}}
@@ -271,101 +253,44 @@ class Engine:
         return self.call(run)
 
     def forget(self, memory_id: int) -> dict[str, Any]:
-        from hippo import brain
+        from hippo.app.memory import forget
 
         def run() -> dict[str, Any]:
-            persons(brain.get(self.h.db, memory_id), "forget",  # a missing id opens no run
-                    f"hippo forget {memory_id}")
-            run = self.run_id()
-            with self.h.db.transaction():
-                rec = brain.update(self.h.db, memory_id, {"status": "deleted"}, actor=ACTOR,
-                                   action="forget", run_id=run)
-            return {"id": rec["id"], "status": rec["status"], "run": run}
+            (rec,) = forget(self.h, [memory_id], actor=ACTOR, run=self.run_id)
+            return {"id": rec["id"], "status": rec["status"], "run": self.run_id()}
 
         return self.call(run, write=True)
 
     def done(self, memory_id: int) -> dict[str, Any]:
-        from hippo import brain
-        from hippo.maintain import lifecycle
+        from hippo.app.memory import done
 
         def run() -> dict[str, Any]:
-            brain.get(self.h.db, memory_id)
-            run = self.run_id()
-            (rec,) = lifecycle.done(self.h, [memory_id], actor=ACTOR, run_id=run)
-            return {"id": rec["id"], "status": rec["status"], "run": run}
+            (rec,) = done(self.h, [memory_id], actor=ACTOR, run=self.run_id)
+            return {"id": rec["id"], "status": rec["status"], "run": self.run_id()}
 
         return self.call(run, write=True)
 
     def supersede(self, old_id: int, text: str) -> dict[str, Any]:
-        from hippo import brain
-        from hippo.maintain import lifecycle
-        from hippo.records import from_input
-        from hippo.redact import redact  # NewMemory masks too; this pass counts for the reply
-
-        clean, masked = redact(text)
+        from hippo.app.remember import replace
 
         def run() -> dict[str, Any]:
-            old = brain.get(self.h.db, old_id)
-            if old.get("author") == "human":
-                return self._contradict(old, clean, masked)
-            if old["status"] not in lifecycle.LIVE:
-                raise UsageError(f"memory {old_id} is {old['status']}; only an active or done "
-                                 "memory can be superseded")
-            mem = from_input({"text": clean, "type": old["type"], "tier": old["tier"],
-                              "project": old["project"], "tags": old["tags"],
-                              "importance": old["importance"], "author": "machine",
-                              "source": {"via": "mcp", "supersedes": old_id}},
-                             self.h.types, default_project=self.h.project)
-            self.h.embed([mem.text])  # outside the transaction: the write lock is held briefly
-            run = self.run_id()
-            with self.h.db.transaction():
-                (change,) = self.h.add([mem], actor=ACTOR, run_id=run)
-                new_id = change.record["id"]
-                if new_id == old_id:
-                    raise UsageError("the new text says the same as the old one")
-                lifecycle.supersede(self.h.db, old_id, new_id, actor=ACTOR, run_id=run)
-            out: dict[str, Any] = {"old": old_id, "new": new_id, "action": change.action,
-                                   "run": run}
-            if masked:
-                out["redacted"] = masked
+            done = replace(self.h, old_id, text, actor=ACTOR, run=self.run_id,
+                           source={"via": "mcp"})
+            out: dict[str, Any] = {"old": done.old, "new": done.new, "action": done.action,
+                                   "run": done.run}
+            if done.action == "conflict":
+                out["note"] = (
+                    f"memory {done.old} was written by a person and stays as it is; what you "
+                    "said is stored beside it as a conflict for them to settle (`hippo list "
+                    "--conflicts`): tell the user")
+            if done.redacted:
+                out["redacted"] = done.redacted
             return out
 
         return self.call(run, embeds=True, write=True)
 
-    def _contradict(self, old: dict[str, Any], text: str, masked: Any) -> dict[str, Any]:
-        """An agent's supersede of what a person wrote: theirs is left as it is, and the new
-        text is stored as a machine memory in conflict with it, for the person to settle."""
-        from hippo import conflicts
-        from hippo.records import from_input
-
-        mem = from_input({"text": text, "type": old["type"], "tier": old["tier"],
-                          "project": old["project"],
-                          "tags": conflicts.tags_for(old["tags"], old["id"]),
-                          "importance": old["importance"], "author": "machine",
-                          "source": {"via": "mcp", "contradicts": old["id"]}},
-                         self.h.types, default_project=self.h.project)
-        self.h.embed([mem.text])
-        run = self.run_id()
-        with self.h.db.transaction():
-            (change,) = self.h.add([mem], actor=ACTOR, run_id=run)
-            same = change.record["id"]
-            if same == old["id"] or change.record.get("author") == "human":
-                # deduplicated into a person's memory: nothing to settle, nothing of theirs
-                # changes (the raise rolls the write back)
-                raise UsageError(f"the new text says the same as memory {same}, which a "
-                                 "person wrote; nothing changed")
-        out: dict[str, Any] = {
-            "old": old["id"], "new": change.record["id"], "action": "conflict", "run": run,
-            "note": f"memory {old['id']} was written by a person and stays as it is; what you "
-                    "said is stored beside it as a conflict for them to settle (`hippo list "
-                    "--conflicts`): tell the user"}
-        if masked:
-            out["redacted"] = masked
-        return out
-
     def verify(self, memory_id: int) -> dict[str, Any]:
-        from hippo import brain
-        from hippo.maintain import lifecycle
+        from hippo.app.memory import verify
 
         if not self.params.allow_verify:
             raise UsageError(
@@ -375,18 +300,7 @@ class Engine:
                 "the config file)")
 
         def run() -> dict[str, Any]:
-            brain.get(self.h.db, memory_id)
-            run = self.run_id()
-            (rec,) = lifecycle.verify(self.h.db, [memory_id], actor=ACTOR, run_id=run)
-            return {"id": rec["id"], "verified_at": rec["verified_at"], "run": run}
+            (rec,) = verify(self.h, [memory_id], actor=ACTOR, run=self.run_id)
+            return {"id": rec["id"], "verified_at": rec["verified_at"], "run": self.run_id()}
 
         return self.call(run, write=True)
-
-
-
-def persons(rec: dict[str, Any], verb: str, command: str) -> None:
-    """Refuse an agent's `verb` of what a person wrote: the rule floor is theirs to empty
-    (docs/agents.md). The error names the command the person runs instead."""
-    if rec.get("author") == "human":
-        raise UsageError(f"memory {rec['id']} was written by a person; an agent may not "
-                         f"{verb} it. Ask the user to run `{command}` themselves")

@@ -22,7 +22,6 @@ import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from types import EllipsisType
 from typing import TYPE_CHECKING, Any
 
 from hippo.errors import HippoError, UsageError
@@ -32,7 +31,7 @@ from hippo.retrieve import fts, stages, vec
 from hippo.retrieve.fuse import fuse
 from hippo.retrieve.params import BM25, DATES, PARALLEL_MIN_ROWS, VECTOR, SearchParams, load_params
 from hippo.retrieve.querytext import prepare
-from hippo.retrieve.request import SearchRequest
+from hippo.retrieve.request import HERE, Scope, SearchRequest
 from hippo.retrieve.score import match_factor
 from hippo.store.filters import MemoryFilter
 
@@ -81,17 +80,18 @@ def _as_of(value: datetime | str | None) -> str | None:
 def make_filters(h: Hippo, *, types: Sequence[str] = (), tiers: Sequence[str] = (),
                  tags: Sequence[str] = (), since: datetime | str | None = None,
                  until: datetime | str | None = None,
-                 projects: Sequence[str | None] | None | EllipsisType = ...,
+                 projects: Scope | Sequence[str | None] | None = HERE,
                  include_superseded: bool = False,
                  as_of: datetime | str | None = None) -> MemoryFilter:
-    """Validated filters; `projects=...` means the current project plus global memories."""
+    """Validated filters; `projects` a `Scope` (default: the current project plus global
+    memories), None (every project) or the projects' names (None: global)."""
     for t in types:
         resolve(t, h.types)
     for tier in tiers:
         if tier not in TIERS:
             raise UsageError(f"unknown tier {tier!r}; known tiers: {', '.join(TIERS)}")
-    if projects is ...:
-        scope: tuple[str | None, ...] | None = tuple(dict.fromkeys((h.project, None)))
+    if isinstance(projects, Scope):
+        scope: tuple[str | None, ...] | None = projects.projects(h.project)
     else:
         scope = None if projects is None else tuple(dict.fromkeys(projects))
     return MemoryFilter.search(projects=scope, types=tuple(types), tiers=tuple(tiers),

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime
-from types import EllipsisType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -18,12 +17,34 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, slots=True)
+class Scope:
+    """Whose memories a Brain search sees, the one spelling of it: a project and the
+    global memories (`project` None: the caller's current project), or every project.
+
+    The command line (`-p NAME`, `--all-projects`), the MCP search tool (`project`,
+    `all_projects`) and the prompt hook's recall (`hippo.layers.recall`) all say it so."""
+
+    project: str | None = None
+    every: bool = False
+
+    def projects(self, current: str | None) -> tuple[str | None, ...] | None:
+        """The projects the filter admits (None in it: global memories), or None for
+        every project; `current` is the project of the call."""
+        if self.every:
+            return None
+        return tuple(dict.fromkeys((self.project or current, None)))
+
+
+HERE = Scope()  # the current project and global memories
+
+
+@dataclass(frozen=True, slots=True)
 class SearchRequest:
     """What to search the Brain for, and how.
 
     `limit`: at most this many results (None: the `result_limit` setting, 5). `projects`:
-    ... (default) the current project and global memories; None every project; or a
-    list of names (None in it = global). `since`/`until`: ISO-8601 or a relative age
+    a `Scope` (default `HERE`: the current project and global memories); None every
+    project; or a list of names (None in it = global). `since`/`until`: ISO-8601 or a relative age
     (7d, 12h), inclusive. Superseded memories are left out unless `include_superseded`;
     `as_of` (the same forms) answers what was held then: the memories valid at that time.
     `rerank` None follows the `rerank` setting. `explain` adds each stage's rank and
@@ -37,7 +58,7 @@ class SearchRequest:
     tags: Sequence[str] = ()
     since: datetime | str | None = None
     until: datetime | str | None = None
-    projects: Sequence[str | None] | None | EllipsisType = ...
+    projects: Scope | Sequence[str | None] | None = HERE
     include_superseded: bool = False
     as_of: datetime | str | None = None
     explain: bool = False

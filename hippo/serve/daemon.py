@@ -7,8 +7,8 @@ import os
 import sys
 from typing import Any
 
+from hippo.app.stores import display
 from hippo.serve.spawn import ServeParams, files_for
-from hippo.store.location import display
 
 
 def run(flag: str | None, *, idle_minutes: float | None = None) -> str:
@@ -21,8 +21,8 @@ def run(flag: str | None, *, idle_minutes: float | None = None) -> str:
     settings = config.load({"db": flag})
     params = ServeParams.from_table(settings.table("serve"))
     idle = (idle_minutes if idle_minutes is not None else params.idle_minutes) * 60
+    from hippo.app.stores import is_server
     from hippo.serve.spawn import AUTO_ENV
-    from hippo.store.location import is_server
 
     auto = os.environ.pop(AUTO_ENV, "") == "1"
     server = Server(identity=identity(settings.database), shown=display(str(settings.database)),
