@@ -24,7 +24,7 @@ from hippo.records import to_record
 
 if TYPE_CHECKING:
     from hippo.store import Store
-    from hippo.store.context import Scope
+    from hippo.store.context import LayerScope
 
 FLOOR_BUDGET = 800  # tokens; the floor is paid at every session start
 GUIDANCE_BUDGET = 1500
@@ -39,12 +39,12 @@ class Route:
     all_projects: bool = False
     agent: str | None = None  # the agent the layer is for: what it loads itself stays out
 
-    def scope(self, *, with_topics: bool) -> Scope:
+    def scope(self, *, with_topics: bool) -> LayerScope:
         """The memories the route covers, as the store takes them."""
-        from hippo.store.context import Scope
+        from hippo.store.context import LayerScope
 
         topics = sorted({t.strip().lower() for t in self.topics if t.strip()})
-        return Scope(None if self.all_projects else self.project, self.all_projects,
+        return LayerScope(None if self.all_projects else self.project, self.all_projects,
                      tuple(topics) if with_topics else ())
 
     def label(self, *, with_topics: bool) -> str:

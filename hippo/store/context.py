@@ -36,7 +36,7 @@ CURATED = "SELECT m.text FROM memories m WHERE {current} AND {scope}"
 ECHO_TEXTS = "SELECT m.text FROM echo_chunks m WHERE {scope}"
 
 
-class Scope(NamedTuple):
+class LayerScope(NamedTuple):
     """The memories a layer covers: `project`'s and the global ones (the global ones
     alone when `project` is None), or every project; with `topics`, only memories tagged
     with any of them (lower-cased). A NamedTuple: it is built at every session start."""
@@ -46,7 +46,7 @@ class Scope(NamedTuple):
     topics: tuple[str, ...] = ()
 
 
-def scope_sql(d: Dialect, scope: Scope) -> tuple[str, list[Any]]:
+def scope_sql(d: Dialect, scope: LayerScope) -> tuple[str, list[Any]]:
     """A WHERE fragment over `memories m` (or `echo_chunks m`) and its bound parameters."""
     parts: list[str] = []
     params: list[Any] = []
@@ -62,7 +62,7 @@ def scope_sql(d: Dialect, scope: Scope) -> tuple[str, list[Any]]:
     return " AND ".join(parts) or d.true, params
 
 
-def scoped(d: Dialect, template: str, scope: Scope) -> tuple[str, list[Any]]:
+def scoped(d: Dialect, template: str, scope: LayerScope) -> tuple[str, list[Any]]:
     """`template` (naming `{scope}`) in `d`'s spelling over `scope`, and its parameters."""
     where, params = scope_sql(d, scope)
     return render(d, template.replace("{scope}", where)), params
@@ -75,32 +75,32 @@ class ContextRows(Repository):
     machine wrote waits until a person verified or pinned it. Rows of memories come in
     floor order: human-authored first, then importance, pinned, id."""
 
-    def _rows(self, template: str, scope: Scope) -> list[Row]:
+    def _rows(self, template: str, scope: LayerScope) -> list[Row]:
         return self.db.rows(*scoped(self.db.dialect, template, scope))
 
-    def _column(self, template: str, scope: Scope) -> list[Any]:
+    def _column(self, template: str, scope: LayerScope) -> list[Any]:
         return [row[0] for row in self.db.execute(*scoped(self.db.dialect, template, scope))]
 
-    def rules(self, scope: Scope) -> list[Row]:
+    def rules(self, scope: LayerScope) -> list[Row]:
         """The current admitted rules of the scope, in floor order."""
         return self._rows(RULES, scope)
 
-    def guidance(self, scope: Scope) -> list[Row]:
+    def guidance(self, scope: LayerScope) -> list[Row]:
         """The current admitted procedural memories (not rules) of the scope, in floor order."""
         return self._rows(GUIDANCE, scope)
 
-    def rules_waiting(self, scope: Scope) -> list[int]:
+    def rules_waiting(self, scope: LayerScope) -> list[int]:
         """Ids of the current rules held back until a person reviews them, in order."""
         return [int(i) for i in self._column(RULES_WAITING, scope)]
 
-    def guidance_waiting(self, scope: Scope) -> list[int]:
+    def guidance_waiting(self, scope: LayerScope) -> list[int]:
         """Ids of the current guidance held back until a person reviews it, in order."""
         return [int(i) for i in self._column(GUIDANCE_WAITING, scope)]
 
-    def current_texts(self, scope: Scope) -> list[str]:
+    def current_texts(self, scope: LayerScope) -> list[str]:
         """The texts of the scope's current memories."""
         return self._column(CURATED, scope)
 
-    def echo_texts(self, scope: Scope) -> list[str]:
+    def echo_texts(self, scope: LayerScope) -> list[str]:
         """The texts of the scope's Echo chunks."""
         return self._column(ECHO_TEXTS, scope)

@@ -14,7 +14,7 @@ from hippo.store.sql import Repository
 
 if TYPE_CHECKING:
     from hippo.store.base import Row
-    from hippo.store.context import Scope
+    from hippo.store.context import LayerScope
     from hippo.store.filters import EchoFilters, MemoryFilter
 
 LATEST = {"brain": "SELECT max(id) FROM memories", "echo": "SELECT max(id) FROM echo_chunks"}
@@ -74,7 +74,7 @@ class Lexical(Repository):
         with self._answering():
             return self._chunks(terms, k, where, params)
 
-    def recall(self, terms: Terms, scope: Scope, limit: int) -> list[Row]:
+    def recall(self, terms: Terms, scope: LayerScope, limit: int) -> list[Row]:
         """Up to `limit` current memories of the scope (`hippo.store.context`) matching
         `terms`, best first (BM25): the context layers' lexical recall."""
         raise NotImplementedError

@@ -9,7 +9,7 @@ import pytest
 from hippo import brain
 from hippo.core import Hippo
 from hippo.records import from_input
-from hippo.store.context import Scope
+from hippo.store.context import LayerScope
 from hippo.store.filters import MemoryFilter
 from hippo.store.lexical import Terms
 
@@ -117,14 +117,14 @@ def test_context_scope(db_path: Path) -> None:
     g = _add(h, "deploy with make", type="procedure", tags=["deploy"], project=None)
     m = _add(h, "never push to main", type="rule", author="machine")
     ctx = h.db.context
-    assert [x["id"] for x in ctx.rules(Scope("p"))] == [r["id"]]
-    assert ctx.rules_waiting(Scope("p")) == [m["id"]] and h.db.stats.unverified() == 1
-    assert [x["id"] for x in ctx.guidance(Scope("p", topics=("deploy",)))] == [g["id"]]
-    assert ctx.guidance(Scope("p", topics=("other",))) == []
-    assert ctx.rules(Scope(None)) == [] and len(ctx.rules(Scope(None, True))) == 1
-    assert sorted(ctx.current_texts(Scope("p"))) == sorted(x["text"] for x in (r, g, m))
-    assert ctx.echo_texts(Scope("p")) == []
-    assert [x["id"] for x in h.db.lexical.recall(Terms(("deploy",)), Scope("p"), 5)] == [g["id"]]
+    assert [x["id"] for x in ctx.rules(LayerScope("p"))] == [r["id"]]
+    assert ctx.rules_waiting(LayerScope("p")) == [m["id"]] and h.db.stats.unverified() == 1
+    assert [x["id"] for x in ctx.guidance(LayerScope("p", topics=("deploy",)))] == [g["id"]]
+    assert ctx.guidance(LayerScope("p", topics=("other",))) == []
+    assert ctx.rules(LayerScope(None)) == [] and len(ctx.rules(LayerScope(None, True))) == 1
+    assert sorted(ctx.current_texts(LayerScope("p"))) == sorted(x["text"] for x in (r, g, m))
+    assert ctx.echo_texts(LayerScope("p")) == []
+    assert [x["id"] for x in h.db.lexical.recall(Terms(("deploy",)), LayerScope("p"), 5)] == [g["id"]]
 
 
 def test_project_dirs(db_path: Path) -> None:
@@ -194,6 +194,6 @@ def test_lexical_recall_with_topics(db_path: Path) -> None:
     h = _hippo(db_path)
     a = _add(h, "deploy with make release", tags=["ops"])
     _add(h, "deploy docs by hand", tags=["docs"])
-    hits = h.db.lexical.recall(Terms(("deploy",)), Scope("p", topics=("ops",)), 5)
+    hits = h.db.lexical.recall(Terms(("deploy",)), LayerScope("p", topics=("ops",)), 5)
     assert [x["id"] for x in hits] == [a["id"]]
-    assert h.db.lexical.recall(Terms(("deploy", "nothing"), "and"), Scope("p"), 5) == []
+    assert h.db.lexical.recall(Terms(("deploy", "nothing"), "and"), LayerScope("p"), 5) == []

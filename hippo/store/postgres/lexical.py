@@ -35,7 +35,7 @@ from hippo.store.postgres.dialect import VISIBLE
 
 if TYPE_CHECKING:
     from hippo.store.base import Row
-    from hippo.store.context import Scope
+    from hippo.store.context import LayerScope
 
 # The query's terms: each a tsquery and its lexemes in order; parameters (words, joiner).
 TERMS = """
@@ -121,7 +121,7 @@ class PgLexical(Lexical):
         return isinstance(exc, BROKEN) or (type(exc) is HippoError
                                            and isinstance(exc.__cause__, BROKEN))
 
-    def recall(self, terms: Terms, scope: Scope, limit: int) -> list[Row]:
+    def recall(self, terms: Terms, scope: LayerScope, limit: int) -> list[Row]:
         if not terms.words or limit < 1:
             return []
         if not scope.topics:
@@ -130,7 +130,7 @@ class PgLexical(Lexical):
         sql, params = scoped(self.db.dialect, RECALL.replace("{query}", query), scope)
         return self.db.rows(sql, [*terms.words, *params, limit])
 
-    def _ranked(self, terms: Terms, scope: Scope, limit: int) -> list[Row]:
+    def _ranked(self, terms: Terms, scope: LayerScope, limit: int) -> list[Row]:
         """Search's BM25 over the scope's current memories, best first."""
         from hippo.store.filters import MemoryFilter
 

@@ -11,7 +11,7 @@ from hippo.store.lexical import LexHit, Lexical, Terms
 
 if TYPE_CHECKING:
     from hippo.store.base import Row
-    from hippo.store.context import Scope
+    from hippo.store.context import LayerScope
 
 # bm25() is negative, more negative = better; ties by id keep the order stable.
 MATCH = (
@@ -84,7 +84,7 @@ class SqliteLexical(Lexical):
     def _broken(self, exc: Exception) -> bool:
         return isinstance(exc, apsw.Error)
 
-    def recall(self, terms: Terms, scope: Scope, limit: int) -> list[Row]:
+    def recall(self, terms: Terms, scope: LayerScope, limit: int) -> list[Row]:
         sql, params = scoped(self.db.dialect, RECALL, scope)
         return self.db.rows(sql, [fts5_match(terms), *params, limit])
 
