@@ -51,6 +51,7 @@ def echo(
       hippo echo "migration" --role user --since 7d --wide
       hippo echo --forget-session 4c2ddfdc-b619-4525-8d03-1950fb1b0257
     """
+    from hippo.cli.common import environment
     from hippo.cli.plain import read_text_arg
     from hippo.errors import UsageError
     from hippo.output import emit, stderr, write_json_lines
@@ -64,6 +65,7 @@ def echo(
         unknown = [r for r in role if r not in CHUNK_ROLES]
         if unknown:
             raise UsageError(f"unknown role {unknown[0]!r}; choose {', '.join(CHUNK_ROLES)}")
+    env = environment(ctx)  # the call's streams (`hippo.app.environment`)
     h = open_hippo(ctx, db=db, embedder=embedder, read=not forget_session)
     if forget_session:
         from hippo.ingest.forget import forget_session as purge
@@ -74,17 +76,18 @@ def echo(
         if not h.db.checkpoint():
             from hippo.cli.common import purge_left
 
-            stderr(purge_left(h.db.label, h.db.path is None, "the session's text").rstrip("\n"))
+            stderr(purge_left(h.db.label, h.db.path is None, "the session's text").rstrip("\n"),
+                   env)
         if cited:
             shown = " ".join(map(str, cited[:20])) + (" ..." if len(cited) > 20 else "")
             stderr(f"hippo: {len(cited)} memories cite this session and stay, marked "
-                   f"source.forgotten (ids {shown}); `hippo forget --hard ID` erases one")
+                   f"source.forgotten (ids {shown}); `hippo forget --hard ID` erases one", env)
         write_json_lines([{"event": "forget-session", "session": forget_session, "chunks": n,
-                           "memories": cited}])
+                           "memories": cited}], env)
         return
     if query is None:
         raise UsageError("give a query, or --forget-session ID")
-    text = read_text_arg(query)
+    text = read_text_arg(query, env)
     # Echo is searched across projects unless one is named: transcripts are the inspection path.
     projects = [project] if project and not all_projects else None
     f = EchoFilters(sessions=session or [], projects=projects,
@@ -92,9 +95,9 @@ def echo(
                     until=iso(parse_since(until)) if until else None, roles=role or [])
     res = search(h, text, filters=f, limit=limit, context=context)
     for d in res.degraded:
-        stderr(f"hippo: degraded: {d}")
+        stderr(f"hippo: degraded: {d}", env)
     emit(res.results, json_flag=json, columns=WIDE if wide else COLUMNS, wide=wide,
-         shown=_shown)
+         shown=_shown, env=env)
 
 
 def _shown(rec: dict[str, Any]) -> dict[str, Any]:

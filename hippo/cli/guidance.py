@@ -31,4 +31,4 @@ def guidance(
 
     h = open_hippo(ctx, db=db, project=project, read=True)
     packed = layer(h.db, Route(h.project, tuple(topic or ()), all_projects), budget)
-    emit_layers([packed], json_flag=json)
+    emit_layers([packed], json_flag=json, env=h.env)

@@ -3,7 +3,6 @@ the fast path (`hippo.cli.fastpath`) call `run`."""
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from hippo.cli.plain import hippo_for, read_text_arg
@@ -16,7 +15,7 @@ WIDE = ("id", "score", "type", "tier", "project", "created_at", "importance", "t
 EXPLAIN_COLUMNS = ("id", "score", "bm25", "vector", "fused", "mmr", "fresh", "rerank", "text")
 
 
-def run(root: dict[str, Any], query: str, *, all_projects: bool = False,
+def run(root: dict[str, Any], query: str, *, env: Any = None, all_projects: bool = False,
         format_: str | None = None, budget: int = 800, min_score: float | None = None,
         project: str | None = None, db: str | None = None, embedder: str | None = None,
         json: bool = False, wide: bool = False, **request: Any) -> None:
@@ -24,7 +23,9 @@ def run(root: dict[str, Any], query: str, *, all_projects: bool = False,
     the options that are the search request's (`search_options.REQUEST`).
 
     `min_score` None: 0 (keep all), but for --format markdown, text for a prompt, the
-    prompt hook's floor, so a message about nothing stored prints nothing."""
+    prompt hook's floor, so a message about nothing stored prints nothing. `env`: what the
+    call runs in (`hippo.app.environment`: streams, variables, cwd; default this process's)."""
+    from hippo.app.environment import current
     from hippo.cli.search_options import REQUEST
     from hippo.output import want_json
     from hippo.retrieve.pipeline import search
@@ -40,11 +41,13 @@ def run(root: dict[str, Any], query: str, *, all_projects: bool = False,
             from hippo.layers.recall import MIN_SCORE
 
             min_score = MIN_SCORE
-    text = read_text_arg(query)
+    env = current(env)
+    out, err = env.stdout, env.stderr
+    text = read_text_arg(query, env)
     options = {REQUEST[name]: value for name, value in request.items()}
     for many in ("types", "tiers", "tags"):
         options[many] = options.get(many) or ()
-    h = hippo_for(root, db=db, project=project, embedder=embedder, read=True)
+    h = hippo_for(root, db=db, project=project, embedder=embedder, read=True, env=env)
     try:
         found = search(h, text, projects=None if all_projects else ..., **options)
         # Nothing in the default scope (this project and global): say where memories are,
@@ -60,31 +63,31 @@ def run(root: dict[str, Any], query: str, *, all_projects: bool = False,
     finally:
         h.close()
     for note in found.degraded:
-        sys.stderr.write(f"hippo: degraded: {note}\n")
+        err.write(f"hippo: degraded: {note}\n")
     results = [r for r in found.results if r["score"] >= min_score]
-    if _withheld(found.results, results, min_score, why):
+    if _withheld(found.results, results, min_score, why, err):
         return
     if not results:
         if echoed:
-            sys.stderr.write(f"hippo: no memories match; Echo holds {echoed} "
+            err.write(f"hippo: no memories match; Echo holds {echoed} "
                              f"chunk{'' if echoed == 1 else 's'} of "
                              f"{'every' if all_projects else 'this'} project's sessions: "
                              f"try `hippo echo {_quoted(text)}`, or `hippo extract` to learn "
                              "memories from them\n")
         if elsewhere:
             where = "global memories" if scope is None else f"project {scope!r} or global memories"
-            sys.stderr.write(f"hippo: no match in {where}; {elsewhere} active "
+            err.write(f"hippo: no match in {where}; {elsewhere} active "
                              f"memor{'y is' if elsewhere == 1 else 'ies are'} in other projects "
                              "(--all-projects searches every project, -p NAME another one)\n")
         return
     if format_ == "markdown" and not json:
-        _markdown(results, budget)
-    elif json or format_ == "json" or (format_ is None and want_json(False)):
+        _markdown(results, budget, out, err)
+    elif json or format_ == "json" or (format_ is None and want_json(False, env)):
         from hippo.output import write_json_lines
 
-        write_json_lines(results)
+        write_json_lines(results, env)
     else:
-        _table(results, bool(request.get("explain")), wide)
+        _table(results, bool(request.get("explain")), wide, env)
 
 
 def _quoted(query: str) -> str:
@@ -104,15 +107,15 @@ def _echoed(h: Any, every: bool) -> int:
 
 
 def _withheld(found: list[dict[str, Any]], results: list[dict[str, Any]], min_score: float,
-              why: str) -> bool:
+              why: str, err: Any) -> bool:
     """True (and one stderr line why) when what was found is not printed: every result
     under the floor, or a question nothing stored answers."""
     if found and not results:
         best = max(r["score"] for r in found)
-        sys.stderr.write(f"hippo: no result scored {min_score:g} or more (best {best:.2f})\n")
+        err.write(f"hippo: no result scored {min_score:g} or more (best {best:.2f})\n")
         return True
     if results and why:
-        sys.stderr.write(f"hippo: {why}: no memory answers this (nothing printed)\n")
+        err.write(f"hippo: {why}: no memory answers this (nothing printed)\n")
         return True
     return False
 
@@ -130,25 +133,26 @@ def _elsewhere(h: Any) -> int:
     return active_elsewhere(h.db, h.project)
 
 
-def _markdown(results: list[dict[str, Any]], budget: int) -> None:
+def _markdown(results: list[dict[str, Any]], budget: int, stdout: Any, stderr: Any) -> None:
     from hippo.retrieve.render import markdown
 
     out = markdown(results, budget)
     if out.text:
-        sys.stdout.write(out.text)
-        sys.stdout.flush()
+        stdout.write(out.text)
+        stdout.flush()
     if out.omitted or out.truncated:
         cut = " (first one cut to fit)" if out.truncated else ""
         ids = " ".join(f"#{i}" for i in out.omitted)
         left = f", left out {len(out.omitted)}: {ids}" if out.omitted else ""
-        sys.stderr.write(f"hippo: {out.tokens}/{budget} tokens printed{cut}{left}\n")
+        stderr.write(f"hippo: {out.tokens}/{budget} tokens printed{cut}{left}\n")
 
 
 def _rank(stage: dict[str, Any] | None) -> str:
     return "" if not stage else f"#{stage['rank']}"
 
 
-def _table(results: list[dict[str, Any]], explain: bool, wide: bool = False) -> None:
+def _table(results: list[dict[str, Any]], explain: bool, wide: bool = False,
+           env: Any = None) -> None:
     from hippo.output import day, table
 
     rows = []
@@ -167,4 +171,4 @@ def _table(results: list[dict[str, Any]], explain: bool, wide: bool = False) -> 
                 rerank=_rank(e["rerank"]),
             )
         rows.append(row)
-    table(rows, EXPLAIN_COLUMNS if explain else WIDE if wide else COLUMNS, wide=wide)
+    table(rows, EXPLAIN_COLUMNS if explain else WIDE if wide else COLUMNS, wide=wide, env=env)

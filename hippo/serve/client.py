@@ -80,6 +80,9 @@ def forwardable(argv: list[str]) -> bool:
         return False
     name, at = found
     rest = argv[at + 1:]
+    words = rest[:rest.index("--")] if "--" in rest else rest
+    if "--help" in words or "-h" in words or "_HIPPO_COMPLETE" in os.environ:
+        return False  # Click writes help and completions itself: run where it was typed
     if name == "echo" and any(a.startswith("--forget-session") for a in rest):
         return False  # a purge: a write, run where it was typed
     if name == "hook":
