@@ -155,7 +155,8 @@ def _answer(ctx: typer.Context, agent: str, event: str | None, resolved: list[st
     if isinstance(payload.get("cwd"), str) and payload["cwd"]:
         from hippo.project import locate
 
-        location = locate(payload["cwd"])  # recorded on open when it is a worktree
+        # recorded on open when it is a worktree; a relative one is the call's cwd's
+        location = locate(payload["cwd"], env.cwd)
         chosen = chosen or location.project
     h = open_hippo(ctx, db=db, project=chosen, location=location, read=True,
                    busy_timeout_ms=HOOK_WAIT_MS)
