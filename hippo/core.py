@@ -69,8 +69,11 @@ class Hippo:
             self.__dict__["location"] = location
 
     @classmethod
-    def open(cls, db: str | os.PathLike[str] | None = None, **flags: Any) -> Hippo:
-        return cls(config.load({"db": str(db) if db else None, **flags}))
+    def open(cls, db: str | os.PathLike[str] | None = None, *, env: Environment | None = None,
+             **flags: Any) -> Hippo:
+        """`env`: what the calls run in (`hippo.app.environment`; default this process's)."""
+        environ = env.environ if env is not None else None
+        return cls(config.load({"db": str(db) if db else None, **flags}, environ), env=env)
 
     @cached_property
     def db(self) -> Store:
