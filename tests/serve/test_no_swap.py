@@ -124,3 +124,29 @@ def test_help_and_a_changed_process_variable_are_refused(tmp_path: Path) -> None
     with pytest.raises(execute.Refused) as refused:
         execute.admissible(["search", "x"], env, str(tmp_path / "gone"))
     assert refused.value.reason == "cwd"
+
+
+def test_a_store_named_relative_to_the_clients_cwd_is_left_to_the_client(
+        db_path: Path | str, isolated_home: Path) -> None:
+    """`--db hippo.db` is the client's directory's file; the server, which never enters
+    that directory, refuses the call and the client runs it, with the same output."""
+    import pytest
+
+    from tests.serve.helpers import env_on, serving, status
+
+    if not isinstance(db_path, Path):
+        pytest.skip("a PostgreSQL store has no relative name")
+    _no_freshness(isolated_home)
+    seed(db_path, [TEXT])
+    argv = [sys.executable, "-m", "hippo", "--db", db_path.name, "search", "release",
+            "--json"]
+    alone = subprocess.run(argv, capture_output=True, env=off(), cwd=db_path.parent,
+                           timeout=120, check=False)
+    with serving(db_path):
+        served = subprocess.run(argv, capture_output=True, env=env_on(), cwd=db_path.parent,
+                                timeout=120, check=False)
+        answer = status(db_path)
+    assert (served.returncode, served.stdout, served.stderr) == (
+        alone.returncode, alone.stdout, alone.stderr)
+    assert TEXT.encode() in served.stdout
+    assert answer is not None and answer["refused"].get("relative") == 1
