@@ -30,7 +30,6 @@ PROCESS_READ = ("HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "HIPPO_THREADS",
                 "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "_HIPPO_COMPLETE",
                 "HIPPO_FAILPOINT", "HIPPO_USER")
 PROCESS_PREFIXES = ("OPENAI_", "VOYAGE_", "HIPPO_VOYAGE_", "PG")
-HELP = ("--help", "-h")
 
 
 class Refused(Exception):
@@ -63,14 +62,17 @@ def _stream(streams: dict[str, Any], name: str, data: bytes = b"") -> _Buffer:
 
 
 def admissible(argv: list[str], env: dict[str, str], cwd: str) -> None:
-    """Refused when the call cannot run here as in the client's own process: its directory
-    is gone or not ours to enter, it asks for Click's help, or a variable the code under
-    the commands reads from the process (`PROCESS_READ`) differs from the server's."""
+    """Refused when the call cannot run here as in the client's own process: not one of the
+    commands the server runs (`client.servable`: those read and write only through their
+    environment; never Click's help), its directory is gone or not ours to enter, or a
+    variable the code under the commands reads from the process (`PROCESS_READ`) differs
+    from the server's."""
+    from hippo.serve.client import servable
+
+    if not servable(argv):
+        raise Refused("argv", "not a served command")
     if not (os.path.isabs(cwd) and os.path.isdir(cwd) and os.access(cwd, os.X_OK)):
         raise Refused("cwd", cwd)
-    words = argv[:argv.index("--")] if "--" in argv else argv
-    if any(word in HELP for word in words):
-        raise Refused("argv", "help")
     names = {*PROCESS_READ, *(name for name in (*env, *os.environ)
                               if name.startswith(PROCESS_PREFIXES))}
     for name in sorted(names):

@@ -117,6 +117,8 @@ def test_help_and_a_changed_process_variable_are_refused(tmp_path: Path) -> None
             execute.admissible(argv, env, str(tmp_path))
         assert refused.value.reason == "argv"
     execute.admissible(["search", "--", "-h"], env, str(tmp_path))  # a query, not help
+    with pytest.raises(execute.Refused):
+        execute.admissible(["add", "a write"], env, str(tmp_path))  # never served
     with pytest.raises(execute.Refused) as refused:
         execute.admissible(["search", "x"], {**env, "OPENAI_API_KEY": "sk-other"},
                            str(tmp_path))

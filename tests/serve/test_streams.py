@@ -74,18 +74,18 @@ def test_a_thread_writes_to_its_own_calls_streams(monkeypatch: pytest.MonkeyPatc
     saved = sys.stdin, sys.stdout, sys.stderr
 
     def main(argv: list[str], env: Any = None, serve: bool = True) -> None:
-        env.stdout.write(f"out {argv[0]}\n")
+        env.stdout.write(f"out {argv[-1]}\n")
         both.wait(10)  # all three threads are writing at the same time
-        env.stderr.write(f"err {argv[0]}\n")
+        env.stderr.write(f"err {argv[-1]}\n")
         assert (sys.stdin, sys.stdout, sys.stderr) == saved
         time.sleep(0.05)
-        env.stdout.write(f"more {argv[0]}\n")
+        env.stdout.write(f"more {argv[-1]}\n")
 
     monkeypatch.setattr(hippo.cli.main, "main", main)
     results: dict[str, tuple[int, bytes, bytes, list[list[int]]]] = {}
 
     def call(name: str) -> None:
-        results[name] = execute.run({"argv": [name], "env": dict(os.environ),
+        results[name] = execute.run({"argv": ["search", name], "env": dict(os.environ),
                                      "cwd": os.getcwd(), "streams": {}}, b"")
 
     try:
