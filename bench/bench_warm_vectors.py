@@ -118,11 +118,13 @@ def main() -> None:
     store = cold.db.vectors
     store.knn(blobs[0], args.k, filters)  # page cache warm
 
-    engine = warm.activate()
-    hot = hippo.open(path, embedder="hash")
+    from hippo.app.environment import Environment
+
+    engine = warm.Warm()
+    hot = hippo.open(path, embedder="hash", env=Environment.process(warm=engine))
     t = time.perf_counter()
-    index = engine.adopt(hot.db)
-    index.sync(hot.db)
+    index = engine.index(hot.settings.database)
+    index.sync(hot.db)  # the store is opened with the index (by construction)
     load_ms = (time.perf_counter() - t) * 1000
     same = all([(h.id, h.distance) for h in store.knn(b, args.k, filters)]
                == [(h.id, h.distance) for h in hot.db.vectors.knn(b, args.k, filters)]

@@ -6,6 +6,7 @@ No I/O happens at import; `load()` reads the environment and the TOML file once.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -87,9 +88,10 @@ TABLES: Schema = {
 }
 
 
-def home_dir() -> Path:
-    """The user data dir: HIPPO_HOME first, then the platform app dir."""
-    env = os.environ.get("HIPPO_HOME")
+def home_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The user data dir: HIPPO_HOME first, then the platform app dir. `environ`: the
+    call's variables (`hippo.app.environment`; default this process's)."""
+    env = (os.environ if environ is None else environ).get("HIPPO_HOME")
     if env:
         return Path(env).expanduser()
     import platformdirs
@@ -97,13 +99,14 @@ def home_dir() -> Path:
     return Path(platformdirs.user_data_dir(APP, appauthor=False))
 
 
-def config_path() -> Path:
+def config_path(environ: Mapping[str, str] | None = None) -> Path:
     """The config file: HIPPO_CONFIG, else <HIPPO_HOME>/config.toml, else the platform dir."""
-    env = os.environ.get("HIPPO_CONFIG")
+    variables = os.environ if environ is None else environ
+    env = variables.get("HIPPO_CONFIG")
     if env:
         return Path(env).expanduser()
-    if os.environ.get("HIPPO_HOME"):
-        return home_dir() / "config.toml"
+    if variables.get("HIPPO_HOME"):
+        return home_dir(variables) / "config.toml"
     import platformdirs
 
     return Path(platformdirs.user_config_dir(APP, appauthor=False)) / "config.toml"
@@ -138,6 +141,9 @@ class Settings:
     origins: dict[str, str]
     file: Path
     tables: dict[str, Any] = field(default_factory=dict)
+    # The variables they were read from (the call's; None: this process's), which the
+    # home directory is found by too.
+    environ: Mapping[str, str] | None = None
 
     def __getitem__(self, name: str) -> Any:
         return self.values[name]
@@ -155,7 +161,7 @@ class Settings:
         """The store: a SQLite file's path, or a PostgreSQL URL (`hippo.store.location`)."""
         value = self.values.get("db")
         if not value:
-            return home_dir() / "hippo.db"
+            return home_dir(self.environ) / "hippo.db"
         from hippo.store.location import is_server
 
         return str(value) if is_server(str(value)) else Path(value).expanduser()
@@ -188,18 +194,21 @@ def _read_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
 
 
-def load(flags: dict[str, Any] | None = None) -> Settings:
-    """Resolve every setting; `flags` holds command-line values (None = not given)."""
+def load(flags: dict[str, Any] | None = None,
+         environ: Mapping[str, str] | None = None) -> Settings:
+    """Resolve every setting; `flags` holds command-line values (None = not given),
+    `environ` the call's variables (default this process's `os.environ`)."""
     flags = flags or {}
-    path = config_path()
+    variables = os.environ if environ is None else environ
+    path = config_path(variables)
     data = _read_file(path)
     values: dict[str, Any] = {}
     origins: dict[str, str] = {}
     for opt in OPTIONS:
         if flags.get(opt.name) is not None:
             raw, origin = flags[opt.name], "flag"
-        elif opt.env and os.environ.get(opt.env) not in (None, ""):
-            raw, origin = os.environ[opt.env], f"env {opt.env}"
+        elif opt.env and variables.get(opt.env) not in (None, ""):
+            raw, origin = variables[opt.env], f"env {opt.env}"
         elif opt.name in data and not isinstance(data[opt.name], dict):
             raw, origin = data[opt.name], f"file {path}"
         else:
@@ -208,7 +217,8 @@ def load(flags: dict[str, Any] | None = None) -> Settings:
         origins[opt.name] = origin
     check(data, path)
     tables = {k: v for k, v in data.items() if isinstance(v, dict)}
-    return Settings(values=values, origins=origins, file=path, tables=tables)
+    return Settings(values=values, origins=origins, file=path, tables=tables,
+                    environ=environ)
 
 
 def check(data: dict[str, Any], path: Path) -> None:

@@ -8,12 +8,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hippo import brain, config, warm
+from hippo import brain, config
 from hippo.memtypes import MemType, registry
 from hippo.records import NewMemory
 from hippo.vectors import check_model, embed_texts, ensure_store
 
 if TYPE_CHECKING:
+    from hippo.app.environment import Environment
     from hippo.embed import Embedder
     from hippo.project import Location
     from hippo.store import Store
@@ -51,9 +52,15 @@ class Hippo:
     """One invocation's view of hippo: resolve settings once, open things on first use."""
 
     def __init__(self, settings: config.Settings | None = None, *,
-                 location: Location | None = None, read: bool = False,
-                 busy_timeout_ms: int | None = None, **flags: Any) -> None:
-        self.settings = settings or config.load(flags)
+                 env: Environment | None = None, location: Location | None = None,
+                 read: bool = False, busy_timeout_ms: int | None = None,
+                 **flags: Any) -> None:
+        from hippo.app.environment import current
+
+        # What the call runs in: its variables, its directory, a long-lived process's warm
+        # engine (`env.warm`: the loaded embedders, the in-memory vector indexes).
+        self.env = current(env)
+        self.settings = settings or config.load(flags, self.env.environ)
         # A read command (search, list, show, ...) never creates, migrates or converts the
         # file, and its cache writes never wait (`hippo.store.connect`, mode "read").
         self.read = read
@@ -62,24 +69,28 @@ class Hippo:
             self.__dict__["location"] = location
 
     @classmethod
-    def open(cls, db: str | os.PathLike[str] | None = None, **flags: Any) -> Hippo:
-        return cls(config.load({"db": str(db) if db else None, **flags}))
+    def open(cls, db: str | os.PathLike[str] | None = None, *, env: Environment | None = None,
+             **flags: Any) -> Hippo:
+        """`env`: what the calls run in (`hippo.app.environment`; default this process's)."""
+        environ = env.environ if env is not None else None
+        return cls(config.load({"db": str(db) if db else None, **flags}, environ), env=env)
 
     @cached_property
     def db(self) -> Store:
         from hippo.store import check_private_dir, connect
 
         path = self.settings.database
-        home = config.home_dir()
+        home = config.home_dir(self.settings.environ)
         if self.settings.origins.get("db") == "default" and not self.read:
-            _make_home(config.home_dir())
+            _make_home(home)
         check_private_dir(home)  # its config.toml is read, and it may hold the database
         wait = int(self.settings["busy_timeout_ms"])
         if self.busy_timeout_ms is not None:
             wait = min(wait, self.busy_timeout_ms)
-        db = connect(path, busy_timeout_ms=wait, mode="read" if self.read else "write")
-        if warm.ACTIVE is not None:  # a warm process: its vectors in memory (hippo.warm)
-            warm.ACTIVE.adopt(db)
+        # A warm process: the store's Brain KNN from its vectors in memory (hippo.warm).
+        index = self.env.warm.index(path) if self.env.warm is not None else None
+        db = connect(path, busy_timeout_ms=wait, mode="read" if self.read else "write",
+                     index=index)
         if self.location.linked:  # a worktree is usually gone when its sessions are ingested
             from hippo.project import remember
 
@@ -91,7 +102,7 @@ class Hippo:
         """Where this call runs: the cwd's repository and project (`hippo.project`)."""
         from hippo.project import locate
 
-        return locate(_cwd())
+        return locate(self.env.cwd)
 
     @cached_property
     def types(self) -> dict[str, MemType]:
@@ -111,7 +122,8 @@ class Hippo:
             if self.settings.origins.get("embedder") == "default":
                 recorded = self.db.meta.get(f"{store}.embedder")
                 name = recorded or name
-            emb = (warm.ACTIVE.embedder(name, self.settings) if warm.ACTIVE is not None
+            warm = self.env.warm
+            emb = (warm.embedder(name, self.settings) if warm is not None
                    else embed.get(name, self.settings))
             for other in cache.values():  # share one loaded model between stores
                 if other.name == emb.name and other.model_id == emb.model_id:

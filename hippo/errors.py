@@ -5,6 +5,10 @@ from __future__ import annotations
 import os
 from enum import IntEnum
 
+TYPE_CHECKING = False  # not typing's: imported by every command, the fast path too
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 # Environment variables whose values are credentials (OPENAI_API_KEY, VOYAGE_API_KEY, ...).
 SECRET_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET")
 REDACTED = "[redacted]"
@@ -24,15 +28,16 @@ class ExitCode(IntEnum):
     CONFIG = 78
 
 
-def scrub(text: str) -> str:
+def scrub(text: str, environ: Mapping[str, str] | None = None) -> str:
     """`text` with every credential from the environment masked, then every secret the
     redactor knows (`hippo.redact`).
 
     Providers (and proxies in front of them) may quote the key they were sent in an error
     body, and an error about a bad input line may quote the line; such text reaches
-    stderr, JSON output and the database only through here.
+    stderr, JSON output and the database only through here. `environ`: the call's
+    variables (`hippo.app.environment`), default this process's.
     """
-    for name, value in os.environ.items():
+    for name, value in (os.environ if environ is None else environ).items():
         if len(value) >= 8 and name.upper().endswith(SECRET_SUFFIXES) and value in text:
             text = text.replace(value, REDACTED)
     from hippo.redact import redact_text

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hippo.app.environment import Environment
 
 _OPTS: int | None = None
 # Line breaks besides \n that JSON leaves raw but some line readers split on (Python's
@@ -26,13 +29,13 @@ def dumps(obj: Any) -> bytes:
     return out
 
 
-def want_json(flag: bool | None) -> bool:
-    """JSON when asked, and whenever stdout is not a terminal."""
-    return bool(flag) or not sys.stdout.isatty()
+def want_json(flag: bool | None, env: Environment | None = None) -> bool:
+    """JSON when asked, and whenever stdout (the call's, `env`) is not a terminal."""
+    return bool(flag) or not (env.stdout_isatty if env is not None else sys.stdout.isatty())
 
 
-def write_json_lines(records: Iterable[dict[str, Any]]) -> int:
-    out = sys.stdout.buffer
+def write_json_lines(records: Iterable[dict[str, Any]], env: Environment | None = None) -> int:
+    out = (env.stdout if env is not None else sys.stdout).buffer
     n = 0
     for rec in records:
         out.write(dumps(rec))
@@ -76,11 +79,11 @@ PROJECT_WIDTH = 18
 
 
 def table(records: Sequence[dict[str, Any]], columns: Sequence[str], *,
-          title: str | None = None, wide: bool = False) -> None:
+          title: str | None = None, wide: bool = False, env: Environment | None = None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = Console() if env is None else Console(file=env.stdout, _environ=env.environ)
     rows = [[flat(_cell(rec.get(c))) if c in PROSE else _cell(rec.get(c)) for c in columns]
             for rec in records]
     if _short_width(rows, columns, wide) + MIN_PROSE > console.width:
@@ -135,17 +138,20 @@ def _expanded(console: Any, rows: list[list[str]], columns: Sequence[str],
 
 def emit(records: Iterable[dict[str, Any]], *, json_flag: bool | None,
          columns: Sequence[str], title: str | None = None, wide: bool = False,
-         shown: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> int:
+         shown: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+         env: Environment | None = None) -> int:
     """Print records; no records means no output at all. `shown` turns a record into its
-    table row (short dates, ...); JSON lines always carry the record itself."""
-    if want_json(json_flag):
-        return write_json_lines(records)
+    table row (short dates, ...); JSON lines always carry the record itself. `env`: the
+    call's streams (`hippo.app.environment`; default this process's)."""
+    if want_json(json_flag, env):
+        return write_json_lines(records, env)
     rows = [shown(r) for r in records] if shown else list(records)
     if rows:
-        table(rows, columns, title=title, wide=wide)
+        table(rows, columns, title=title, wide=wide, env=env)
     return len(rows)
 
 
-def stderr(message: str) -> None:
-    sys.stderr.write(message.rstrip("\n") + "\n")
-    sys.stderr.flush()
+def stderr(message: str, env: Environment | None = None) -> None:
+    stream = env.stderr if env is not None else sys.stderr
+    stream.write(message.rstrip("\n") + "\n")
+    stream.flush()

@@ -35,8 +35,10 @@ class Location(NamedTuple):
     repo: str | None = None  # the main working tree (a bare repository: its git dir)
 
 
-def locate(path: str | os.PathLike[str]) -> Location:
+def locate(path: str | os.PathLike[str], base: str | None = None) -> Location:
     """The project of `path` and how it was found (a missing path: its last component).
+    `base`: the directory a relative `path` is relative to (a call's cwd; default the
+    process's).
 
     A recorded cwd from another machine may not exist here, or be a Windows path.
     """
@@ -44,6 +46,8 @@ def locate(path: str | os.PathLike[str]) -> Location:
     if "\\" in raw and "/" not in raw:
         return Location(PureWindowsPath(raw).name or None)
     start = Path(raw).expanduser()
+    if base is not None and not start.is_absolute():
+        start = Path(base) / start
     if not start.is_dir():
         return Location(start.name or None)
     try:

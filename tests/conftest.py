@@ -54,9 +54,6 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     yield home
     _kill_servers(run)  # a server a test's call started (tests/serve checks none is left)
     shutil.rmtree(run, ignore_errors=True)
-    from hippo import warm
-
-    warm.deactivate()  # a warm engine a test started (hippo mcp in-process) ends with it
 
 
 def _kill_servers(run: str) -> list[int]:

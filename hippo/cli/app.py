@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from typing import Annotated
 
 import typer
 
 from hippo import __version__
 from hippo.cli.commands import LazyGroup
-from hippo.cli.common import DbOpt, EmbedderOpt, ProjectOpt
+from hippo.cli.common import DbOpt, EmbedderOpt, ProjectOpt, environment
 
 app = typer.Typer(
     name="hippo",
@@ -25,9 +23,9 @@ app = typer.Typer(
 )
 
 
-def _version(value: bool) -> None:
+def _version(ctx: typer.Context, value: bool) -> None:
     if value:
-        sys.stdout.write(f"hippo {__version__}\n")
+        environment(ctx).stdout.write(f"hippo {__version__}\n")
         raise typer.Exit()
 
 
@@ -44,9 +42,11 @@ def root(
     ] = False,
 ) -> None:
     """Memory engine for AI coding agents."""
+    env = environment(ctx)  # the call's (`hippo.cli.main` gives it as the context's obj)
     if debug:
-        os.environ["HIPPO_DEBUG"] = "1"
-    ctx.obj = {"db": str(db) if db else None, "project": project, "embedder": embedder}
+        env.set_debug()
+    ctx.obj = {"db": str(db) if db else None, "project": project, "embedder": embedder,
+               "env": env}
 
 
 __all__ = ["app"]

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from hippo.cli.plain import hippo_for
 from hippo.errors import UsageError
+
+if TYPE_CHECKING:
+    from hippo.app.environment import Environment
 
 JsonOpt = Annotated[
     bool, typer.Option("--json", help="JSON lines on stdout even at a terminal.")
@@ -35,8 +38,24 @@ EmbedderOpt = Annotated[
 
 
 def root_flags(ctx: typer.Context) -> dict[str, Any]:
+    """The flags given before the command name (--db, --project, --embedder)."""
     root = ctx.find_root()
-    return dict(root.obj or {})
+    return {k: v for k, v in (root.obj or {}).items() if k != "env"}
+
+
+def environment(ctx: typer.Context | None) -> Environment:
+    """What the call runs in (`hippo.app.environment`): the one `hippo.cli.main` gave the
+    root context as `obj`, else (a test's CliRunner) this process's at the call."""
+    from hippo.app.environment import Environment
+
+    obj = ctx.find_root().obj if ctx is not None else None
+    env = obj.get("env") if isinstance(obj, dict) else None
+    if env is None:
+        env = Environment.process()
+        if ctx is not None:
+            root = ctx.find_root()
+            root.obj = {**(root.obj if isinstance(root.obj, dict) else {}), "env": env}
+    return env  # type: ignore[no-any-return]
 
 
 def open_hippo(ctx: typer.Context, *, db: str | None = None, project: str | None = None,
@@ -49,7 +68,7 @@ def open_hippo(ctx: typer.Context, *, db: str | None = None, project: str | None
     writes never wait for another process's write lock."""
     return hippo_for(root_flags(ctx), db=str(db) if db else None, project=project,
                      embedder=embedder, location=location, read=read,
-                     busy_timeout_ms=busy_timeout_ms)
+                     busy_timeout_ms=busy_timeout_ms, env=environment(ctx))
 
 
 def parse_ids(values: list[str]) -> list[int]:
@@ -66,10 +85,8 @@ def parse_ids(values: list[str]) -> list[int]:
 
 
 def handled(fn: Any) -> Any:
-    """Wrap a command: a HippoError becomes one stderr line and its exit code."""
+    """Wrap a command: a HippoError becomes one stderr line (the call's) and its exit code."""
     import functools
-    import os
-    import sys
 
     from hippo.errors import HippoError, scrub
 
@@ -78,9 +95,12 @@ def handled(fn: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except HippoError as exc:
-            if os.environ.get("HIPPO_DEBUG") == "1":
+            ctx = next((a for a in (*args, *kwargs.values()) if isinstance(a, typer.Context)),
+                       None)
+            env = environment(ctx)
+            if env.debug:
                 raise
-            sys.stderr.write(scrub(f"hippo: {exc}\n"))
+            env.stderr.write(scrub(f"hippo: {exc}\n", env.environ))
             raise typer.Exit(int(exc.exit_code)) from None
 
     return wrapper

@@ -2,9 +2,8 @@
 
 # No `from __future__ import annotations`: Typer would eval every string annotation
 # (twice) at each start; real annotations cost nothing.
-import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -58,7 +57,7 @@ def context(
     parts = layers(h, budget=budget, route=route, topics=topic or (),
                    guidance_budget=guidance_budget, every=all_projects, agent=agent,
                    hint=bool(agent) and not json)
-    emit_layers(parts, json_flag=json)
+    emit_layers(parts, json_flag=json, env=h.env)
 
 
 def hint_layer(settings: object) -> "list[Packed]":
@@ -68,20 +67,23 @@ def hint_layer(settings: object) -> "list[Packed]":
     return remember_hint(settings)  # type: ignore[arg-type]
 
 
-def emit_layers(parts: "Sequence[Packed]", *, json_flag: bool) -> None:
-    """Markdown (report on stderr) or JSON lines: one record per memory, then a summary."""
+def emit_layers(parts: "Sequence[Packed]", *, json_flag: bool, env: Any = None) -> None:
+    """Markdown (report on stderr) or JSON lines: one record per memory, then a summary.
+    `env`: the call's streams (`hippo.app.environment`; default this process's)."""
+    from hippo.app.environment import current
     from hippo.layers import render
     from hippo.output import write_json_lines
 
+    env = current(env)
     if json_flag:
-        write_json_lines([*(r for p in parts for r in p.included), summary(parts)])
+        write_json_lines([*(r for p in parts for r in p.included), summary(parts)], env)
         return
     text = render(parts)
     if text:
-        out = sys.stdout.buffer
+        out = env.stdout.buffer
         out.write(text.encode("utf-8"))
         out.flush()
-    sys.stderr.write(report(parts, text) + "\n")
+    env.stderr.write(report(parts, text) + "\n")
 
 
 def summary(parts: "Sequence[Packed]") -> dict[str, object]:

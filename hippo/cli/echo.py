@@ -52,36 +52,38 @@ def echo(
       hippo echo --forget-session 4c2ddfdc-b619-4525-8d03-1950fb1b0257
     """
     from hippo.app import echo as app
+    from hippo.cli.common import environment
     from hippo.cli.plain import read_text_arg
     from hippo.errors import UsageError
     from hippo.output import emit, stderr, write_json_lines
 
     app.check_roles(role or ())
+    env = environment(ctx)  # the call's streams (`hippo.app.environment`)
     h = open_hippo(ctx, db=db, embedder=embedder, read=not forget_session)
     if forget_session:
         gone = app.forget_session(h, forget_session)
         if not gone.checkpointed:
             from hippo.cli.common import purge_left
 
-            stderr(purge_left(gone.label, gone.server, "the session's text").rstrip("\n"))
+            stderr(purge_left(gone.label, gone.server, "the session's text").rstrip("\n"), env)
         cited = gone.cited
         if cited:
             shown = " ".join(map(str, cited[:20])) + (" ..." if len(cited) > 20 else "")
             stderr(f"hippo: {len(cited)} memories cite this session and stay, marked "
-                   f"source.forgotten (ids {shown}); `hippo forget --hard ID` erases one")
+                   f"source.forgotten (ids {shown}); `hippo forget --hard ID` erases one", env)
         write_json_lines([{"event": "forget-session", "session": forget_session,
-                           "chunks": gone.chunks, "memories": cited}])
+                           "chunks": gone.chunks, "memories": cited}], env)
         return
     if query is None:
         raise UsageError("give a query, or --forget-session ID")
-    text = read_text_arg(query)
+    text = read_text_arg(query, env)
     # Echo is searched across projects unless one is named: transcripts are the inspection path.
     res = app.search(h, text, sessions=session or (), project=None if all_projects else project,
                      since=since, until=until, roles=role or (), limit=limit, context=context)
     for d in res.degraded:
-        stderr(f"hippo: degraded: {d}")
+        stderr(f"hippo: degraded: {d}", env)
     emit(res.results, json_flag=json, columns=WIDE if wide else COLUMNS, wide=wide,
-         shown=_shown)
+         shown=_shown, env=env)
 
 
 def _shown(rec: dict[str, Any]) -> dict[str, Any]:

@@ -70,13 +70,15 @@ def parse(argv: list[str]) -> Call | None:
         return None
 
 
-def run(call: Call) -> None:
+def run(call: Call, env: Any) -> None:
+    """Run the search in `env` (`hippo.app.environment.Environment`: the call's streams,
+    variables and cwd)."""
     from hippo.cli.search_run import run as search
 
     if call.root.get("debug"):
-        os.environ["HIPPO_DEBUG"] = "1"
+        env.set_debug()
     root = {key: call.root.get(key) for key in ("db", "project", "embedder")}
-    search(root, call.query, **call.params)
+    search(root, call.query, env=env, **call.params)
 
 
 def _parse(argv: list[str]) -> Call:

@@ -30,4 +30,4 @@ def guidance(
 
     h = open_hippo(ctx, db=db, project=project, read=True)
     packed = layer(h, budget=budget, topics=topic or (), every=all_projects)
-    emit_layers([packed], json_flag=json)
+    emit_layers([packed], json_flag=json, env=h.env)

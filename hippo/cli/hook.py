@@ -8,14 +8,12 @@ break the agent: on any error nothing goes to stdout, one line to stderr, exit 0
 
 # No `from __future__ import annotations`: Typer would eval every string annotation
 # (twice) at each start; real annotations cost nothing.
-import os
-import sys
 from typing import Annotated, Any
 
 import typer
 
 from hippo.app.stores import HOOK_WAIT_MS
-from hippo.cli.common import DbOpt, JsonOpt, ProjectOpt, open_hippo, root_flags
+from hippo.cli.common import DbOpt, JsonOpt, ProjectOpt, environment, open_hippo, root_flags
 from hippo.cli.context import TopicOpt
 from hippo.cli.hook_learn import (
     AGENT_EVENTS,
@@ -75,6 +73,7 @@ def hook(
     stderr, exit 0.
     """
     resolved: list[str] = []  # the event, once known (what an error line says was lost)
+    env = environment(ctx)  # the call's streams and variables (`hippo.app.environment`)
     try:
         text, answer_as = _answer(ctx, agent, event, resolved, budget=budget, route=route,
                                   topics=tuple(topic or ()), limit=limit, min_score=min_score,
@@ -86,35 +85,34 @@ def hook(
     except Exception as exc:  # noqa: BLE001 - the agent must go on whatever happened here
         message = " ".join(str(exc).split()) or type(exc).__name__
         lost = "nothing learned" if set(resolved) & set(LEARN) else "no context added"
-        sys.stderr.write(scrub(f"hippo hook: {message} ({lost})\n"))
+        env.stderr.write(scrub(f"hippo hook: {message} ({lost})\n", env.environ))
         return
     if not text:
         return
     if plain:
-        sys.stdout.write(text)
+        env.stdout.write(text)
     else:
         from hippo.output import dumps
 
-        sys.stdout.buffer.write(dumps({"hookSpecificOutput": {
+        env.stdout.buffer.write(dumps({"hookSpecificOutput": {
             "hookEventName": answer_as, "additionalContext": text}}))
-    sys.stdout.flush()
+    env.stdout.flush()
 
 
 def _hint_alone(ctx: typer.Context, resolved: list[str]) -> str:
     """A session start before anything is stored: the remember hint alone (when on)."""
-    if resolved[-1:] != ["session-start"] or os.environ.get(AGENT_RUN):
+    env = environment(ctx)
+    if resolved[-1:] != ["session-start"] or env.environ.get(AGENT_RUN):
         return ""
     from hippo.cli.context import hint_layer
     from hippo.config import load
 
     flags = {k: v for k, v in root_flags(ctx).items() if k in ("db", "embedder", "project")}
     try:
-        return "".join(p.text for p in hint_layer(load(flags)))
+        return "".join(p.text for p in hint_layer(load(flags, env.environ)))
     except Exception as exc:  # noqa: BLE001 - a hook never breaks the agent
-        from hippo.errors import scrub
-
-        sys.stderr.write(scrub(f"hippo hook: {' '.join(str(exc).split())} (no context "
-                               "added)\n"))
+        env.stderr.write(scrub(f"hippo hook: {' '.join(str(exc).split())} (no context "
+                               "added)\n", env.environ))
         return ""
 
 
@@ -139,24 +137,26 @@ def _answer(ctx: typer.Context, agent: str, event: str | None, resolved: list[st
         raise HookInputError(f"unknown agent {agent!r}; known: {', '.join(AGENTS)}")
     if ALIASES.get(str(event).lower()) in AGENT_EVENTS[agent]:
         resolved.append(ALIASES[str(event).lower()])
-    payload = read_payload()
+    env = environment(ctx)
+    payload = read_payload(env)
     name = resolve_event(event, payload, agent)
     resolved.append(name)
     answer_as = str(payload.get("hook_event_name") or EVENTS[name])
-    if os.environ.get(AGENT_RUN) and name not in LEARN:
+    if env.environ.get(AGENT_RUN) and name not in LEARN:
         return "", answer_as  # hippo's own headless agent run: nothing to add
     if name in LEARN:
         flags = root_flags(ctx)
         if db is not None:
             flags["db"] = str(db)
-        sys.stderr.write(f"hippo hook: {learn(flags, agent, name, payload)}\n")
+        env.stderr.write(f"hippo hook: {learn(flags, agent, name, payload)}\n")
         return "", answer_as
     chosen = project or root_flags(ctx).get("project")
     location = None
     if isinstance(payload.get("cwd"), str) and payload["cwd"]:
         from hippo.project import locate
 
-        location = locate(payload["cwd"])  # recorded on open when it is a worktree
+        # recorded on open when it is a worktree; a relative one is the call's cwd's
+        location = locate(payload["cwd"], env.cwd)
         chosen = chosen or location.project
     h = open_hippo(ctx, db=db, project=chosen, location=location, read=True,
                    busy_timeout_ms=HOOK_WAIT_MS)
@@ -176,7 +176,7 @@ def _answer(ctx: typer.Context, agent: str, event: str | None, resolved: list[st
         waiting = waiting_line(h.db, h.project)
         text = "\n".join([*(p.text for p in parts if p.text),
                           *([f"{waiting}\n"] if waiting else []), *(p.text for p in hint)])
-        sys.stderr.write(report([*parts, *hint], text) + "\n")
+        env.stderr.write(report([*parts, *hint], text) + "\n")
         return text, answer_as  # the hint last: what to do with what the session learns
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
@@ -185,6 +185,6 @@ def _answer(ctx: typer.Context, agent: str, event: str | None, resolved: list[st
 
     records, degraded = recall.recall(h, prompt, where, limit, min_score)
     for note in degraded:
-        sys.stderr.write(f"hippo: degraded: {note}\n")
+        env.stderr.write(f"hippo: degraded: {note}\n")
     return recall.render(records, budget), answer_as
 

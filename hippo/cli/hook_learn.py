@@ -10,7 +10,6 @@ spelling of the call (event from stdin, --help, ...).
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +26,11 @@ LEARN = ("session-end", "stop")  # answered by a background job, not by context
 AGENT_RUN = "HIPPO_AGENT_RUN"
 
 
-def read_payload() -> dict[str, Any]:
+def read_payload(env: Any = None) -> dict[str, Any]:
+    """The hook's JSON object from the call's stdin (`env`'s; default this process's)."""
     import json  # not orjson: importing it (datetime, uuid, dataclasses) costs a hook ~10 ms
 
-    raw = read_stdin(json.loads)
+    raw = read_stdin(json.loads, env.stdin if env is not None else None)
     if not raw.strip():
         return {}
     try:
@@ -97,19 +97,20 @@ def parse(argv: list[str]) -> tuple[dict[str, Any], str, str] | None:
     return root, rest[0], rest[1]
 
 
-def run(root: dict[str, Any], agent: str, event: str) -> None:
-    """The hook, never failing the agent: nothing on stdout, one line on stderr, exit 0."""
+def run(root: dict[str, Any], agent: str, event: str, env: Any) -> None:
+    """The hook, never failing the agent: nothing on stdout, one line on stderr, exit 0.
+    `env`: the call's streams and variables (`hippo.app.environment`)."""
     if root.get("debug"):
-        os.environ["HIPPO_DEBUG"] = "1"
+        env.set_debug()
     try:
-        message = learn(root, agent, event, read_payload())
+        message = learn(root, agent, event, read_payload(env))
     except Exception as exc:  # noqa: BLE001 - the agent must go on whatever happened here
         from hippo.errors import scrub
 
         message = " ".join(str(exc).split()) or type(exc).__name__
-        sys.stderr.write(scrub(f"hippo hook: {message} (nothing learned)\n"))
+        env.stderr.write(scrub(f"hippo hook: {message} (nothing learned)\n", env.environ))
         return
-    sys.stderr.write(f"hippo hook: {message}\n")
+    env.stderr.write(f"hippo hook: {message}\n")
 
 
 def _absolute(db: Path | str) -> Path | str:

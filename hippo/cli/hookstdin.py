@@ -7,6 +7,10 @@ import os
 import sys
 from collections.abc import Callable
 
+TYPE_CHECKING = False  # not typing's: the warm server's client imports this module
+if TYPE_CHECKING:
+    from typing import Any
+
 STDIN_WAIT_S = 5.0  # longest wait for the stdin's JSON (see read_stdin)
 # What this process has read of its stdin and by when it must be whole: a second read (the
 # command run here after the warm server's client gave up on it) goes on from there, so a
@@ -19,19 +23,21 @@ class HookInputError(Exception):
     """The hook's arguments or stdin are not what the agent sends."""
 
 
-def read_stdin(parse: Callable[[bytes], object]) -> bytes:
+def read_stdin(parse: Callable[[bytes], object], stream: Any = None) -> bytes:
     """The hook's stdin: up to EOF, or as soon as it holds a whole JSON document.
 
     An agent writes its JSON at once, but need not close the pipe (a SessionEnd hook that
     waited for EOF has been seen cancelled at every exit), so a hook that waited for EOF
     would hang until the agent gives up on it. Nothing complete within STDIN_WAIT_S of the
-    process's first read is an error. A person typing at a terminal ends with Ctrl-D."""
+    process's first read is an error. A person typing at a terminal ends with Ctrl-D.
+    `stream`: the call's stdin (`hippo.app.environment`; default this process's)."""
+    stdin = sys.stdin if stream is None else stream
     try:
-        fd = sys.stdin.fileno()
-    except (AttributeError, OSError, ValueError):  # not a real file (tests, embedding)
-        return sys.stdin.buffer.read()
+        fd = stdin.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (a server's, tests)
+        return bytes(stdin.buffer.read())
     if os.isatty(fd):
-        return sys.stdin.buffer.read()
+        return bytes(stdin.buffer.read())
     import select
     import time
 

@@ -7,6 +7,10 @@ else (other commands, --help, any argument in doubt) goes to the Typer app in
 `hippo.cli.app`. So does every hook but `hippo hook AGENT session-end|stop`, which runs
 while the agent shuts down (`hippo.cli.hook_learn`). Both paths run the same command body
 and end here on error.
+
+Every path reads and writes through the call's `Environment` (`hippo.app.environment`:
+streams, their tty answers, variables, cwd, a warm process's engine): this process's own,
+or the one the warm server builds for a client's call (`hippo.serve.execute`).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ TYPE_CHECKING = False  # not typing's: a call the warm server answers imports li
 if TYPE_CHECKING:
     from typing import Any
 
+    from hippo.app.environment import Environment
     from hippo.serve.client import Outcome
 
 
@@ -28,8 +33,8 @@ def console() -> None:
     main(quick_exit=True)
 
 
-def main(argv: list[str] | None = None, *, quick_exit: bool = False,
-         serve: bool = True) -> None:
+def main(argv: list[str] | None = None, env: Environment | None = None, *,
+         quick_exit: bool = False, serve: bool = True) -> None:
     """Run the command, turning hippo errors into one stderr line and an exit code.
 
     With `quick_exit`, a fast-path search that succeeded ends the process with `os._exit`
@@ -39,41 +44,57 @@ def main(argv: list[str] | None = None, *, quick_exit: bool = False,
 
     With `serve`, a read command goes to the database's warm server when one runs
     (`hippo.serve.client`) and runs here otherwise, starting a server for the next call;
-    the server runs its calls with `serve=False`.
+    the server runs its calls with `serve=False` and the client's `env`.
+
+    `env`: what the call runs in (default: this process's streams, variables and cwd).
     """
     argv = sys.argv[1:] if argv is None else argv
-    debug = "--debug" in argv or os.environ.get("HIPPO_DEBUG") == "1"
-    served = _served(argv, quick_exit) if serve else None
+    served = _served(argv, quick_exit) if serve and env is None else None
     if served is not None and served.absent:
         _START.append(argv)  # after the call, before the process ends (`_leave` too)
+    if env is None:
+        from hippo.app.environment import Environment
+
+        env = Environment.process(stdin=_stdin_back(served))
+    debug = "--debug" in argv or env.debug
+    err = env.stderr
     try:
-        _run(argv, quick_exit)
+        _run(argv, quick_exit, env)
     except HippoError as exc:
         if debug:
-            _traceback()
-        sys.stderr.write(scrub(f"hippo: {exc}\n"))
+            _traceback(env)
+        err.write(scrub(f"hippo: {exc}\n", env.environ))
         sys.exit(int(exc.exit_code))
     except KeyboardInterrupt:
-        sys.stderr.write("hippo: interrupted\n")
+        err.write("hippo: interrupted\n")
         sys.exit(130)
     except BrokenPipeError:
         # Downstream closed the pipe (e.g. `| head`): quiet, like other Unix tools.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _quiet(env)
         sys.exit(int(ExitCode.OK))
     except Exception as exc:  # noqa: BLE001 - last resort: one line, traceback on request
         if debug:
-            _traceback()
+            _traceback(env)
             sys.exit(int(ExitCode.ERROR))
         name = type(exc).__name__
-        sys.stderr.write(scrub(f"hippo: unexpected {name}: {exc} (rerun with --debug for a "
-                               "traceback)\n"))
+        err.write(scrub(f"hippo: unexpected {name}: {exc} (rerun with --debug for a "
+                        "traceback)\n", env.environ))
         sys.exit(int(ExitCode.ERROR))
     finally:
         _start_pending()
 
 
-def _run(argv: list[str], quick_exit: bool) -> None:
+def _quiet(env: Environment) -> None:
+    """Send what is left of stdout to /dev/null (its reader is gone)."""
+    try:
+        fd = env.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # a server's buffer: nothing to close
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+
+
+def _run(argv: list[str], quick_exit: bool, env: Environment) -> None:
     from hippo.cli import fastpath
 
     call = fastpath.parse(argv)
@@ -83,7 +104,7 @@ def _run(argv: list[str], quick_exit: bool) -> None:
 
         hook = hook_learn.parse(argv)
     if call is None and hook is None:
-        _typer_app(argv)
+        _typer_app(argv, env)
         return
     if call is not None:
         if quick_exit:
@@ -94,17 +115,18 @@ def _run(argv: list[str], quick_exit: bool) -> None:
             import gc
 
             gc.disable()
-        fastpath.run(call)
+        fastpath.run(call, env)
     else:
-        hook_learn.run(*hook)  # type: ignore[misc]
-    sys.stdout.flush()
+        hook_learn.run(*hook, env)  # type: ignore[misc, call-arg]
+    env.stdout.flush()
     if quick_exit:
         _leave()
 
 
 def _served(argv: list[str], quick_exit: bool) -> Outcome | None:
     """Try the warm server. When it ran the call, leave with its exit code; else the
-    Outcome (with the stdin it read put back for the command here), or None."""
+    Outcome (with the stdin it read, which the command here then reads: `_stdin_back`),
+    or None."""
     from hippo.serve import client
 
     if not client.forwardable(argv):
@@ -119,13 +141,18 @@ def _served(argv: list[str], quick_exit: bool) -> Outcome | None:
         if quick_exit:
             _leave(outcome.code)
         sys.exit(outcome.code)
-    if outcome.stdin is not None:
-        import io
-
-        encoding, errors = sys.stdin.encoding, sys.stdin.errors
-        sys.stdin = io.TextIOWrapper(io.BytesIO(outcome.stdin), encoding=encoding,
-                                     errors=errors)
     return outcome
+
+
+def _stdin_back(outcome: Outcome | None) -> Any:
+    """The stdin the command reads when the server's client already read this process's:
+    those bytes, in the stdin's encoding (None: the stdin itself)."""
+    if outcome is None or outcome.stdin is None:
+        return None
+    import io
+
+    encoding, errors = sys.stdin.encoding, sys.stdin.errors
+    return io.TextIOWrapper(io.BytesIO(outcome.stdin), encoding=encoding, errors=errors)
 
 
 _START: list[list[str]] = []  # calls that found no server: start one when they end
@@ -146,13 +173,12 @@ def _start_pending() -> None:
 _CLICK: list[object] = []  # a warm process's Click command, built once
 
 
-def _app() -> Any:
-    """The Typer app; in a warm process (hippo.warm) the Click command Typer builds from
-    it on every call (3-4 ms), built once."""
-    from hippo import warm
+def _app(warm: Any = None) -> Any:
+    """The Typer app; in a warm process (`warm`: its `hippo.warm.Warm`, the environment's)
+    the Click command Typer builds from it on every call (3-4 ms), built once."""
     from hippo.cli.app import app
 
-    if warm.ACTIVE is None:
+    if warm is None:
         return app
     if not _CLICK:
         from typer.main import get_command
@@ -161,32 +187,34 @@ def _app() -> Any:
     return _CLICK[0]
 
 
-def _typer_app(argv: list[str]) -> None:
+def _typer_app(argv: list[str], env: Environment) -> None:
     """The Typer app, with Click's usage errors as one `hippo:` line (exit 2).
 
     Click's standalone mode prints three lines (Usage, Try, Error) for a bad flag; scripts
     and agents read the last line of stderr, people the first, so both get the same one.
+    The commands reach `env` through the Click context's `obj` (`hippo.cli.common`).
     """
     from typer import Abort
 
-    app = _app()
+    app = _app(env.warm)
+    err = env.stderr
     try:  # Typer 0.2x carries its own copy of Click (pinned in pyproject)
         from typer._click import exceptions as click
     except ImportError:  # pragma: no cover - a Typer that uses Click itself
         from click import exceptions as click  # type: ignore[no-redef]
 
     try:
-        code = app(prog_name="hippo", args=argv, standalone_mode=False)
+        code = app(prog_name="hippo", args=argv, standalone_mode=False, obj={"env": env})
     except click.NoArgsIsHelpError as exc:  # `hippo`, `hippo project`: the help
-        exc.show()
+        exc.show(file=err)
         sys.exit(int(ExitCode.USAGE))
     except click.UsageError as exc:
         where = exc.ctx.command_path if exc.ctx is not None else "hippo"
-        sys.stderr.write(scrub(f"hippo: {exc.format_message()} (`{where} --help` for "
-                               "usage)\n"))
+        err.write(scrub(f"hippo: {exc.format_message()} (`{where} --help` for usage)\n",
+                        env.environ))
         sys.exit(int(ExitCode.USAGE))
     except click.ClickException as exc:  # e.g. a file argument Click could not open
-        sys.stderr.write(scrub(f"hippo: {exc.format_message()}\n"))
+        err.write(scrub(f"hippo: {exc.format_message()}\n", env.environ))
         sys.exit(exc.exit_code)
     except Abort:  # Ctrl-C (or EOF at a prompt) that Click caught first
         raise KeyboardInterrupt from None
@@ -207,11 +235,11 @@ def _leave(code: int = int(ExitCode.OK)) -> None:
     os._exit(code)
 
 
-def _traceback() -> None:
+def _traceback(env: Environment) -> None:
     """--debug: the traceback, with credentials a provider quoted back masked all the same."""
     import traceback
 
-    sys.stderr.write(scrub(traceback.format_exc()))
+    env.stderr.write(scrub(traceback.format_exc(), env.environ))
 
 
 __all__ = ["console", "main"]

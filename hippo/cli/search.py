@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from hippo.cli import common
-from hippo.cli.common import root_flags
+from hippo.cli.common import environment, root_flags
 from hippo.cli.search_options import OPTIONS
 
 # The Python type of each kind of option (`hippo.cli.search_options`).
@@ -58,7 +58,8 @@ def search(ctx: typer.Context, query: str, **options: Any) -> None:
     from hippo.cli.search_run import run
 
     db = options.get("db")
-    run(root_flags(ctx), query, **{**options, "db": str(db) if db else None})
+    run(root_flags(ctx), query, env=environment(ctx),
+        **{**options, "db": str(db) if db else None})
 
 
 _P = inspect.Parameter

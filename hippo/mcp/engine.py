@@ -33,11 +33,12 @@ class Engine:
     background, and the count of writes this client session has made."""
 
     def __init__(self, h: Hippo, params: McpParams | None = None) -> None:
-        from hippo import warm
+        from hippo.warm import Warm
 
-        # The warm engine `hippo serve` runs too (hippo.warm); this process's, if not yet.
-        self._activated = warm.ACTIVE is None
-        warm.activate()
+        # The warm engine `hippo serve` runs too (hippo.warm), handed to `h` through its
+        # environment (its own when it has one) before its store or embedder opens.
+        if h.env.warm is None:
+            h.env = h.env.with_warm(Warm())
         self.h = h
         self.params = params or McpParams.from_table(h.settings.table("mcp"))
         self.writes = 0  # writes made (counted under `_lock`, where they run)
@@ -55,10 +56,10 @@ class Engine:
         self._warm = Pending(self._load, "hippo-mcp-warm")
 
     def _load(self) -> None:
-        from hippo import warm
+        from hippo.app.warmup import preload
 
         with self._lock:
-            warm.preload(self.h)  # the model, the search modules, the Brain's vectors
+            preload(self.h)  # the model, the search modules, the Brain's vectors
 
     def ready(self) -> None:
         """Wait for the warm-up (a failure there is met again, and reported, by the call)."""
@@ -89,10 +90,6 @@ class Engine:
                 self._runs.close()  # records the run's end and outcome
                 self._run = None
             self.h.close()
-        if self._activated:
-            from hippo import warm
-
-            warm.deactivate()
 
     def call(self, fn: Callable[[], T], *, embeds: bool = False, write: bool = False) -> T:
         """Run one tool body under the lock; retry it while the database is busy. A `write`

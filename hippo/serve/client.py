@@ -75,21 +75,32 @@ def forwardable(argv: list[str]) -> bool:
     file (a terminal's width and colours stay the caller's), with serving not turned off."""
     if os.environ.get("HIPPO_SERVE", "").lower() in ("off", "0", "no", "false"):
         return False
+    if "_HIPPO_COMPLETE" in os.environ or not servable(argv):
+        return False  # Click writes completions itself: run where it was typed
+    try:
+        return not (os.isatty(1) or os.isatty(2))
+    except OSError:
+        return False
+
+
+def servable(argv: list[str]) -> bool:
+    """Whether `argv` is a call the server runs (the server checks it again): search, an
+    echo query, context, a prompt / session-start hook; never Click's help."""
     found = command(argv)
     if found is None or found[0] not in COMMANDS:
         return False
     name, at = found
     rest = argv[at + 1:]
+    words = rest[:rest.index("--")] if "--" in rest else rest
+    if "--help" in words or "-h" in words:
+        return False  # Click prints help to the process's stdout: run where it was typed
     if name == "echo" and any(a.startswith("--forget-session") for a in rest):
         return False  # a purge: a write, run where it was typed
     if name == "hook":
         words = [a for a in rest if not a.startswith("-")]
         if len(words) < 2 or words[1].lower() not in HOOK_EVENTS:
             return False  # session-end / stop start a job; an event from stdin is unknown
-    try:
-        return not (os.isatty(1) or os.isatty(2))
-    except OSError:
-        return False
+    return True
 
 
 def run(argv: list[str]) -> Outcome:
@@ -175,4 +186,4 @@ def _write(stream: object, data: bytes) -> None:
         stream.flush()  # type: ignore[attr-defined]
 
 
-__all__ = ["COMMANDS", "Outcome", "forwardable", "run"]
+__all__ = ["COMMANDS", "Outcome", "forwardable", "run", "servable"]

@@ -15,8 +15,9 @@ def run(flag: str | None, *, idle_minutes: float | None = None) -> str:
     """Serve the database `flag` (or the default one) until a reason to stop; the reason.
     AlreadyRunning when another server has it; Unsafe when the runtime directory is not
     the user's own."""
-    from hippo import config, warm
+    from hippo import config
     from hippo.serve.server import Server, identity
+    from hippo.warm import Warm
 
     settings = config.load({"db": flag})
     params = ServeParams.from_table(settings.table("serve"))
@@ -25,18 +26,17 @@ def run(flag: str | None, *, idle_minutes: float | None = None) -> str:
     from hippo.serve.spawn import AUTO_ENV
 
     auto = os.environ.pop(AUTO_ENV, "") == "1"
+    # The warm engine every call is handed (its environment's `warm`): nothing global.
+    warm = Warm(max_bytes=int(params.vector_memory_mb * (1 << 20)))
     server = Server(identity=identity(settings.database), shown=display(str(settings.database)),
                     files=files_for(flag), idle_s=idle, auto=auto,
-                    db_file=None if is_server(settings.database) else _file(settings.database))
+                    db_file=None if is_server(settings.database) else _file(settings.database),
+                    warm=warm)
     server.start()
-    from hippo.serve import execute
-
-    execute.install()  # every call's streams its own, from the first thread on
     try:
         sys.stderr.write(f"hippo: serving {server.shown} on {server.files['sock']} "
                          f"(pid {os.getpid()}); exits after {idle / 60:g} min idle\n")
         sys.stderr.flush()
-        warm.activate(max_bytes=int(params.vector_memory_mb * (1 << 20)))
         _preload(server, settings)
         os.chdir("/")  # hold no working directory (a worktree) busy
         return server.serve()
@@ -59,20 +59,21 @@ def _preload(server: Any, settings: Any) -> None:
     import threading
 
     def load() -> None:
-        from hippo import warm
+        from hippo.app.environment import Environment
+        from hippo.app.warmup import preload
         from hippo.core import Hippo
 
         with server._run_lock:
-            h = Hippo(settings, read=True)
+            h = Hippo(settings, env=Environment.process(warm=server.warm), read=True)
             try:
-                warm.preload(h)
+                preload(h)
             except Exception as exc:  # noqa: BLE001 - no store yet, say; the calls will say
                 sys.stderr.write(f"hippo serve: nothing preloaded: {exc}\n")
             finally:
                 h.close()
             from hippo.cli.main import _app
 
-            _app()  # the Click command, built now rather than by the first call
+            _app(server.warm)  # the Click command, built now rather than by the first call
             import gc
 
             # What is loaded now stays loaded: out of the collector's sight, its full

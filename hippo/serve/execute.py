@@ -1,25 +1,35 @@
 """Run one client's call inside the server, exactly as the client's own process would.
 
-The call runs `hippo.cli.main.main` with the client's argv, in the client's working
-directory and environment, with stdin, stdout and stderr buffers in the client's encodings
-(never a terminal: only calls whose output is piped come here). `sys.stdin`, `sys.stdout`
-and `sys.stderr` are `Dispatch` streams, installed once: each thread's reads and writes go
-to the streams of the call that thread runs, so nothing another thread of the server
-writes (another connection's traceback, the preload's note) ever reaches a client; a
-thread that runs no call writes to the server's own streams (its log). The environment and
-the directory are the process's, so calls run one at a time (`Server` holds the lock);
-what the call printed and its exit code go back to the client byte for byte.
+The call runs `hippo.cli.main.main` with the client's argv in an `Environment`
+(`hippo.app.environment`) built from the request: the client's variables and working
+directory, stdin, stdout and stderr buffers in the client's encodings (never a terminal:
+only calls whose output is piped come here). Nothing process-wide changes: no
+`os.environ` write, no chdir, no `sys.std*` assignment; the command bodies read and write
+only through the environment, so nothing another thread of the server writes (another
+connection's traceback, the preload's note) ever reaches a client. What the call printed
+and its exit code go back to the client byte for byte, in the order it was written.
+
+What the code under the commands still reads from the process (`PROCESS_READ`: the
+home and config directories' variables, API keys and endpoints, proxies, libpq's
+variables, HIPPO_THREADS) must be the same in the call's environment as in the server's,
+else the call is refused and the client runs it itself; so is a call whose store or
+config is named by a relative path (it would be read relative to the server's cwd), and
+one that asks for Click's help (`--help`, `-h`: Click prints it to the process's stdout).
 """
 
 from __future__ import annotations
 
-import contextlib
 import io
 import os
-import sys
-import threading
-from collections.abc import Iterator
 from typing import Any
+
+# Variables read from the process below the command bodies (platformdirs, the OpenAI and
+# Voyage clients, httpx's proxies, libpq, onnxruntime's threads) and by name prefix.
+PROCESS_READ = ("HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "HIPPO_THREADS",
+                "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "SSL_CERT_FILE",
+                "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "_HIPPO_COMPLETE",
+                "HIPPO_FAILPOINT", "HIPPO_USER")
+PROCESS_PREFIXES = ("OPENAI_", "VOYAGE_", "HIPPO_VOYAGE_", "PG")
 
 
 class Refused(Exception):
@@ -43,45 +53,6 @@ class _Buffer(io.TextIOWrapper):
         return raw.getvalue()
 
 
-class Dispatch:
-    """`sys.stdin`/`stdout`/`stderr` of a server: the stream of the call this thread runs,
-    else the server's own. (No `__weakref__`: Click caches a wrapper of a stream it deems
-    misconfigured per stream object, which would tie this one to a single call's buffer.)"""
-
-    __slots__ = ("_default", "_local")
-
-    def __init__(self, default: Any) -> None:
-        object.__setattr__(self, "_default", default)
-        object.__setattr__(self, "_local", threading.local())
-
-    def current(self) -> Any:
-        return getattr(self._local, "stream", None) or self._default
-
-    def use(self, stream: Any) -> None:
-        """This thread's calls go to `stream` (None: the server's own again)."""
-        self._local.stream = stream
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.current(), name)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.current())
-
-    def write(self, text: str) -> int:
-        return int(self.current().write(text))
-
-    def flush(self) -> None:
-        self.current().flush()
-
-
-def install() -> tuple[Dispatch, Dispatch, Dispatch]:
-    """Make this process's standard streams per-thread (once); the three Dispatch."""
-    for name in ("stdin", "stdout", "stderr"):
-        if not isinstance(getattr(sys, name), Dispatch):
-            setattr(sys, name, Dispatch(getattr(sys, name)))
-    return sys.stdin, sys.stdout, sys.stderr  # type: ignore[return-value]
-
-
 def _stream(streams: dict[str, Any], name: str, data: bytes = b"") -> _Buffer:
     encoding, errors = (streams.get(name) or ["utf-8", "strict"])[:2]
     try:
@@ -90,34 +61,32 @@ def _stream(streams: dict[str, Any], name: str, data: bytes = b"") -> _Buffer:
         raise Refused("encoding", str(encoding)) from None
 
 
-@contextlib.contextmanager
-def client_process(env: dict[str, str], cwd: str) -> Iterator[None]:
-    """This process, for the duration, in the client's environment and directory."""
-    saved_env, saved_cwd = dict(os.environ), os.getcwd()
-    try:
-        os.chdir(cwd)
-    except OSError as exc:  # gone (a removed worktree) or not ours to enter
-        raise Refused("cwd", exc.strerror or type(exc).__name__) from None
-    try:
-        os.environ.clear()
-        os.environ.update(env)
-        yield
-    finally:
-        os.environ.clear()
-        os.environ.update(saved_env)
-        try:
-            os.chdir(saved_cwd)
-        except OSError:
-            os.chdir("/")
+def admissible(argv: list[str], env: dict[str, str], cwd: str) -> None:
+    """Refused when the call cannot run here as in the client's own process: not one of the
+    commands the server runs (`client.servable`: those read and write only through their
+    environment; never Click's help), its directory is gone or not ours to enter, or a
+    variable the code under the commands reads from the process (`PROCESS_READ`) differs
+    from the server's."""
+    from hippo.serve.client import servable
+
+    if not servable(argv):
+        raise Refused("argv", "not a served command")
+    if not (os.path.isabs(cwd) and os.path.isdir(cwd) and os.access(cwd, os.X_OK)):
+        raise Refused("cwd", cwd)
+    names = {*PROCESS_READ, *(name for name in (*env, *os.environ)
+                              if name.startswith(PROCESS_PREFIXES))}
+    for name in sorted(names):
+        if env.get(name) != os.environ.get(name):
+            raise Refused("env", name)
 
 
-def db_option(argv: list[str]) -> str | None:
+def db_option(argv: list[str], warm: Any = None) -> str | None:
     """The `--db` the call gives, read as Click reads it (the command's over the root's):
     the client's quick reading (`address.db_flag`) only chose which server to ask, and an
     argv they read differently (`search --db A --project --db B`) is refused here."""
     from hippo.cli.main import _app
 
-    cmd = _app()
+    cmd = _app(warm)
     try:
         root = cmd.make_context("hippo", list(argv), resilient_parsing=True)
         rest = [*getattr(root, "_protected_args", []), *root.args]
@@ -171,27 +140,35 @@ def _writer(streams: dict[str, Any], which: int, log: list[tuple[int, bytes]]
         raise Refused("encoding", encoding) from None
 
 
-def run(request: dict[str, Any], stdin: bytes) -> tuple[int, bytes, bytes, list[list[int]]]:
-    """Run the client's call here: its exit code, stdout, stderr, and the order they were
-    written in ([stream (0: stdout, 1: stderr), bytes], ...)."""
-    from hippo.cli.main import main
+def environment(request: dict[str, Any], stdin: bytes, warm: Any = None
+                ) -> tuple[Any, io.TextIOWrapper, io.TextIOWrapper, list[tuple[int, bytes]]]:
+    """The call's Environment (the client's variables, cwd and streams, this server's warm
+    engine), its stdout and stderr, and the log of what they wrote."""
+    from hippo.app.environment import Environment
 
     streams = request.get("streams") or {}
     log: list[tuple[int, bytes]] = []
     out, err = _writer(streams, 0, log), _writer(streams, 1, log)
-    inp = _stream(streams, "stdin", stdin)
-    dispatch = install()
+    env = Environment(stdin=_stream(streams, "stdin", stdin), stdout=out, stderr=err,
+                      environ=dict(request["env"]), cwd=str(request["cwd"]), warm=warm)
+    return env, out, err, log
+
+
+def run(request: dict[str, Any], stdin: bytes, warm: Any = None
+        ) -> tuple[int, bytes, bytes, list[list[int]]]:
+    """Run the client's call here (`warm`: the server's `hippo.warm.Warm`): its exit code,
+    stdout, stderr, and the order they were written in ([stream (0: stdout, 1: stderr),
+    bytes], ...)."""
+    from hippo.cli.main import main
+
+    argv = list(request["argv"])
+    admissible(argv, request["env"], request["cwd"])
+    env, out, err, log = environment(request, stdin, warm)
     code: Any = 0
-    with client_process(request["env"], request["cwd"]):
-        for stream, mine in zip(dispatch, (inp, out, err), strict=True):
-            stream.use(mine)
-        try:
-            main(list(request["argv"]), serve=False)
-        except SystemExit as exc:
-            code = exc.code
-        finally:
-            for stream in dispatch:
-                stream.use(None)
+    try:
+        main(argv, env, serve=False)
+    except SystemExit as exc:
+        code = exc.code
     if code is None:
         code = 0
     elif not isinstance(code, int):  # sys.exit("text"): Python prints it and exits 1
@@ -209,4 +186,4 @@ def run(request: dict[str, Any], stdin: bytes) -> tuple[int, bytes, bytes, list[
             order)
 
 
-__all__ = ["Dispatch", "Refused", "client_process", "db_option", "install", "run"]
+__all__ = ["PROCESS_READ", "Refused", "admissible", "db_option", "environment", "run"]

@@ -2,8 +2,9 @@
 
 It holds what a new process pays for on every call (Python's imports, Typer, the
 embedding model, the Brain's vectors: `hippo.warm`) and runs the read commands clients
-send (`hippo.serve.client`), one at a time, each in the client's environment and
-directory with a fresh connection to the store (`hippo.serve.execute`).
+send (`hippo.serve.client`), one at a time, each in an environment built from the
+client's variables, directory and streams, with a fresh connection to the store
+(`hippo.serve.execute`); nothing process-wide is swapped for a call.
 
 Only the user's own processes are answered (the directory is 0700, the socket 0600, and
 the peer's uid is checked on every connection), only calls for the server's own database
@@ -40,13 +41,15 @@ class Server:
     """A bound, listening server (`start`), serving until it has a reason to stop."""
 
     def __init__(self, *, identity: str, shown: str, files: dict[str, str],
-                 idle_s: float, db_file: str | None = None, auto: bool = False) -> None:
+                 idle_s: float, db_file: str | None = None, auto: bool = False,
+                 warm: Any = None) -> None:
         self.identity = identity  # the database: its resolved path, or its URL's display
         self.shown = shown  # how messages name it (no password)
         self.db_file = db_file  # a SQLite file: the server exits once it is gone
         self.auto = auto  # started by a call, not a person: one such server per user
         self.files = files
         self.idle_s = idle_s
+        self.warm = warm  # hippo.warm.Warm: what every call's environment is given
         self.started = time.time()
         self.calls = 0
         self.refused: dict[str, int] = {}
@@ -257,14 +260,13 @@ class Server:
                 self._refuse(conn, "busy")
                 return
             try:
-                with execute.client_process(request["env"], request["cwd"]):
-                    self._admit(request)
+                self._admit(request)
             except execute.Refused as exc:
                 self._refuse(conn, exc.reason)
                 return
             wire.send_json(conn, {"started": True})
             try:
-                code, out, err, order = execute.run(request, stdin)
+                code, out, err, order = execute.run(request, stdin, self.warm)
             except execute.Refused as exc:
                 self._refuse(conn, exc.reason)
                 return
@@ -283,25 +285,34 @@ class Server:
             self._run_lock.release()
 
     def _admit(self, request: dict[str, Any]) -> None:
-        """Refuse a call whose settings resolve to another database than ours."""
+        """Refuse a call that cannot run here as in the client's process
+        (`execute.admissible`), or whose settings, read in the client's variables, resolve
+        to another database than ours or name a file relative to the client's cwd."""
         from hippo import config
         from hippo.errors import HippoError
 
-        argv = list(request["argv"])
-        flag = execute.db_option(argv)
+        argv, environ = list(request["argv"]), dict(request["env"])
+        execute.admissible(argv, environ, str(request["cwd"]))
+        flag = execute.db_option(argv, self.warm)
         if flag != address.db_flag(argv):
             raise execute.Refused("argv")  # the client asked the server of another --db
         try:
-            settings = config.load({"db": flag})
+            settings = config.load({"db": flag}, environ)
         except HippoError as exc:  # a bad config file: the client's own run says so
             raise execute.Refused("config", str(exc)) from None
-        if identity(settings.database) != self.identity:
+        database = settings.database
+        files = [settings.file, config.home_dir(environ)]
+        if not isinstance(database, str):
+            files.append(database)
+        if any(not os.path.isabs(f) for f in files):
+            raise execute.Refused("relative")  # read from the server's cwd, not the client's
+        if identity(database) != self.identity:
             raise execute.Refused("database")
 
     def report(self) -> dict[str, Any]:
-        from hippo import __version__, warm
+        from hippo import __version__
 
-        held = warm.ACTIVE.report() if warm.ACTIVE is not None else {}
+        held = self.warm.report() if self.warm is not None else {}
         return {"pid": os.getpid(), "database": self.shown, "socket": self.files["sock"],
                 "hippo": __version__, "protocol": wire.PROTOCOL,
                 "uptime_s": round(time.time() - self.started, 1), "calls": self.calls,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hippo.store.base import Mode, Row, Store
 from hippo.store.location import is_server
@@ -39,16 +39,20 @@ __all__ = [
 
 
 def connect(path: Path | str, *, busy_timeout_ms: int = 5000, mode: Mode = "write",
-            check: bool = True, migrate: bool = True) -> Store:
+            check: bool = True, migrate: bool = True, index: Any = None) -> Store:
     """Open the store at `path`: a SQLite file (`hippo.store.sqlite.database.connect`), or
-    a PostgreSQL server when `path` is a `postgresql://` URL (`hippo.store.postgres`)."""
+    a PostgreSQL server when `path` is a `postgresql://` URL (`hippo.store.postgres`).
+
+    `index`: the in-memory vector index a warm process keeps of this SQLite file
+    (`hippo.warm.vectors.WarmIndex`): the store's `vectors` answer Brain KNN from it.
+    A server's store scans its own (pgvector): no index."""
     if is_server(path):
         return postgres_module("database").connect(
             str(path), busy_timeout_ms=busy_timeout_ms, mode=mode, check=check, migrate=migrate)
     from hippo.store.sqlite.database import connect as sqlite_connect
 
     return sqlite_connect(Path(path), busy_timeout_ms=busy_timeout_ms, mode=mode, check=check,
-                          migrate=migrate)
+                          migrate=migrate, index=index)
 
 
 def skippable(exc: BaseException) -> bool:

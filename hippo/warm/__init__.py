@@ -13,18 +13,22 @@ to load and holds nothing a user can erase:
   so a vector `forget --hard` or a purge dropped is gone from memory before the next
   answer.
 
-`Hippo` asks `ACTIVE` (None in a plain CLI process) for both: `embedder` and `adopt`.
+The process that runs calls creates its `Warm` and hands it to each call through the
+call's environment (`hippo.app.environment.Environment.warm`); `Hippo` asks it for the
+embedder (`embedder`) and opens the store with the file's index (`index`). No global:
+a plain CLI process has none. Nothing here imports the search (`hippo.app.warmup` loads
+it ahead of the first call).
 """
 
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from hippo.config import Settings
     from hippo.embed import Embedder
-    from hippo.store import Store
 
 # Embedders built from nothing but their name: one instance serves every call. The others
 # (an API's) read keys and endpoints from each call's settings and are built per call.
@@ -52,20 +56,20 @@ class Warm:
                 self._embedders[name] = embed.get(name, settings)
             return self._embedders[name]
 
-    def adopt(self, db: Store) -> Any:
-        """Give a store just opened the process's in-memory vector index of its file (the
-        index, or None: a server's store, or vectors not kept)."""
-        if not self.vectors or db.path is None:
+    def index(self, database: Path | str) -> Any:
+        """The in-memory vector index of the SQLite file `database`, to open the store
+        with (`hippo.store.connect(..., index=)`); None for a server's store (a
+        `postgresql://` URL: pgvector scans its own) or when vectors are not kept."""
+        if not self.vectors or isinstance(database, str):
             return None
         from hippo.warm.vectors import WarmIndex
 
-        key = str(db.path)
+        key = str(database)
         with self._lock:
-            index = self._indexes.get(key)
-            if index is None:
-                index = self._indexes[key] = WarmIndex(db.path, self.max_bytes)
-        index.wrap(db)
-        return index
+            found = self._indexes.get(key)
+            if found is None:
+                found = self._indexes[key] = WarmIndex(Path(database), self.max_bytes)
+            return found
 
     def report(self) -> dict[str, Any]:
         """What is held: the embedders loaded, each index's vectors and bytes."""
@@ -76,37 +80,4 @@ class Warm:
                 "vectors": {path: index.report() for path, index in indexes.items()}}
 
 
-ACTIVE: Warm | None = None
-
-
-def activate(*, vectors: bool = True, max_bytes: int = 1 << 30) -> Warm:
-    """Make this process warm (a server's start); the Warm every Hippo then uses."""
-    global ACTIVE
-    if ACTIVE is None:
-        ACTIVE = Warm(vectors=vectors, max_bytes=max_bytes)
-    return ACTIVE
-
-
-def deactivate() -> None:
-    global ACTIVE
-    ACTIVE = None
-
-
-def preload(h: Any) -> None:
-    """Load what the first call would: the store's embedders, the search modules, the
-    local model's session (with full graph optimisation, the right choice for a
-    long-lived process: one pass makes onnxruntime allocate its buffers now), and the
-    Brain's vectors when this process keeps them."""
-    emb = h.embedder("brain")
-    h.embedder("echo")  # shares the loaded model when it is the same one
-    import hippo.retrieve.echo_search
-    import hippo.retrieve.pipeline  # noqa: F401 - imported now, not by the first search
-
-    if getattr(emb, "_session", None) is not None:
-        emb.embed_batch(["warm up"])
-    index = ACTIVE.adopt(h.db) if ACTIVE is not None else None
-    if index is not None:
-        index.sync(h.db)
-
-
-__all__ = ["ACTIVE", "STATELESS", "Warm", "activate", "deactivate", "preload"]
+__all__ = ["STATELESS", "Warm"]

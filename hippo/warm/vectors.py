@@ -1,7 +1,8 @@
 """The Brain's vectors of one SQLite store held in memory by a warm process, and the exact
 KNN over them (numpy), with the same hits as the store's own search.
 
-`WarmIndex.wrap` gives a store just opened a `vectors` whose `knn` first brings the arrays
+A store opened with the index (`hippo.store.connect(..., index=)`) builds its `vectors` with
+`WarmIndex.vectors`: a `WarmVectors` whose `knn` first brings the arrays
 up to date with the store's vector log (`SqliteVectors.sync`: microseconds when
 nothing changed, the changed ids' vectors when another process wrote some, everything
 again when the file, its schema or its model changed), then scans them in memory: a
@@ -77,22 +78,18 @@ class WarmIndex:
         self._last_sync: float | None = None
 
     # -- the store's side --------------------------------------------------------------
-    def wrap(self, db: Store) -> None:
-        """Make `db.vectors.knn` answer from memory (brought up to date first)."""
-        original = db.vectors
-        if isinstance(original, WarmVectors) or not hasattr(original, "sync"):
-            return
-        # `vectors` is a cached property of the SQLite store: this instance's value
-        vars(db)["vectors"] = WarmVectors(self, original)
+    def vectors(self, original: Any) -> WarmVectors:
+        """The `vectors` of a SQLite store opened with this index: its own (`original`,
+        `SqliteVectors`) with Brain `knn` answered from memory (brought up to date first)."""
+        return WarmVectors(self, original)
 
     def sync(self, db: Store) -> None:
-        """Bring the vectors in memory up to date with `db` (a full load the first time)."""
+        """Bring the vectors in memory up to date with `db`, a store opened with this index
+        (a full load the first time)."""
         vectors = db.vectors
-        if isinstance(vectors, WarmVectors):
-            vectors = vectors._original
-        if hasattr(vectors, "sync"):
-            with self._lock:
-                self._sync(vectors)
+        original = vectors._original if isinstance(vectors, WarmVectors) else vectors
+        with self._lock:
+            self._sync(original)
 
     def _sync(self, vectors: Any) -> bool:
         """True when the arrays hold the store's current vectors (lock held)."""

@@ -52,10 +52,9 @@ def store(db_path: Path) -> Path:
 
 
 def test_same_hits_as_the_store_for_every_filter(store: Path) -> None:
-    db = connect(store)
-    original = db.vectors
     index = WarmIndex(store, 1 << 30)
-    index.wrap(db)
+    db = connect(store, index=index)
+    original = db.vectors._original
     assert isinstance(db.vectors, WarmVectors)
     rng, vrng = random.Random(3), np.random.default_rng(3)
     compared = 0
@@ -74,9 +73,8 @@ def test_same_hits_as_the_store_for_every_filter(store: Path) -> None:
 
 
 def test_every_memory_filtered_out_and_k_beyond_the_store(store: Path) -> None:
-    db = connect(store)
-    original = db.vectors
-    WarmIndex(store, 1 << 30).wrap(db)
+    db = connect(store, index=WarmIndex(store, 1 << 30))
+    original = db.vectors._original
     q = unit(np.random.default_rng(1))[0].tobytes()
     for f in (MemoryFilter.search(projects=("nowhere",)), MemoryFilter.search(tags=("x", "y", "z")),
               MemoryFilter.search(types=("todo",)), MemoryFilter.search(projects=("A",), tags=("z",))):
@@ -104,7 +102,7 @@ def test_near_ties_order_as_sqlite_vec_measures_them(db_path: Path) -> None:
             db.execute("UPDATE memories SET project = NULL, status = 'active', "
                        "superseded_by = NULL WHERE id = ?", (i,))
     original = db.vectors
-    WarmIndex(db_path, 1 << 30).wrap(db)
+    db = connect(db_path, index=WarmIndex(db_path, 1 << 30))  # a warm process's open
     for f in (MemoryFilter.search(), MemoryFilter.search(projects=(None,))):
         for k in (1, 10, 50):
             assert hits(db.vectors.knn(base.tobytes(), k, f)) == hits(
@@ -112,13 +110,22 @@ def test_near_ties_order_as_sqlite_vec_measures_them(db_path: Path) -> None:
 
 
 def test_a_warm_process_searches_from_memory(store: Path) -> None:
-    """Through `Hippo`: `hippo.warm` adopts every store the process opens."""
-    import hippo
+    """Through `Hippo`: a call whose environment carries the warm engine opens its store
+    with the file's index, by construction: its vectors answer from memory, with the
+    plain store's hits."""
+    from hippo.app.environment import Environment
+    from hippo.config import load
+    from hippo.core import Hippo
     from hippo.retrieve.pipeline import search
 
-    cold = [r["id"] for r in search(hippo.open(store, embedder="hash"), "memory 12").results]
-    engine = warm.activate()
-    h = hippo.open(store, embedder="hash")
+    settings = load({"db": str(store), "embedder": "hash"})
+    plain = Hippo(settings)
+    assert not isinstance(plain.db.vectors, WarmVectors)
+    cold = [r["id"] for r in search(plain, "memory 12").results]
+    engine = warm.Warm()
+    h = Hippo(settings, env=Environment.process(warm=engine))
+    assert isinstance(h.db.vectors, WarmVectors)
+    assert h.db.vectors._index is engine.index(store)
     assert [r["id"] for r in search(h, "memory 12").results] == cold
     (report,) = engine.report()["vectors"].values()
     assert report["held"] and report["served"] >= 1

@@ -47,10 +47,9 @@ def holds(index: WarmIndex, blob: bytes) -> bool:
 
 def warm_db(path: Path, max_bytes: int = 1 << 30) -> tuple:
     """A store opened as a warm process opens it: (db, the store's own vectors, index)."""
-    db = connect(path)
-    original = db.vectors
     index = WarmIndex(path, max_bytes)
-    index.wrap(db)
+    db = connect(path, index=index)
+    original = db.vectors._original
     return db, original, index
 
 
@@ -112,9 +111,8 @@ def test_a_replaced_file_is_loaded_again(db_path: Path, tmp_path: Path) -> None:
     for suffix in ("-wal", "-shm"):
         if Path(f"{other}{suffix}").exists():
             os.replace(f"{other}{suffix}", f"{db_path}{suffix}")
-    db = connect(db_path)
-    original = db.vectors
-    index.wrap(db)
+    db = connect(db_path, index=index)
+    original = db.vectors._original
     assert hits(db.vectors.knn(q, 20, ANY)) == hits(original.knn(q, 20, ANY))
     assert index.report()["full_loads"] == 2 and index.report()["vectors"] == len(held(index))
     assert len(held(index)) == db.scalar("SELECT count(*) FROM memories_vec")
@@ -139,16 +137,14 @@ def test_a_reindex_to_another_model_and_back(cli, db_path: Path) -> None:
     assert hits(db.vectors.knn(q, 40, ANY)) == hits(original.knn(q, 40, ANY))
     assert cli("reindex", "--embedder", "alt").exit_code == 0
     q64 = Alt().embed_batch(["topic 3"])[0].astype("<f4").tobytes()
-    db2 = connect(db_path)
-    original2 = db2.vectors
-    index.wrap(db2)
+    db2 = connect(db_path, index=index)
+    original2 = db2.vectors._original
     assert hits(db2.vectors.knn(q64, 40, ANY)) == hits(original2.knn(q64, 40, ANY))
     assert index.report()["dim"] == 64 and index.report()["full_loads"] == 2
     assert cli("reindex", "--embedder", "hash").exit_code == 0
     assert cli("reindex", "--embedder", "hash", "--force").exit_code == 0  # same model
-    db3 = connect(db_path)
-    original3 = db3.vectors
-    index.wrap(db3)
+    db3 = connect(db_path, index=index)
+    original3 = db3.vectors._original
     assert hits(db3.vectors.knn(q, 40, ANY)) == hits(original3.knn(q, 40, ANY))
     assert index.report()["dim"] == 384 and index.report()["full_loads"] == 3
 
@@ -181,17 +177,16 @@ def test_an_unmigrated_file_is_searched_by_the_store(db_path: Path) -> None:
         old.execute("DROP TABLE vector_log")
         old.execute("DELETE FROM _migrations WHERE name = '0008_vector_log'")
     old.close()
-    db = connect(db_path, mode="read", migrate=False)  # as doctor opens it: no step applied
-    original = db.vectors
     index = WarmIndex(db_path, 1 << 30)
-    index.wrap(db)
+    # as doctor opens it: no step applied
+    db = connect(db_path, mode="read", migrate=False, index=index)
+    original = db.vectors._original
     q = unit(np.random.default_rng(6))[0].tobytes()
     assert hits(db.vectors.knn(q, 10, ANY)) == hits(original.knn(q, 10, ANY))
     report = index.report()
     assert not report["held"] and "vector log" in report["why_not"]
     assert not db.has_table("vector_log")  # a read never migrates
-    migrated = connect(db_path)  # a write command's open applies the step
-    index.wrap(migrated)
+    migrated = connect(db_path, index=index)  # a write command's open applies the step
     assert hits(migrated.vectors.knn(q, 10, ANY)) == hits(original.knn(q, 10, ANY))
     assert index.report()["held"] and index.report()["served"] == 1
 
@@ -266,9 +261,8 @@ def test_an_older_copy_written_over_the_file_in_place(db_path: Path, tmp_path: P
     inode = os.stat(db_path).st_ino
     shutil.copyfile(backup, db_path)
     assert os.stat(db_path).st_ino == inode and not Path(f"{db_path}-wal").exists()
-    db = connect(db_path)
-    original = db.vectors
-    index.wrap(db)
+    db = connect(db_path, index=index)
+    original = db.vectors._original
     assert hits(db.vectors.knn(q.tobytes(), 10, ANY)) == hits(original.knn(q.tobytes(), 10, ANY))
     assert 900 not in held(index) and index.report()["full_loads"] == 2
 
@@ -282,8 +276,7 @@ def test_threads_search_while_another_connection_writes(db_path: Path) -> None:
 
     def searcher(seed: int) -> None:
         try:
-            db = connect(db_path)
-            index.wrap(db)
+            db = connect(db_path, index=index)
             rng = np.random.default_rng(seed)
             for _ in range(40):
                 assert len(db.vectors.knn(unit(rng)[0].tobytes(), 5, ANY)) == 5
@@ -303,9 +296,8 @@ def test_threads_search_while_another_connection_writes(db_path: Path) -> None:
     for t in threads:
         t.join()
     assert not errors
-    db = connect(db_path)
-    original = db.vectors
-    index.wrap(db)
+    db = connect(db_path, index=index)
+    original = db.vectors._original
     q = unit(np.random.default_rng(15))[0].tobytes()
     assert hits(db.vectors.knn(q, 20, ANY)) == hits(original.knn(q, 20, ANY))
     assert held(index) == {r[0] for r in db.execute("SELECT memory_id FROM memories_vec")}
@@ -357,9 +349,8 @@ def test_a_diverged_copy_written_over_the_file_in_place(db_path: Path, tmp_path:
             add(other, 1000 + i, random.Random(i), unit(vrng)[0], project=None)
     other.close()
     assert os.stat(db_path).st_ino == inode
-    db = connect(db_path)
-    original = db.vectors
-    index.wrap(db)
+    db = connect(db_path, index=index)
+    original = db.vectors._original
     for query in (q, q2):
         assert hits(db.vectors.knn(query.tobytes(), 10, ANY)) == \
             hits(original.knn(query.tobytes(), 10, ANY))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -18,6 +19,7 @@ from hippo.store.sqlite.opening import _configure, _open, _schema
 
 if TYPE_CHECKING:
     from hippo.store.base import Mode, Row
+    from hippo.store.vectors import Vectors
 
 HAS_TABLE = "SELECT 1 FROM sqlite_master WHERE name = ?"
 # A read command's cache write waits this long for the write lock, then is skipped.
@@ -98,8 +100,10 @@ class Database(Sql, Store):  # type: ignore[misc]  # its `path` is never None
     _skippable = staticmethod(skippable)
 
     def __init__(self, conn: apsw.Connection, path: Path, busy_timeout_ms: int = 5000,
-                 mode: Mode = "write") -> None:
+                 mode: Mode = "write", index: Any = None) -> None:
         super().__init__(conn, path)
+        # A warm process's in-memory index of this file's Brain vectors (`connect`'s).
+        self._index = index
         self.label = str(path)
         self.busy_timeout_ms = busy_timeout_ms
         # "read": opened by a read command; its writes are cache writes that never wait.
@@ -108,6 +112,13 @@ class Database(Sql, Store):  # type: ignore[misc]  # its `path` is never None
 
     def _sql(self) -> Sql:
         return Sql(self.conn, self.path)
+
+    @functools.cached_property
+    def vectors(self) -> Vectors:
+        """sqlite-vec's index; with a warm index, one whose Brain KNN answers from memory
+        (`hippo.warm.vectors.WarmVectors`), built with the store."""
+        own: Vectors = self._part("vectors")
+        return own if self._index is None else self._index.vectors(own)
 
     @contextlib.contextmanager
     def waiting(self, ms: int) -> Iterator[None]:
@@ -179,7 +190,7 @@ class Database(Sql, Store):  # type: ignore[misc]  # its `path` is never None
 
 
 def connect(path: Path, *, busy_timeout_ms: int = 5000, mode: Mode = "write",
-            check: bool = True, migrate: bool = True) -> Database:
+            check: bool = True, migrate: bool = True, index: Any = None) -> Database:
     """Open the database, load sqlite-vec; refuse a file that is not hippo's.
 
     mode "write" creates the file (user-only), switches it to WAL and applies migrations.
@@ -189,6 +200,7 @@ def connect(path: Path, *, busy_timeout_ms: int = 5000, mode: Mode = "write",
     checks (done once per process; a second connection to the same file skips them).
     `migrate=False`: write mode without the schema steps (tests building an old schema);
     read mode without refusing an older schema (doctor, which reads only SQLite's own).
+    `index`: a warm process's in-memory index of the file's Brain vectors (`vectors`).
     """
     path = Path(path)
     memory = str(path) == ":memory:"
@@ -205,7 +217,7 @@ def connect(path: Path, *, busy_timeout_ms: int = 5000, mode: Mode = "write",
         if error is None:
             raise
         raise error from exc
-    db = Database(conn, path, busy_timeout_ms, mode)
+    db = Database(conn, path, busy_timeout_ms, mode, index)
     try:
         _schema(db, migrate)
     except BaseException:
