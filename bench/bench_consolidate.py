@@ -132,7 +132,7 @@ def snapshot(db: Path, to: Path) -> Path:
 
 def real_case(work: Path, n: int, frac: float, rng: random.Random) -> list[dict]:
     from hippo.core import Hippo
-    from hippo.records import from_input
+    from hippo.memory.records import from_input
 
     db = work / f"real-{n}.db"
     new = max(1, int(n * frac))
@@ -172,10 +172,11 @@ def synthetic_case(work: Path, n: int, frac: float, rng: random.Random, *, knn: 
                    full: bool) -> list[dict]:
     import numpy as np
 
-    from hippo import brain, embed
-    from hippo.records import NewMemory
+    from hippo import embed
+    from hippo.embed.cache import ensure_store, to_blob
+    from hippo.memory import brain
+    from hippo.memory.records import NewMemory
     from hippo.store import connect
-    from hippo.vectors import ensure_store, to_blob
 
     db_path = work / f"synthetic-{n}.db"
     db = connect(db_path)

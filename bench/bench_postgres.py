@@ -103,8 +103,8 @@ def open_store(location: str | Path) -> Any:
 def build(location: str | Path, n: int) -> float:
     """Fill a new store with the `n` memories; returns memories added per second."""
     import hippo
-    from hippo.brain import add_many
-    from hippo.records import from_input
+    from hippo.memory.brain import add_many
+    from hippo.memory.records import from_input
 
     types = hippo.open(None, embedder="hash").types
     db = open_store(location)
@@ -174,8 +174,8 @@ def recall(found: list[list[int]], exact: list[list[int]]) -> float:
 # -- concurrency -----------------------------------------------------------------------
 def writer(url: str, w: int, seconds: float, out: Any) -> None:
     import hippo
-    from hippo.brain import add_many
-    from hippo.records import from_input
+    from hippo.memory.brain import add_many
+    from hippo.memory.records import from_input
 
     types = hippo.open(None, embedder="hash").types
     rng = np.random.default_rng(100 + w)

@@ -120,7 +120,7 @@ def med(values: list[float]) -> float:
 # -- 1. cold processes at 10k ---------------------------------------------------------
 def build_small(path: Path, n: int) -> None:
     import hippo
-    from hippo.records import from_input
+    from hippo.memory.records import from_input
 
     h = hippo.open(path, embedder="local")
     mems = [from_input(r, h.types, default_project=None) for r in records(notes(n))]

@@ -1,4 +1,4 @@
-"""The warm engine's in-memory Brain vector scan (`hippo.warm.vectors`) against sqlite-vec's.
+"""The warm engine's in-memory Brain vector scan (`hippo.warm.index`) against sqlite-vec's.
 
 Usage: python bench/bench_warm_vectors.py [--n 100000] [--queries 30] [--k 30]
 
@@ -35,12 +35,12 @@ def build(path: Path, n: int, embedder: object = None) -> None:
     """The store (`embedder`'s table: the hashing one's by default, 384 dimensions)."""
     import numpy as np
 
+    from hippo.embed.cache import content_hash, ensure_store
     from hippo.embed.hashed import HashEmbedder
-    from hippo.memtypes import BUILTIN
-    from hippo.records import dedup_key
+    from hippo.memory.memtypes import BUILTIN
+    from hippo.memory.records import dedup_key
     from hippo.store import connect
     from hippo.timeutil import epoch, normalise
-    from hippo.vectors import content_hash, ensure_store
 
     tmp = path.with_suffix(".building")
     for p in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):

@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def measure(db: Path, base: Path, questions: list[dict[str, Any]], projects: dict[str, str],
             paths: list[Path], args: argparse.Namespace) -> dict[str, Any]:
-    from hippo.tokens import count
+    from hippo.embed.tokens import count
 
     h, env, known, mems = rc.open_store(db, args.cli, args.list)
     brain = [rc.ask_brain(h, q["question"], env) for q in questions]

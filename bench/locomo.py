@@ -53,7 +53,7 @@ def _log(msg: str) -> None:
 
 def load_brain(h: Any, convs: Sequence[lc.Conversation]) -> dict[str, int]:
     """Observations -> Brain memories via `Hippo.add`; returns counts (added, reinforced)."""
-    from hippo.records import from_input
+    from hippo.memory.records import from_input
     from hippo.retrieve.tokencache import warm_caches
 
     counts = {"memories": 0, "reinforced": 0}
@@ -99,7 +99,7 @@ def systems(h: Any) -> dict[str, Callable[[str, str, Any], list[list[str]]]]:
         return run
 
     def records(ids: Sequence[int]) -> list[list[str]]:
-        from hippo.brain import get
+        from hippo.memory.brain import get
 
         return [dia_ids(get(h.db, i)) for i in ids]
 
@@ -136,7 +136,7 @@ def forget_questions(h: Any, questions: Sequence[str]) -> int:
     """Drop the questions' cached embeddings (vectors and token matrices), so the
     first pass embeds each one as a new query even on a reused database. A text that is
     also a memory's or a chunk's keeps its cache. Returns the rows deleted."""
-    from hippo.vectors import content_hash
+    from hippo.embed.cache import content_hash
 
     hashes = {content_hash(q) for q in questions}
     mark = "%s" if type(h.db).__module__.startswith("hippo.store.postgres") else "?"

@@ -106,7 +106,7 @@ def covered_turns(h: Any) -> dict[str, set[str]]:
 
 def store_observations(h: Any, convs: list[lc.Conversation]) -> dict[int, set[str]]:
     """The dataset's observations as machine facts; memory id -> their dia_ids."""
-    from hippo.records import NewMemory
+    from hippo.memory.records import NewMemory
 
     mems = [NewMemory(text=f"{o.speaker}: {o.text}", type="fact", tier="semantic",
                       project=c.sample_id, author="machine", created_at=lc.iso(o.date),

@@ -69,7 +69,7 @@ def build_line(built: dict[str, Any]) -> str:
 # -- the store -------------------------------------------------------------------------------
 def memories(h: Any) -> list[dict[str, Any]]:
     """Every memory in the store, by id, whatever its status."""
-    from hippo.records import to_record
+    from hippo.memory.records import to_record
 
     return [to_record(r) for r in h.db.rows("SELECT * FROM memories ORDER BY id")]
 

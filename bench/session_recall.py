@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     paths = transcripts(args.data)
     print(rc.build_line(rc.build(db, paths)))
 
-    from hippo.tokens import count
+    from hippo.embed.tokens import count
 
     h, env, known, mems = rc.open_store(db, args.cli, args.list)
     counts = rc.per_session(mems, known)

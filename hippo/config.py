@@ -69,7 +69,7 @@ TABLES: Schema = {
         "match_full", "w_relevance", "w_importance", "w_freshness", "result_limit",
         "rerank_pool", "rerank_timeout_ms"), VALUE),
     "types": {ANY_NAME: dict.fromkeys(("tau_days", "tier", "frozen"), VALUE)},  # memtypes
-    "guard": {ANY_NAME: _LIMITS},  # hippo.spend.Limits, per provider (plugins' too)
+    "guard": {ANY_NAME: _LIMITS},  # hippo.paid.spend.Limits, per provider (plugins' too)
     "maintain": {  # hippo.maintain.settings.MaintainParams
         **dict.fromkeys(("threshold", "literal_guard", "merger", "knn_k", "knn_limit",
                          "batch"), VALUE),
@@ -84,7 +84,7 @@ TABLES: Schema = {
     "serve": dict.fromkeys(("auto_start", "idle_minutes", "vector_memory_mb"),
                            VALUE),  # hippo.serve.spawn.ServeParams
     "agents": dict.fromkeys(("remember_hint", "notes"),
-                            VALUE),  # hippo.agents_hint.AgentSettings
+                            VALUE),  # hippo.layers.hint.AgentSettings
 }
 
 
@@ -158,11 +158,10 @@ class Settings:
 
     @property
     def database(self) -> Path | str:
-        """The store: a SQLite file's path, or a PostgreSQL URL (`hippo.store.location`)."""
+        """The store: a SQLite file's path, or a PostgreSQL URL (`hippo.config`)."""
         value = self.values.get("db")
         if not value:
             return home_dir(self.environ) / "hippo.db"
-        from hippo.store.location import is_server
 
         return str(value) if is_server(str(value)) else Path(value).expanduser()
 
@@ -172,12 +171,44 @@ class Settings:
         db = self.database
         if isinstance(db, str):
             from hippo.errors import UsageError
-            from hippo.store.location import display
 
             raise UsageError(f"this command works on a SQLite file; {display(db)} is a "
                              "PostgreSQL server")
         return db
 
+
+# -- where a store lives: a SQLite file's path or a PostgreSQL server's URL --------
+# `--db`, `HIPPO_DB` and `db = ...` take either; a value that starts with
+# `postgresql://` (or `postgres://`) names a server, anything else a file. The URL's
+# password is never shown: `display` is what messages, JSON output and logs say.
+SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_server(value: str | Path) -> bool:
+    """True when `value` names a PostgreSQL server, not a SQLite file."""
+    return isinstance(value, str) and value.lower().startswith(SCHEMES)
+
+
+def display(value: str | Path) -> str:
+    """What to show a person: the path, or the URL without its password (and without
+    a `password=` query parameter)."""
+    if not is_server(value):
+        return str(value)
+    from urllib.parse import urlsplit
+
+    text = str(value)
+    try:
+        parts = urlsplit(text)
+        netloc = parts.netloc
+        if "@" in netloc:
+            userinfo, host = netloc.rsplit("@", 1)
+            user = userinfo.split(":", 1)[0]
+            netloc = f"{user}@{host}" if ":" in userinfo else netloc
+        query = "&".join(p if not p.lower().startswith("password=") else "password=***"
+                         for p in parts.query.split("&")) if parts.query else ""
+        return f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if query else "")
+    except ValueError:
+        return text.split("://", 1)[0] + "://…"
 
 def _read_file(path: Path) -> dict[str, Any]:
     try:

@@ -8,10 +8,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hippo import brain, config
-from hippo.memtypes import MemType, registry
-from hippo.records import NewMemory
-from hippo.vectors import check_model, embed_texts, ensure_store
+from hippo import config
+from hippo.embed.cache import check_model, embed_texts, ensure_store
+from hippo.memory import brain
+from hippo.memory.memtypes import MemType, registry
+from hippo.memory.records import NewMemory
 
 if TYPE_CHECKING:
     from hippo.app.environment import Environment

@@ -1,8 +1,8 @@
 """Mask secrets in text before anything is stored or echoed, and count them.
 
 One redactor for every write path: ingest runs it on whole messages before chunking;
-every Brain write passes through it at `hippo.records.NewMemory` (built by `add`, `add -`,
-`import`, the extractor, undo, and any future MCP `remember`) and at `hippo.brain.update`
+every Brain write passes through it at `hippo.memory.records.NewMemory` (built by `add`, `add -`,
+`import`, the extractor, undo, and any future MCP `remember`) and at `hippo.memory.brain.update`
 / `restore` (`edit --text`, merges); error lines that echo user input go through
 `hippo.errors.scrub`, which calls it too. docs/privacy.md lists what is masked.
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from hippo import spend
 from hippo.config import load
 from hippo.errors import BusyError, ConfigError, ExitCode
+from hippo.paid import spend
 from hippo.store import Store, connect
 
 T0 = datetime(2026, 3, 10, 23, 50, tzinfo=UTC).timestamp()

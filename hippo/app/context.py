@@ -46,8 +46,8 @@ def guidance(h: Hippo, *, budget: int = GUIDANCE_BUDGET, topics: Sequence[str] =
 
 def remember_hint(settings: Settings) -> list[Packed]:
     """The remember hint as a layer, unless `[agents] remember_hint = false`."""
-    from hippo.agents_hint import AgentSettings
     from hippo.layers import remember_hint as layer
+    from hippo.layers.hint import AgentSettings
 
     if not AgentSettings.from_settings(settings).remember_hint:
         return []

@@ -44,10 +44,10 @@ def extract(h: Hippo, *, extractor: str | None = None, model: str | None = None,
     """Extract memories from the Echo chunks past the watermark (`session`: that
     session's again, the watermark stays); `dry_run` writes nothing. Ctrl-C:
     `Interrupted`."""
-    from hippo import jobs
     from hippo.extract import get
     from hippo.extract.run import Extraction
     from hippo.extract.settings import ExtractSettings
+    from hippo.ops import jobs
 
     conf = ExtractSettings.from_settings(h.settings, extractor=extractor, model=model)
     try:

@@ -57,8 +57,8 @@ def ingest(h: Hippo, paths: list[Path] | None, *, idle_minutes: float | None = N
     """Read the transcripts of `paths` (None: the default folders), or the one `piped`
     in (finished by definition: no idle gate), into Echo, each file's result to `emit`;
     then the notes under the folders read. Ctrl-C: `Interrupted`."""
-    from hippo import jobs
     from hippo.ingest.run import Ingestor, default_paths, discover
+    from hippo.ops import jobs
 
     check_format(fmt)
     conf = h.settings.table("ingest")
@@ -93,9 +93,9 @@ def _notes(h: Hippo, roots: list[Path], *, default: bool, emit: Emit) -> dict[st
     instruction files of their projects, and by default the person's user-wide ones: read
     into the Brain in a job of their own (`hippo.ingest.notes`; `[agents] notes = false`
     skips it). None when there was nothing to read."""
-    from hippo import jobs
-    from hippo.agents_hint import AgentSettings
     from hippo.ingest.notes import NotesSync, found_under, present, user_files
+    from hippo.layers.hint import AgentSettings
+    from hippo.ops import jobs
 
     if not AgentSettings.from_settings(h.settings).notes:
         return None

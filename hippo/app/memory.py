@@ -36,13 +36,13 @@ class Shown:
 def get(h: Hippo, memory_id: int, *, chain: bool = True, history: bool = True) -> Shown:
     """Memory `memory_id` (UsageError when there is none), with its sources, chain and
     history."""
-    from hippo import audit, brain
+    from hippo.memory import audit, brain
 
     rec = brain.get(h.db, memory_id)
     sources = brain.sources(h.db, memory_id)
     links: dict[str, Any] = {}
     if chain:
-        from hippo.chain import chain as chain_of
+        from hippo.memory.chain import chain as chain_of
 
         links = chain_of(h.db, rec)
     return Shown(rec, sources, links, audit.history(h.db, memory_id) if history else None)
@@ -52,7 +52,7 @@ def _run_id(h: Hippo, ids: Sequence[int], run: Run | None) -> str | None:
     """An agent's run id, once every id is known to exist (a missing id opens no run)."""
     if run is None:
         return None
-    from hippo import brain
+    from hippo.memory import brain
 
     for memory_id in ids:
         brain.get(h.db, memory_id)
@@ -71,7 +71,7 @@ def change(h: Hippo, ids: Sequence[int], changes: dict[str, Any], *, action: str
            actor: str = HUMAN, run: Run | None = None) -> list[dict[str, Any]]:
     """Set `changes` (status, pinned) on every memory of `ids` in one transaction, audited
     as `action`; the records after it."""
-    from hippo import brain
+    from hippo.memory import brain
 
     run_id = _run_id(h, ids, run)
     with h.db.transaction():
@@ -83,7 +83,7 @@ def forget(h: Hippo, ids: Sequence[int], *, actor: str = HUMAN,
            run: Run | None = None) -> list[dict[str, Any]]:
     """Forget memories: a soft delete, audited and restorable. An agent (`actor` not
     "human") may not forget what a person wrote."""
-    from hippo import brain
+    from hippo.memory import brain
 
     if actor != HUMAN:
         for memory_id in ids:  # a missing id opens no run
@@ -105,7 +105,7 @@ class Purged:
 
 def purge(h: Hippo, ids: Sequence[int]) -> Purged:
     """Purge memories: their text, vectors and audit text, for good (a person's only)."""
-    from hippo import brain
+    from hippo.memory import brain
 
     with h.db.transaction():
         out = [brain.purge(h.db, memory_id, actor=HUMAN) for memory_id in ids]

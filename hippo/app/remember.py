@@ -3,7 +3,7 @@ an agent's new text for an outdated memory (the MCP `supersede` tool): stored, a
 one superseded; or, when a person wrote the old one, stored beside it as a conflict for
 them to settle.
 
-Secrets are masked on the way in (`hippo.records.NewMemory`); `redacted` counts what an
+Secrets are masked on the way in (`hippo.memory.records.NewMemory`); `redacted` counts what an
 agent's text had masked, for its reply.
 """
 
@@ -17,8 +17,8 @@ from hippo.app.memory import HUMAN, Run
 from hippo.errors import UsageError
 
 if TYPE_CHECKING:
-    from hippo.brain import Change
     from hippo.core import Hippo
+    from hippo.memory.brain import Change
 
 
 @dataclass(slots=True)
@@ -34,7 +34,7 @@ class Remembered:
     def unreviewed(self) -> bool:
         """A machine-written rule or preference: search finds it now, the rule floor
         loads it once a person verifies it."""
-        from hippo.records import unreviewed
+        from hippo.memory.records import unreviewed
 
         return unreviewed(self.change.record)
 
@@ -48,7 +48,7 @@ def remember(h: Hippo, text: Any, *, type_: str | None = None, tier: str | None 
     that project instead of the current one; `global_`: for every project. An agent's
     memory (`actor` not "human") is written by the machine, counts its masked secrets
     and belongs to its session's `run`."""
-    from hippo.records import from_input
+    from hippo.memory.records import from_input
 
     agent = actor != HUMAN
     masked = 0
@@ -100,8 +100,8 @@ def replace(h: Hippo, old_id: int, text: str, *, actor: str, run: Run,
     and importance, written by the machine) and supersede the old one. `source` is the
     new memory's provenance (`via`); what a person wrote stays as it is and the new text
     is stored as a conflict with it (`hippo list --conflicts`)."""
-    from hippo import brain
     from hippo.maintain import lifecycle
+    from hippo.memory import brain
     from hippo.redact import redact  # NewMemory masks too; this pass counts for the reply
 
     clean, masked = redact(text)
@@ -126,7 +126,7 @@ def replace(h: Hippo, old_id: int, text: str, *, actor: str, run: Run,
 def _like(h: Hippo, old: dict[str, Any], text: str, source: dict[str, Any],
           tags: Any) -> Any:
     """A machine memory of `text` shaped like `old`."""
-    from hippo.records import from_input
+    from hippo.memory.records import from_input
 
     return from_input({"text": text, "type": old["type"], "tier": old["tier"],
                        "project": old["project"], "tags": tags,
@@ -138,7 +138,7 @@ def _contradict(h: Hippo, old: dict[str, Any], text: str, masked: int, *, actor:
                 run: Run, source: dict[str, Any]) -> Replaced:
     """An agent's supersede of what a person wrote: theirs is left as it is, and the new
     text is stored as a machine memory in conflict with it, for the person to settle."""
-    from hippo import conflicts
+    from hippo.memory import conflicts
 
     mem = _like(h, old, text, {**source, "contradicts": old["id"]},
                 conflicts.tags_for(old["tags"], old["id"]))

@@ -14,8 +14,8 @@ from hippo.errors import UsageError
 def salvaged(settings: Any, store: str) -> tuple[Iterator[dict[str, Any]], Any]:
     """The records of `store` ("brain" or "echo") read past damage from the database of
     `settings`, and the report of what could not be read (complete once they are read)."""
+    from hippo.config import is_server
     from hippo.store import salvage_reader
-    from hippo.store.location import is_server
 
     if is_server(settings.database):
         raise UsageError("--salvage reads past damage in a SQLite file; a PostgreSQL "
@@ -33,7 +33,7 @@ def _rows(path: Path, store: str, reader: Any) -> Iterator[dict[str, Any]]:
     report = reader.report
     try:
         if store == "brain":
-            from hippo.records import FIELDS
+            from hippo.memory.records import FIELDS
 
             cols = list(FIELDS)
             for row in reader.read("memories", cols):
@@ -64,7 +64,7 @@ def _memory(row: dict[str, Any], report: Any) -> dict[str, Any]:
     """A salvaged memory row as its record; an unreadable JSON field becomes empty, reported."""
     import orjson
 
-    from hippo.records import to_record
+    from hippo.memory.records import to_record
 
     for name in ("tags", "source"):
         try:

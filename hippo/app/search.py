@@ -107,7 +107,7 @@ def _empty(h: Hippo, where: Scope) -> list[Note]:
     the scope's sessions (hippo has read them but learnt nothing yet, which silence would
     pass off as "nothing known"), and memories in other projects (a search from the wrong
     directory is not mistaken for an empty memory)."""
-    from hippo.brain import active_elsewhere
+    from hippo.memory.brain import active_elsewhere
 
     project = where.project or h.project
     notes = []

@@ -15,14 +15,14 @@ __all__ = ["HOOK_WAIT_MS", "display", "is_server", "team", "unwritable"]
 
 def is_server(location: str | Path) -> bool:
     """True when `location` names a PostgreSQL server, not a SQLite file."""
-    from hippo.store.location import is_server as server
+    from hippo.config import is_server as server
 
     return server(location)
 
 
 def display(location: str | Path) -> str:
     """What to show a person of `location`: the path, or the URL without its password."""
-    from hippo.store.location import display as shown
+    from hippo.config import display as shown
 
     return shown(location)
 

@@ -1,5 +1,5 @@
 """Loading ahead of the first call what a warm process's calls will use: run by `hippo
-serve` (`hippo.serve.daemon`) and `hippo mcp` (`hippo.mcp.engine`) once they start, so
+serve` (`hippo.serve.daemon`) and `hippo mcp` (`hippo.mcp.tools`) once they start, so
 `hippo.warm` itself keeps state and imports no search pipeline."""
 
 from __future__ import annotations

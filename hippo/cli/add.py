@@ -33,7 +33,7 @@ def add(
     json: JsonOpt = False,
 ) -> None:
     """Add a memory. Re-adding the same statement reinforces the existing one."""
-    from hippo.output import emit
+    from hippo.console.output import emit
 
     h = open_hippo(ctx, db=db, project=project, embedder=embedder)
     errors: list[str] = []
@@ -63,9 +63,9 @@ def _refuse_atomic(errors: list[str]) -> None:
 
 
 def _screen(items: list[tuple[int, Any]], errors: list[str], atomic: bool) -> Any:
-    """The lines to store, chosen under the write lock (`hippo.screen`); with --atomic any
+    """The lines to store, chosen under the write lock (`hippo.memory.screen`); with --atomic any
     refused line stores nothing (the transaction rolls back)."""
-    from hippo.screen import screen
+    from hippo.memory.screen import screen
 
     def keep(db: Any, mems: Any) -> list[int]:
         kept = {lineno for lineno, _ in screen(db, items, errors)}
@@ -80,7 +80,7 @@ def _read_stdin(h: object, default_project: str | None, type_: str | None,
                 tag: list[str] | None) -> tuple[list[tuple[int, Any]], list[str]]:
     import orjson
 
-    from hippo.records import from_input
+    from hippo.memory.records import from_input
 
     items, errors = [], []
     data = sys.stdin.buffer

@@ -72,7 +72,7 @@ def open_hippo(ctx: typer.Context, *, db: str | None = None, project: str | None
 
 
 def parse_ids(values: list[str]) -> list[int]:
-    from hippo.records import MAX_ID
+    from hippo.memory.records import MAX_ID
 
     out = []
     for v in values:

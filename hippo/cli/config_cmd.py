@@ -39,7 +39,7 @@ def config(ctx: typer.Context, db: DbOpt = None, json: JsonOpt = False,
     """
     from hippo import config as cfg
     from hippo.app.stores import display
-    from hippo.output import emit
+    from hippo.console.output import emit
 
     if set_:
         emit(_store_set(open_hippo(ctx, db=db), set_), json_flag=json,

@@ -71,8 +71,8 @@ def emit_layers(parts: "Sequence[Packed]", *, json_flag: bool, env: Any = None) 
     """Markdown (report on stderr) or JSON lines: one record per memory, then a summary.
     `env`: the call's streams (`hippo.app.environment`; default this process's)."""
     from hippo.app.environment import current
+    from hippo.console.output import write_json_lines
     from hippo.layers import render
-    from hippo.output import write_json_lines
 
     env = current(env)
     if json_flag:
@@ -88,7 +88,7 @@ def emit_layers(parts: "Sequence[Packed]", *, json_flag: bool, env: Any = None) 
 
 def summary(parts: "Sequence[Packed]") -> dict[str, object]:
     """The final JSON line: totals over the layers (and each layer when there are several)."""
-    from hippo import tokens
+    from hippo.embed import tokens
     from hippo.layers import render
 
     out: dict[str, object] = {
@@ -110,7 +110,7 @@ def summary(parts: "Sequence[Packed]") -> dict[str, object]:
 def report(parts: "Sequence[Packed]", text: str) -> str:
     """One stderr line: tokens printed, per layer what loaded, the ids left out and those
     waiting for a person's review."""
-    from hippo import tokens
+    from hippo.embed import tokens
 
     names = {"rule_floor": "rules", "guidance": "guidance"}
     bits = []

@@ -38,7 +38,7 @@ def cron(
     log_path = Path(os.path.abspath(log)) if log else folder / "hippo-cron.log"
     text = crontab(hippo_command(), target, str(log_path), env_to_pass(os.environ))
     if json:  # one object per crontab entry (comments and blank lines left out)
-        from hippo.output import write_json_lines
+        from hippo.console.output import write_json_lines
 
         write_json_lines({"event": "cron", "line": line} for line in text.splitlines()
                          if line.strip() and not line.lstrip().startswith("#"))

@@ -29,9 +29,9 @@ def doctor(
     place (the damaged one is kept beside it) and exits 3 when some rows were lost."""
     import os
 
-    from hippo import doctor as doc
+    from hippo.console.output import emit
     from hippo.errors import NoDatabase
-    from hippo.output import emit
+    from hippo.ops import doctor as doc
     from hippo.setup.status import checks as agent_checks
 
     try:

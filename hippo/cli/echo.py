@@ -54,8 +54,8 @@ def echo(
     from hippo.app import echo as app
     from hippo.cli.common import environment
     from hippo.cli.plain import read_text_arg
+    from hippo.console.output import emit, stderr, write_json_lines
     from hippo.errors import UsageError
-    from hippo.output import emit, stderr, write_json_lines
 
     app.check_roles(role or ())
     env = environment(ctx)  # the call's streams (`hippo.app.environment`)
@@ -87,7 +87,7 @@ def echo(
 
 
 def _shown(rec: dict[str, Any]) -> dict[str, Any]:
-    from hippo.output import day
+    from hippo.console.output import day
 
     lines = f"{rec['line_start']}-{rec['line_end']}"
     return {**rec, "date": day(rec["started_at"]), "started_at": day(rec["started_at"], wide=True),

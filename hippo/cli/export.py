@@ -28,8 +28,8 @@ def export(
     json: JsonOpt = False,  # accepted everywhere: the export is JSON lines either way
 ) -> None:
     """Export every memory (all statuses) or every Echo chunk as JSON lines, in id order."""
-    from hippo import brain
-    from hippo.output import dumps
+    from hippo.console.output import dumps
+    from hippo.memory import brain
 
     if store not in ("brain", "echo"):
         raise UsageError(f"unknown store {store!r}; choose brain or echo")
@@ -109,8 +109,9 @@ def import_(
     Memories (`hippo export`) and Echo chunks (`hippo export --store echo`), apart or in one
     stream; each memory is linked to the chunks its source names.
     With --json, a summary line on stdout too (`{"event": "summary", "imported": N, ...}`)."""
-    from hippo import brain, transfer
-    from hippo.screen import screen
+    from hippo.memory import brain
+    from hippo.memory.screen import screen
+    from hippo.ops import transfer
 
     h = open_hippo(ctx, db=db, embedder=embedder)
     stream = sys.stdin.buffer if source == "-" else _open(source)
@@ -118,7 +119,7 @@ def import_(
     active = [m for _, m in items if m.status == "active"]
     vectors = dict(zip((id(m) for m in active), h.embed([m.text for m in active])))
     chunk_vectors = transfer.prepare_chunks(h, chunks)
-    with h.db.transaction():  # ids are checked under the write lock (`hippo.screen`)
+    with h.db.transaction():  # ids are checked under the write lock (`hippo.memory.screen`)
         taken = set(h.db.memories.held(m.id for _, m in items if m.id is not None))
         if taken:
             raise HippoError(f"{len(taken)} ids already exist (e.g. {min(taken)}); "
@@ -137,7 +138,7 @@ def import_(
     sys.stderr.write(f"hippo: imported {len(mems)} memories"
                      + (f" and {n_chunks} Echo chunks\n" if n_chunks else "\n"))
     if json:
-        from hippo.output import write_json_lines
+        from hippo.console.output import write_json_lines
 
         write_json_lines([{"event": "summary", "job": "import", "imported": len(mems),
                            **({"chunks": n_chunks} if n_chunks else {}),
@@ -152,8 +153,8 @@ def _read(stream: Any, h: Any) -> tuple[list[Any], list[Any], list[str]]:
     """The lines of an export: memories (line, NewMemory), Echo chunks, and errors."""
     import orjson
 
-    from hippo import transfer
-    from hippo.records import from_input
+    from hippo.memory.records import from_input
+    from hippo.ops import transfer
 
     items, chunks, errors = [], [], []
     for lineno, raw in enumerate(stream, start=1):

@@ -45,8 +45,8 @@ def extract(
     """
     from hippo.app import extract as app
     from hippo.cli.jobout import JobOutput
-    from hippo.output import stderr
-    from hippo.progress import progress
+    from hippo.console.output import stderr
+    from hippo.console.progress import progress
 
     out = JobOutput(json)
 

@@ -14,7 +14,7 @@ COLUMNS = ("id", "status", "pinned", "text")
 def _apply(ctx: typer.Context, ids: list[str], db: object, json: bool, action: str,
            changes: dict[str, object]) -> None:
     from hippo.app import memory
-    from hippo.output import emit
+    from hippo.console.output import emit
 
     h = open_hippo(ctx, db=db)  # type: ignore[arg-type]
     emit(memory.change(h, parse_ids(ids), changes, action=action), json_flag=json,
@@ -34,7 +34,7 @@ def forget(
         _apply(ctx, ids, db, json, "forget", {"status": "deleted"})
         return
     from hippo.app import memory
-    from hippo.output import emit
+    from hippo.console.output import emit
 
     h = open_hippo(ctx, db=db)
     gone = memory.purge(h, parse_ids(ids))

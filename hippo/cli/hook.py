@@ -92,7 +92,7 @@ def hook(
     if plain:
         env.stdout.write(text)
     else:
-        from hippo.output import dumps
+        from hippo.console.output import dumps
 
         env.stdout.buffer.write(dumps({"hookSpecificOutput": {
             "hookEventName": answer_as, "additionalContext": text}}))
@@ -170,7 +170,7 @@ def _answer(ctx: typer.Context, agent: str, event: str | None, resolved: list[st
         parts = [rule_floor(h.db, where, budget)]
         if route or topics:
             parts.append(guidance(h.db, where))
-        from hippo.conflicts import waiting_line
+        from hippo.memory.conflicts import waiting_line
 
         hint = hint_layer(h.settings)
         waiting = waiting_line(h.db, h.project)

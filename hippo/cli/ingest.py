@@ -51,9 +51,9 @@ def ingest(
     """
     from hippo.app import ingest as app
     from hippo.cli.jobout import JobOutput
+    from hippo.console.output import stderr
+    from hippo.console.progress import progress
     from hippo.errors import UsageError
-    from hippo.output import stderr
-    from hippo.progress import progress
 
     app.check_format(fmt)
     stdin = [p for p in paths or [] if str(p) == "-"]

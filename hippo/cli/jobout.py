@@ -1,7 +1,7 @@
 """What a job (ingest, extract, consolidate, retire, undo) prints: JSON lines when piped or
 with --json; at a terminal, one readable line per event worth a look and a summary.
 
-At a terminal the lines go through `hippo.progress.above`, which prints them above a
+At a terminal the lines go through `hippo.console.progress.above`, which prints them above a
 running progress bar (erasing the bar's line first), so no line lands on the bar.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from hippo.output import dumps, want_json
+from hippo.console.output import dumps, want_json
 
 
 class JobOutput:
@@ -25,7 +25,7 @@ class JobOutput:
             return
         line = describe(ev)
         if line:
-            from hippo.progress import above
+            from hippo.console.progress import above
 
             above(line)
 
@@ -37,14 +37,14 @@ class JobOutput:
         if self.json:
             _write_json(ev)
             return
-        from hippo.progress import above
+        from hippo.console.progress import above
 
         above(summarise(ev))
 
 
 def _write_json(ev: dict[str, Any]) -> None:
     if sys.stdout.isatty():  # a person reads it: above the bar, if one is drawn
-        from hippo.progress import above
+        from hippo.console.progress import above
 
         above(dumps(ev).decode().rstrip("\n"), soft_wrap=True)
         return

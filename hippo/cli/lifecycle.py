@@ -17,7 +17,7 @@ IdsArg = Annotated[list[str], typer.Argument(help="Memory ids.")]
 def done(ctx: typer.Context, ids: IdsArg, db: DbOpt = None, json: JsonOpt = False) -> None:
     """Mark tasks/todos done: out of default search, kept until `hippo retire`."""
     from hippo.app import memory
-    from hippo.output import emit
+    from hippo.console.output import emit
 
     h = open_hippo(ctx, db=db)
     emit(memory.done(h, parse_ids(ids)), json_flag=json, columns=COLUMNS)
@@ -30,7 +30,7 @@ def verify(ctx: typer.Context, ids: IdsArg, db: DbOpt = None, json: JsonOpt = Fa
     (extraction, an agent) may from now on load in the rule floor (`hippo context`).
     """
     from hippo.app import memory
-    from hippo.output import emit
+    from hippo.console.output import emit
 
     h = open_hippo(ctx, db=db)
     emit(memory.verify(h, parse_ids(ids)), json_flag=json, columns=COLUMNS)
@@ -59,8 +59,8 @@ def edit(
     json: JsonOpt = False,
 ) -> None:
     """Correct a memory's text, type, tier, importance, tags or project (audited)."""
+    from hippo.console.output import emit
     from hippo.maintain import lifecycle
-    from hippo.output import emit
 
     (mid,) = parse_ids([memory_id])
     h = open_hippo(ctx, db=db)
@@ -81,7 +81,7 @@ def supersede(
 ) -> None:
     """Mark OLD as replaced by NEW: it leaves default search (see --include-superseded)."""
     from hippo.app import memory
-    from hippo.output import emit
+    from hippo.console.output import emit
 
     if (by is None) == (not clear):
         raise UsageError("give --by NEW, or --clear")

@@ -50,9 +50,9 @@ def list_(
       hippo list --conflicts
       hippo list --all-projects --limit 0 --json > all.jsonl
     """
-    from hippo import brain
-    from hippo.output import emit
-    from hippo.records import STATUSES
+    from hippo.console.output import emit
+    from hippo.memory import brain
+    from hippo.memory.records import STATUSES
     from hippo.timeutil import iso, option_time, parse_since
 
     if conflicts:
@@ -62,11 +62,11 @@ def list_(
     statuses = list(STATUSES) if status and "all" in status else (status or ["active"])
     projects = None if all_projects else [h.project, None]
     for t in type_ or []:
-        from hippo.memtypes import resolve
+        from hippo.memory.memtypes import resolve
 
         resolve(t, h.types)
     if conflicts:
-        from hippo.conflicts import open_conflicts
+        from hippo.memory.conflicts import open_conflicts
 
         found = open_conflicts(h.db, projects)
         emit(found[:limit] if limit else found, json_flag=json,
@@ -83,7 +83,7 @@ def list_(
 
 
 def _shown(rec: dict[str, Any], wide: bool) -> dict[str, Any]:
-    from hippo.output import day
+    from hippo.console.output import day
 
     return {**rec, "project": rec["project"] or "global", "date": day(rec["created_at"]),
             "created_at": day(rec["created_at"], wide=True),

@@ -29,8 +29,8 @@ GROUP = typer.Typer(name="project", callback=project, no_args_is_help=True,
 def list_(ctx: typer.Context, db: DbOpt = None, json: JsonOpt = False) -> None:
     """List every project with its memories (active and all), sessions, chunks and recorded
     worktree directories; global memories are the row without a name."""
+    from hippo.console.output import emit
     from hippo.maintain.projects import listing
-    from hippo.output import emit
 
     h = open_hippo(ctx, db=db)
     emit(listing(h.db), json_flag=json, columns=COLUMNS)
@@ -82,8 +82,8 @@ def merge(
 
 def _run(ctx: typer.Context, src: str, dst: str, *, merge: bool, dry_run: bool,
          db: DbOpt) -> None:
+    from hippo.console.output import write_json_lines
     from hippo.maintain import projects
-    from hippo.output import write_json_lines
 
     h = open_hippo(ctx, db=db)
     projects.run(h, src, dst, merge=merge, dry_run=dry_run,

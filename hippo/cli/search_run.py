@@ -28,7 +28,7 @@ def run(root: dict[str, Any], query: str, *, env: Any = None, all_projects: bool
     from hippo.app import search as app
     from hippo.app.environment import current
     from hippo.cli.search_options import REQUEST
-    from hippo.output import want_json
+    from hippo.console.output import want_json
 
     if format_ is not None and format_ not in FORMATS:
         raise UsageError(f"unknown format {format_!r}; choose {', '.join(FORMATS)}")
@@ -55,7 +55,7 @@ def run(root: dict[str, Any], query: str, *, env: Any = None, all_projects: bool
     if format_ == "markdown" and not json:
         _markdown(results, budget, out, err)
     elif json or format_ == "json" or (format_ is None and want_json(False, env)):
-        from hippo.output import write_json_lines
+        from hippo.console.output import write_json_lines
 
         write_json_lines(results, env)
     else:
@@ -115,7 +115,7 @@ def _rank(stage: dict[str, Any] | None) -> str:
 
 def _table(results: list[dict[str, Any]], explain: bool, wide: bool = False,
            env: Any = None) -> None:
-    from hippo.output import day, table
+    from hippo.console.output import day, table
 
     rows = []
     for r in results:

@@ -98,7 +98,7 @@ def _stop(files: dict[str, str]) -> None:
 
 
 def _status(files: dict[str, str], json_flag: bool) -> None:
-    from hippo.output import want_json, write_json_lines
+    from hippo.console.output import want_json, write_json_lines
     from hippo.serve import spawn
 
     answer = spawn.ask(files, "status")

@@ -43,7 +43,7 @@ def setup(
     --remove puts back what was there before. A file that cannot be parsed is refused
     (exit 78) and left as it is."""
     from hippo.app.setup import setup as app
-    from hippo.output import emit
+    from hippo.console.output import emit
 
     done = app(agent, scope, os.getcwd(), db=root_flags(ctx).get("db"), dry_run=dry_run,
                remove=remove)

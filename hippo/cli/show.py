@@ -45,7 +45,7 @@ def show(
       hippo show 7 12 --no-history --json
     """
     from hippo.app import memory
-    from hippo.output import want_json, write_json_lines
+    from hippo.console.output import want_json, write_json_lines
 
     h = open_hippo(ctx, db=db, read=True)
     out = []

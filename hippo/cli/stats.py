@@ -28,8 +28,8 @@ def stats(
       hippo stats --no-layers
       hippo stats --json | jq .echo
     """
-    from hippo.output import want_json, write_json_lines
-    from hippo.stats import collect
+    from hippo.console.output import want_json, write_json_lines
+    from hippo.ops.overview import collect
 
     h = open_hippo(ctx, db=db, project=project, read=True)
     data = collect(h.db)

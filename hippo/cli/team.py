@@ -35,7 +35,7 @@ def _emit(record: dict[str, Any], json: bool) -> None:
     never cut to a column's width)."""
     import sys
 
-    from hippo.output import want_json, write_json_lines
+    from hippo.console.output import want_json, write_json_lines
 
     if want_json(json):
         write_json_lines([record])

@@ -73,8 +73,8 @@ class Command:
 def option_values() -> dict[str, tuple[str, ...]]:
     """Completion words for options named the same across commands (--type, --tier, ...)."""
     from hippo import embed
-    from hippo.memtypes import BUILTIN, TIERS
-    from hippo.records import AUTHORS, STATUSES
+    from hippo.memory.memtypes import BUILTIN, TIERS
+    from hippo.memory.records import AUTHORS, STATUSES
 
     types = tuple(sorted(BUILTIN))
     return {"--type": types, "-t": types, "--tier": TIERS, "--status": (*STATUSES, "all"),

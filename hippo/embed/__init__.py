@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from hippo.embed.base import Embedder
 from hippo.errors import ConfigError
-from hippo.registry import Registry
+from hippo.plugins import Registry
 
 if TYPE_CHECKING:
     from hippo.config import Settings

@@ -20,7 +20,7 @@ from hippo.extract.base import (
     SessionChunks,
     SkipSession,
 )
-from hippo.registry import Registry
+from hippo.plugins import Registry
 
 if TYPE_CHECKING:
     from hippo.core import Hippo

@@ -27,13 +27,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hippo import spend
 from hippo.errors import ConfigError, ExitCode, HippoError, scrub
 from hippo.extract.base import Candidate, EchoChunk, Extractor, SessionChunks
 from hippo.extract.blocks import messages
 from hippo.extract.llm import windows
 from hippo.extract.rules import PENDING_TAGS, SUMMARY_TAGS, _Found, _summaries
 from hippo.extract.summary import statements
+from hippo.paid import spend
 
 if TYPE_CHECKING:
     from hippo.config import Settings

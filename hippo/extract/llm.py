@@ -1,7 +1,7 @@
 """The `llm` extractor: any OpenAI-compatible chat endpoint through the official client.
 
 Honours OPENAI_BASE_URL and OPENAI_API_KEY; the model, timeout and the client's own retries
-come from `[extract]`. Every request goes through `hippo.chat` (spend guard of provider
+come from `[extract]`. Every request goes through `hippo.paid.chat` (spend guard of provider
 `openai-chat`: daily call and token caps, circuit breaker shared by all processes). The
 answer is requested as structured output AND validated here; an invalid answer is asked for
 once more, then the session is skipped (SkipSession) with nothing stored; so is a request
@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from hippo.chat import Chat, ChatCounts, Invalid, Rejected, require_key
 from hippo.extract import schema
 from hippo.extract.base import Candidate, EchoChunk, Extractor, SessionChunks, SkipSession
+from hippo.paid.chat import Chat, ChatCounts, Invalid, Rejected, require_key
 
 if TYPE_CHECKING:
     from hippo.config import Settings

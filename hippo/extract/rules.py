@@ -35,7 +35,7 @@ from hippo.extract.statements import (
 from hippo.extract.subjects import Read, carry, reads_before
 from hippo.extract.summary import statements
 from hippo.extract.units import Unit, units
-from hippo.records import normalise_text
+from hippo.memory.records import normalise_text
 
 # Tags of what a compaction summary said (a pending task also carries PENDING_TAG).
 SUMMARY_TAGS = ("summary",)

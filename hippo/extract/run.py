@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from hippo import brain
 from hippo.errors import HippoError, NotFoundError, UsageError
 from hippo.extract import supersede
 from hippo.extract.base import (
@@ -34,11 +33,12 @@ from hippo.extract.base import (
 )
 from hippo.extract.write import ACTOR, Outcome, write
 from hippo.maintain.common import failpoint
+from hippo.memory import brain
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
     from hippo.extract.settings import ExtractSettings
-    from hippo.records import NewMemory
+    from hippo.memory.records import NewMemory
 
 WATERMARK = "extract.last_chunk_id"
 
@@ -126,7 +126,7 @@ def provenance(session: SessionChunks, evidence: list[int], extractor: str) -> d
 
 
 def to_memory(h: Hippo, c: Candidate, session: SessionChunks, extractor: str) -> NewMemory:
-    from hippo.records import from_input
+    from hippo.memory.records import from_input
 
     return from_input({"text": c.text, "type": c.type, "tags": c.tags,
                        "importance": round(min(max(c.importance, 0.0), 1.0), 3),

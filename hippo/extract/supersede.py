@@ -20,7 +20,7 @@
 - **A named thing given a new value** (`hippo.extract.values`: "switched from X to Y", "use
   Y instead of X", "S is now V"): the project's memories that state the old value of the same
   thing are superseded when a machine wrote them; a person's becomes a conflict instead
-  (`hippo.conflicts`: the new memory is tagged, `hippo list --conflicts` shows it).
+  (`hippo.memory.conflicts`: the new memory is tagged, `hippo list --conflicts` shows it).
 - **The newest gate**: a session's pre-commit procedure ("Before committing, run: ...")
   replaces the project's older machine-written gates: they stay `active`, superseded by the
   new one, so search and the layers return only the newest (`--as-of` the old).
@@ -36,14 +36,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from hippo import brain
 from hippo.extract.base import Candidate, SessionChunks
 from hippo.extract.closing import SOLVED, fixed, retired, solved
 from hippo.extract.evidence import STATE_TAG, count_claim, subject_of, whole_suite
 from hippo.extract.values import change as stated_change
 from hippo.extract.values import overturned
 from hippo.extract.write import ACTOR
-from hippo.records import normalise_text
+from hippo.memory import brain
+from hippo.memory.records import normalise_text
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
@@ -52,7 +52,7 @@ GATE_TAG = "gate"
 
 
 def _rows(h: Hippo, project: str | None) -> list[dict[str, Any]]:
-    from hippo.records import to_record
+    from hippo.memory.records import to_record
     from hippo.store.filters import MemoryFilter
 
     return [to_record(r) for r in h.db.memories.listing(
@@ -149,7 +149,7 @@ def _shown_done(rows: Sequence[dict[str, Any]], cand: Candidate, by: int,
 def _conflict(h: Hippo, by: int, person: int, reason: str, session: str,
               run_id: str | None) -> dict[str, Any]:
     """Mark the new machine memory `by` as contradicting the person's memory `person`."""
-    from hippo import conflicts
+    from hippo.memory import conflicts
 
     tags = brain.get(h.db, by)["tags"]
     brain.update(h.db, by, {"tags": conflicts.tags_for(tags, person)}, actor=ACTOR,

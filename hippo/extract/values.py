@@ -17,7 +17,7 @@ the payment service's port is not the auth service's) and a value of the same sh
 number, a version, a port) that is not V. Two ports of two services, two libraries of two
 roles, share a word but not the subject: they are not merged (`hippo.extract.closing.salient`
 says which words count). What it overturns is superseded when a machine wrote it, and
-becomes a conflict for a person when a person did (`hippo.conflicts`).
+becomes a conflict for a person when a person did (`hippo.memory.conflicts`).
 """
 
 from __future__ import annotations

@@ -20,14 +20,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hippo import brain
-from hippo.records import to_record
-from hippo.vectors import to_blob
+from hippo.embed.cache import to_blob
+from hippo.memory import brain
+from hippo.memory.records import to_record
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from hippo.records import NewMemory
+    from hippo.memory.records import NewMemory
     from hippo.store import Store
 
 ACTOR = "extract"

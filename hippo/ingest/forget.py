@@ -1,7 +1,7 @@
 """Removing what Echo holds: the chunks of a file that is re-read, a forgotten session.
 
 Memories citing removed chunks stay (Brain is curated apart from Echo): their links to
-them go, and the cache rows of texts no longer stored go too (`hippo.brain`).
+them go, and the cache rows of texts no longer stored go too (`hippo.memory.brain`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ def drop_file(db: Store, source_path: str) -> int:
     """Remove every chunk read from a file (it was replaced or truncated and is re-read);
     memories citing them lose those links (their re-read chunks get new ids), and the cache
     rows of texts no longer stored go."""
-    from hippo import brain
+    from hippo.memory import brain
 
     ids = db.chunks.ids_of_file(source_path)
     texts = _texts(db, ids)
@@ -34,8 +34,8 @@ def forget_session(db: Store, key: str, *, cited: list[int] | None = None) -> in
     stay, their links to it removed and `source.forgotten` naming it
     (docs/reliability.md); their ids are appended to `cited` when given. A session this
     user may not see (another's, on a team store) is not found, as one that never was."""
-    from hippo import brain
     from hippo.errors import NotFoundError
+    from hippo.memory import brain
 
     if db.chunks.session_id(key) is None:
         raise NotFoundError(f"no session {key!r} in Echo")

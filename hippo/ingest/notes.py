@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hippo.agents_hint import loaded_by
+from hippo.layers.hint import loaded_by
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
@@ -226,7 +226,7 @@ class NotesSync:
         return {**event, "status": "read", "statements": len(notes), **counts}
 
     def _current(self, tags: Sequence[str], project: str | None) -> list[dict[str, Any]]:
-        from hippo.records import to_record
+        from hippo.memory.records import to_record
         from hippo.store.filters import MemoryFilter
 
         return [to_record(r) for r in self.h.db.memories.listing(MemoryFilter(
@@ -234,7 +234,7 @@ class NotesSync:
 
     def _apply(self, nf: NoteFile, notes: Sequence[Note], key: str,
                digest: str) -> dict[str, int]:
-        from hippo.records import normalise_text
+        from hippo.memory.records import normalise_text
         from hippo.redact import redact_text
 
         db = self.h.db
@@ -264,7 +264,7 @@ class NotesSync:
         return {"added": len(added), "ended": ended, "kept": len(notes) - len(new)}
 
     def _memory(self, nf: NoteFile, note: Note) -> Any:
-        from hippo.records import from_input
+        from hippo.memory.records import from_input
 
         kind = INSTRUCTIONS_TAG if nf.instructions else NOTES_TAG
         return from_input({
@@ -277,7 +277,7 @@ class NotesSync:
             self.h.types, default_project=nf.project)
 
     def _lines(self, rec: dict[str, Any], note: Note) -> None:
-        from hippo import brain
+        from hippo.memory import brain
 
         brain.update(self.h.db, rec["id"], {"source": {**rec["source"],
                                                        "lines": list(note.lines)}},
@@ -286,7 +286,7 @@ class NotesSync:
     def _share(self, memory_id: int, nf: NoteFile) -> None:
         """A statement another notes file already gave (write-time dedup): the memory is
         this file's too, so it holds while either file says it."""
-        from hippo import brain
+        from hippo.memory import brain
 
         tags = brain.get(self.h.db, memory_id)["tags"]
         mine = file_tag(nf.path)
@@ -298,7 +298,7 @@ class NotesSync:
     def _end(self, gone: Sequence[dict[str, Any]], tag: str) -> int:
         """What a file (its tag `tag`) no longer says stops holding now, unless another
         file still says it: then it is only no longer this file's."""
-        from hippo import brain
+        from hippo.memory import brain
         from hippo.timeutil import now_iso
 
         stamp, ended = now_iso(), 0
@@ -316,8 +316,8 @@ class NotesSync:
     def _successors(self, gone: Sequence[dict[str, Any]], added: list[tuple[int, str]]) -> None:
         """An ended statement is superseded by the new one of the file that shares most of
         its words (an edited line), when one shares at least half of them."""
-        from hippo import brain
         from hippo.extract.statements import content_words
+        from hippo.memory import brain
 
         for rec in gone:
             words = content_words(rec["text"])

@@ -224,10 +224,10 @@ class Ingestor:
 
     def _store(self, path: Path, st: os.stat_result, res: ReadResult, out: FileResult,
                reread: bool) -> None:
+        from hippo.embed.tokens import count
         from hippo.ingest.chunk import chunk_messages
         from hippo.ingest.redact import redact
         from hippo.project import of_session
-        from hippo.tokens import count
 
         db = self.h.db
         skey, parent = _session_key(res, path)
@@ -259,7 +259,7 @@ class Ingestor:
         complete = res.end_offset >= st.st_size
         with db.transaction():
             if vectors is not None:  # a reindex may have swapped the model since we embedded
-                from hippo.vectors import check_model
+                from hippo.embed.cache import check_model
 
                 check_model(db, "echo", self.h.embedder("echo"))
             if reread:

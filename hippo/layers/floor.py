@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hippo.agents_hint import loaded_by
+from hippo.layers.hint import loaded_by
 from hippo.layers.pack import Packed, pack
-from hippo.records import to_record
+from hippo.memory.records import to_record
 
 if TYPE_CHECKING:
     from hippo.store import Store
@@ -75,10 +75,10 @@ def guidance_candidates(db: Store, route: Route) -> list[dict[str, Any]]:
 
 
 def remember_hint(budget: int | None = None) -> Packed:
-    """The hint that tells an agent when to write a memory (`hippo.agents_hint`), as a layer
+    """The hint that tells an agent when to write a memory (`hippo.layers.hint`), as a layer
     of its own: its budget is its size, apart from the rules' budget."""
-    from hippo import tokens
-    from hippo.agents_hint import HEADING, section
+    from hippo.embed import tokens
+    from hippo.layers.hint import HEADING, section
 
     text = section()
     cost = tokens.count(text)

@@ -1,6 +1,6 @@
 """Fit a layer's memories into a token budget and render it as compact Markdown.
 
-Tokens are counted with the shipped tokenizer (`hippo.tokens.count`, the one counter of
+Tokens are counted with the shipped tokenizer (`hippo.embed.tokens.count`, the one counter of
 every budget; ASCII text without loading the tokenizer). The reported count
 is always that of the exact text printed, never an estimate.
 """
@@ -17,7 +17,7 @@ _VISIBLE = re.compile(r"[!-~]")
 
 
 def _default_count(text: str) -> int:
-    from hippo import tokens
+    from hippo.embed import tokens
 
     return tokens.count(text)
 

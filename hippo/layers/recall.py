@@ -10,7 +10,7 @@ import importlib.util
 from typing import TYPE_CHECKING, Any
 
 from hippo.layers.floor import Route
-from hippo.records import to_record
+from hippo.memory.records import to_record
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
@@ -87,7 +87,7 @@ def render(records: list[dict[str, Any]], budget: int) -> str:
 
 def _render(records: list[dict[str, Any]], budget: int) -> str:
     from hippo.layers.pack import pack
-    from hippo.records import unreviewed
+    from hippo.memory.records import unreviewed
 
     def label(r: dict[str, Any]) -> str:
         kind = f"{r['type']}, machine-written, unverified" if unreviewed(r) else r["type"]

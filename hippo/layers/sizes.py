@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from hippo.embed.tokens import count_many
 from hippo.layers.floor import (
     FLOOR_BUDGET,
     GUIDANCE_BUDGET,
@@ -12,7 +13,6 @@ from hippo.layers.floor import (
     rule_floor,
 )
 from hippo.layers.pack import Packed, bullet
-from hippo.tokens import count_many
 
 if TYPE_CHECKING:
     from hippo.store import Store

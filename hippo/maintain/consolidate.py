@@ -14,8 +14,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hippo import brain
-from hippo.jobs import job
 from hippo.maintain import literals, neighbors
 from hippo.maintain.common import (
     OnEvent,
@@ -24,13 +22,15 @@ from hippo.maintain.common import (
     fts_backstop,
 )
 from hippo.maintain.merge import Cluster, Veto, group, merged, restate, same_words
-from hippo.records import to_record
+from hippo.memory import brain
+from hippo.memory.records import to_record
+from hippo.ops.jobs import job
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
     from hippo.maintain.llm_merge import LlmMerger
     from hippo.maintain.settings import MaintainParams
-    from hippo.memtypes import MemType
+    from hippo.memory.memtypes import MemType
     from hippo.store import Store
 
 ACTOR = "consolidate"

@@ -6,15 +6,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from hippo import brain
 from hippo.errors import UsageError
-from hippo.memtypes import TIERS, resolve
-from hippo.records import check_text, clean_tags, require_utf8
+from hippo.memory import brain
+from hippo.memory.memtypes import TIERS, resolve
+from hippo.memory.records import check_text, clean_tags, require_utf8
 from hippo.timeutil import now_iso
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
-    from hippo.memtypes import MemType
+    from hippo.memory.memtypes import MemType
     from hippo.store import Store
 
 ACTOR = "human"
@@ -143,7 +143,7 @@ def _type_changes(h: Hippo, rec: dict[str, Any], text: str | None, new_type: Mem
 def _refuse_copy(db: Store, rec: dict[str, Any], changes: dict[str, Any]) -> None:
     """An edit must not make a memory an exact copy of another live one: `add` would have
     reinforced that one instead of storing a copy, so say which one it is."""
-    from hippo.records import dedup_key
+    from hippo.memory.records import dedup_key
 
     key = dedup_key(changes.get("type", rec["type"]), changes.get("project", rec["project"]),
                     changes.get("text", rec["text"]))

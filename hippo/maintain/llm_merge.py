@@ -17,9 +17,9 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from hippo.chat import Chat, ChatCounts, Invalid, ProviderDown, Rejected, require_key
 from hippo.maintain.literals import literals, negated, words
-from hippo.spend import CapReached, CircuitOpen
+from hippo.paid.chat import Chat, ChatCounts, Invalid, ProviderDown, Rejected, require_key
+from hippo.paid.spend import CapReached, CircuitOpen
 
 if TYPE_CHECKING:
     from hippo.core import Hippo

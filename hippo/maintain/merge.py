@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hippo.brain import merge_source
+from hippo.memory.brain import merge_source
 
 _WORDS = re.compile(r"\w+")
 # What one more sighting of a learned procedure adds to its confidence (as `reinforce`).

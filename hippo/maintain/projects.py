@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hippo import brain
 from hippo.errors import HippoError, NotFoundError, UsageError
-from hippo.jobs import job
 from hippo.maintain.common import OnEvent, failpoint
-from hippo.records import dedup_key, to_record
+from hippo.memory import brain
+from hippo.memory.records import dedup_key, to_record
+from hippo.ops.jobs import job
 
 if TYPE_CHECKING:
     from hippo.core import Hippo

@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from hippo.console.progress import progress
+from hippo.embed.cache import embed_texts, store_model, to_blob
 from hippo.errors import UsageError
-from hippo.jobs import job
 from hippo.maintain.common import OnEvent, batches, failpoint
-from hippo.progress import progress
+from hippo.ops.jobs import job
 from hippo.store.vectors import STORES
-from hippo.vectors import embed_texts, store_model, to_blob
 
 if TYPE_CHECKING:
     from hippo.config import Settings
@@ -85,7 +85,7 @@ def run(h: Hippo, store: str, embedder_name: str, *, batch: int = 256, force: bo
         if old is None:
             summary["result"] = "no vectors yet; the model is recorded on first use"
             if not dry_run:
-                from hippo.vectors import ensure_store
+                from hippo.embed.cache import ensure_store
 
                 ensure_store(db, store, emb)
         elif old == (emb.model_id, emb.dimensions) and not force and pending is None:

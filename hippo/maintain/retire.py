@@ -10,17 +10,17 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from hippo import brain
 from hippo.errors import ConfigError
-from hippo.jobs import job
 from hippo.maintain.common import OnEvent, batches, failpoint
-from hippo.records import to_record
+from hippo.memory import brain
+from hippo.memory.records import to_record
+from hippo.ops.jobs import job
 from hippo.timeutil import parse
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
     from hippo.maintain.settings import MaintainParams
-    from hippo.memtypes import MemType
+    from hippo.memory.memtypes import MemType
 
 ACTOR = "retire"
 

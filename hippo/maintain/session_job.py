@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
-    from hippo.jobs import Run
+    from hippo.ops.jobs import Run
     from hippo.store import Store
 
 STATUS = "session-jobs.json"
@@ -137,7 +137,7 @@ def start(agent: str, event: str, session: str, transcript: Path, *, db: Path | 
     dropped (that later job reads the file as it is then)."""
     import subprocess
 
-    from hippo.store.location import display, is_server
+    from hippo.config import display, is_server
 
     now = time.time()
     # A server's URL reaches the job in its environment, never in its argv (which any
@@ -229,7 +229,7 @@ def _brief(job: dict[str, Any]) -> dict[str, Any]:
 
 def _alive(pid: Any) -> bool:
     """Whether `pid` is still one of our jobs (not a zombie, not a reused pid)."""
-    from hippo.jobs import _alive as alive
+    from hippo.ops.jobs import _alive as alive
 
     if not isinstance(pid, int) or not alive(pid):
         return False
@@ -252,8 +252,8 @@ class JobFailed(Exception):
 @contextlib.contextmanager
 def waiting_job(db: Store, name: str, deadline: float) -> Iterator[Run]:
     """`jobs.job(db, name)`, waiting (with backoff) while another process holds its lock."""
-    from hippo import jobs
     from hippo.errors import BusyError
+    from hippo.ops import jobs
 
     delay = 0.1
     while True:
@@ -324,8 +324,8 @@ def learn(h: Hippo, agent: str, path: Path, out: dict[str, Any], *,
 def _notes(h: Hippo, cwd: str, out: dict[str, Any], deadline: float) -> None:
     """The project's instruction files and Claude Code's notes of it (`hippo.ingest.notes`;
     off with `[agents] notes = false`); the user-wide ones are `hippo ingest`'s."""
-    from hippo.agents_hint import AgentSettings
     from hippo.ingest.notes import NotesSync, present, project_files
+    from hippo.layers.hint import AgentSettings
     from hippo.project import locate, of_session
 
     if not AgentSettings.from_settings(h.settings).notes:
@@ -361,8 +361,8 @@ def main(argv: list[str] | None = None) -> int:
                             "session": args.session, "path": args.path}
     result: dict[str, Any] = {}
     try:
+        from hippo.console.output import dumps
         from hippo.core import Hippo
-        from hippo.output import dumps
 
         h = Hippo(None, db=args.db, embedder=args.embedder)
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hippo import brain
 from hippo.errors import HippoError, NotFoundError, UsageError
-from hippo.jobs import job
 from hippo.maintain.common import OnEvent, failpoint
-from hippo.records import FIELDS, NewMemory
+from hippo.memory import brain
+from hippo.memory.records import FIELDS, NewMemory
+from hippo.ops.jobs import job
 from hippo.timeutil import now_iso
 
 if TYPE_CHECKING:

@@ -17,10 +17,10 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from hippo import __version__
-from hippo.agents_hint import REMEMBER_HINT, AgentSettings
 from hippo.errors import HippoError, scrub
-from hippo.mcp.engine import Engine
-from hippo.records import MAX_ID
+from hippo.layers.hint import REMEMBER_HINT, AgentSettings
+from hippo.mcp.tools import Engine
+from hippo.memory.records import MAX_ID
 
 INSTRUCTIONS = """\
 hippo is this user's long-term memory for coding work: curated memories (rules, decisions,
@@ -72,7 +72,7 @@ REMEMBER_PLAIN = ("Call it when you learn something a later session should know.
 
 
 def remember_description(hint: bool) -> str:
-    """The `remember` tool's description: when to call it is `hippo.agents_hint`'s one
+    """The `remember` tool's description: when to call it is `hippo.layers.hint`'s one
     text (`[agents] remember_hint = false`: a plain sentence instead)."""
     head, _, rest = REMEMBER.partition("\n\n")
     return f"{head}\n\n{REMEMBER_HINT if hint else REMEMBER_PLAIN}\n\n{rest}"

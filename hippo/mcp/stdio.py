@@ -37,8 +37,8 @@ def serve(h: Hippo, **params: Any) -> None:
     if sys.stdin.isatty():  # a person ran it by hand: say what it is waiting for
         sys.stderr.write("hippo: serving MCP on stdin/stdout for an agent's client "
                          "(docs/agents.md, MCP); Ctrl-D ends it\n")
-    from hippo.mcp.engine import Engine
     from hippo.mcp.params import McpParams
+    from hippo.mcp.tools import Engine
 
     settings = McpParams.from_table(h.settings.table("mcp"), **params)  # 78 before serving
     wire_in, wire_out = claim_stdio()

@@ -63,7 +63,7 @@ def _lexical(db: Store, query: str, f: EchoFilters) -> Callable[[], list[int] | 
 
 def semantic(h: Hippo, vector: Any, f: EchoFilters, n: int = CANDIDATES) -> list[tuple[int, float]]:
     """Chunk ids by exact cosine distance, filters applied in the same query."""
-    from hippo.vectors import to_blob
+    from hippo.embed.cache import to_blob
 
     return [(x.id, x.distance) for x in h.db.vectors.knn_chunks(to_blob(vector), n, f)]
 
@@ -76,11 +76,11 @@ def _rank(h: Hippo, query: str, f: EchoFilters, qv: Any, rankings: dict[str, lis
     """Relevance of each candidate: RRF, then late interaction over the pool and its
     session neighbours, neighbour support, and a boost for chunks in a date the query names.
     """
+    from hippo.embed.cache import to_blob
     from hippo.retrieve import dates, late, tokencache
     from hippo.retrieve.fuse import fuse
     from hippo.retrieve.score import parse_timestamp
     from hippo.timeutil import iso
-    from hippo.vectors import to_blob
 
     windows = [w.widened(params.date_slack_days) for w in dates.mentioned_dates(query)] \
         if params.date_boost > 0 and qv is not None else []
@@ -125,7 +125,7 @@ def _rank(h: Hippo, query: str, f: EchoFilters, qv: Any, rankings: dict[str, lis
 def _query_vector(h: Hippo, query: str) -> Any:
     """The query's vector from the cache, else the model. Not `Hippo.embed`: that is for
     stored text and caches its token matrix, whose ids would spell the query out."""
-    from hippo.vectors import check_model, embed_texts
+    from hippo.embed.cache import check_model, embed_texts
 
     emb = h.embedder("echo")
     check_model(h.db, "echo", emb)

@@ -21,9 +21,9 @@ VECTOR = "vector"
 # Vector candidates from inside the time windows a query names (`hippo.retrieve.late`).
 DATES = "dates"
 
-# Memory types (τ, default tier, frozen) live in `hippo.memtypes`, the one table the
+# Memory types (τ, default tier, frozen) live in `hippo.memory.memtypes`, the one table the
 # whole program uses; the pipeline reads them from `Hippo.types` (with user types).
-# Breaker and spend caps of the reranker live in `hippo.spend` ([guard.voyage]).
+# Breaker and spend caps of the reranker live in `hippo.paid.spend` ([guard.voyage]).
 
 # Upper bound on the query-hint boost: a nudge, never a re-ranking of the whole list.
 MAX_HINT_BOOST = 0.2

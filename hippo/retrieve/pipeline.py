@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from hippo.errors import HippoError, UsageError
-from hippo.memtypes import TIERS, resolve
+from hippo.memory.memtypes import TIERS, resolve
 from hippo.retrieve import candidates as stage
 from hippo.retrieve import fts, stages, vec
 from hippo.retrieve.fuse import fuse
@@ -102,7 +102,7 @@ def make_filters(h: Hippo, *, types: Sequence[str] = (), tiers: Sequence[str] = 
 
 def _cached(h: Hippo, model: str, text: str) -> bytes | None:
     """The cached vector of `text` under `model`, counting the hit without ever waiting."""
-    from hippo.vectors import content_hash
+    from hippo.embed.cache import content_hash
 
     db = h.db
     blob = db.embed_cache.get(model, content_hash(text))
@@ -127,7 +127,7 @@ def query_vector(h: Hippo, text: str, degraded: list[str],
     embedder failure is recorded in `degraded` and gives None; a store built with
     another model than the one chosen is still exit 78.
     """
-    from hippo.vectors import check_model, store_model
+    from hippo.embed.cache import check_model, store_model
 
     db = h.db
     if h.settings.origins.get("embedder") == "default":
@@ -154,7 +154,7 @@ def query_vector(h: Hippo, text: str, degraded: list[str],
                 blob, matrix = tokencache.encode_query(db, emb, text)
                 tokens.append(matrix)
                 return blob
-        from hippo.vectors import embed_texts, to_blob
+        from hippo.embed.cache import embed_texts, to_blob
 
         return to_blob(embed_texts(db, emb, [text])[0])
     except Exception as exc:  # noqa: BLE001 - provider down, key missing, timeout, ...
@@ -163,8 +163,8 @@ def query_vector(h: Hippo, text: str, degraded: list[str],
 
 
 def _records(db: Store, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-    from hippo.conflicts import mark_open
-    from hippo.records import to_record
+    from hippo.memory.conflicts import mark_open
+    from hippo.memory.records import to_record
 
     out = {r["id"]: to_record(r) for r in db.memories.get_many(ids)}
     mark_open(db, list(out.values()))  # a conflict's label says whether it still waits

@@ -1,6 +1,6 @@
 """Search results as compact Markdown for a prompt, within a token budget.
 
-Tokens are counted with the shipped tokenizer (`hippo.tokens`). Results go in rank
+Tokens are counted with the shipped tokenizer (`hippo.embed.tokens`). Results go in rank
 order; the first one that does not fit ends the list (a lower-ranked short one never
 jumps ahead). If even the best result does not fit, its text is cut to fit.
 """
@@ -31,7 +31,7 @@ def line(rec: dict[str, Any], text: str | None = None) -> str:
     """One bullet: the text on one line, then type (a machine's rule not yet reviewed says
     so), project, date and id (and the person's memory it contradicts, unsettled)."""
     body = " ".join(str(rec["text"] if text is None else text).split())
-    from hippo.conflicts import note
+    from hippo.memory.conflicts import note
 
     extra = f", superseded by #{rec['superseded_by']}" if rec.get("superseded_by") else ""
     extra += note(rec)
@@ -42,7 +42,7 @@ def label(rec: dict[str, Any]) -> str:
     """`rule, alpha, 2026-01-02`; `rule, machine-written, unverified, ...` for a rule or
     preference a machine wrote and no person reviewed: an agent must not take it for one
     of the user's own rules."""
-    from hippo.records import unreviewed
+    from hippo.memory.records import unreviewed
 
     kind = f"{rec['type']}, machine-written, unverified" if unreviewed(rec) else rec["type"]
     return f"{kind}, {rec.get('project') or 'global'}, {str(rec.get('created_at') or '')[:10]}"
@@ -50,7 +50,7 @@ def label(rec: dict[str, Any]) -> str:
 
 def _cut(rec: dict[str, Any], room: int) -> str | None:
     """The longest word-prefix of the text whose bullet fits in `room` tokens, if any."""
-    from hippo import tokens
+    from hippo.embed import tokens
 
     words = str(rec["text"]).split()
     lo, hi, best = 1, len(words), None
@@ -66,7 +66,7 @@ def _cut(rec: dict[str, Any], room: int) -> str | None:
 
 def markdown(results: Sequence[dict[str, Any]], budget: int = DEFAULT_BUDGET) -> Rendered:
     """Markdown of `results` (best first) in at most `budget` tokens; empty when none fit."""
-    from hippo import tokens
+    from hippo.embed import tokens
 
     if not results:
         return Rendered("", 0)

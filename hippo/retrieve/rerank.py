@@ -1,4 +1,4 @@
-"""Optional Voyage cross-encoder rerank (pipeline step 7), behind `hippo.spend`.
+"""Optional Voyage cross-encoder rerank (pipeline step 7), behind `hippo.paid.spend`.
 
 The reranker scores (query, memory text) pairs; the pipeline then uses that score as
 the relevance of the final blend. Every failure (no key, circuit open, cap reached,
@@ -14,8 +14,8 @@ import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from hippo import spend
-from hippo.background import Pending
+from hippo.paid import spend
+from hippo.retrieve.background import Pending
 
 if TYPE_CHECKING:
     from hippo.config import Settings

@@ -10,7 +10,7 @@ import math
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
-from hippo.memtypes import BUILTIN, MemType
+from hippo.memory.memtypes import BUILTIN, MemType
 from hippo.retrieve.params import DEFAULT_PARAMS, SearchParams
 
 _SECONDS_PER_DAY = 86400.0

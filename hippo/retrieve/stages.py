@@ -52,7 +52,7 @@ def start_lexical(db: Store, store: str, run: Callable[[Store], T], thread: str,
     """
     if db.lexical.extent(store) < min_rows:
         return lambda: run(db)
-    from hippo.background import beside
+    from hippo.retrieve.background import beside
 
     # `beside` still takes the SQLite store (issue 23 moves it behind the store).
     return beside(db, run, thread)

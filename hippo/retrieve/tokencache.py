@@ -66,8 +66,8 @@ def warm_caches(db: Store, embedder: Embedder, texts: Sequence[str]) -> int:
     `token_matrices` find everything cached, and a search never encodes a candidate.
     Embedders without token vectors are left alone (0).
     """
+    from hippo.embed.cache import content_hash, to_blob
     from hippo.timeutil import now_iso
-    from hippo.vectors import content_hash, to_blob
 
     if not can_encode_tokens(embedder):
         return 0
@@ -113,7 +113,7 @@ def encode_query(db: Store, embedder: Embedder, text: str) -> tuple[bytes, Token
     with its token ids masked by the query's own text (`QUERY_SUFFIX`): the ids would spell
     the query out, and a prompt is not a memory (docs/privacy.md).
     """
-    from hippo.vectors import to_blob
+    from hippo.embed.cache import to_blob
 
     pooled, mat = _query_forward(embedder, text)
     blob = to_blob(pooled)
@@ -154,8 +154,8 @@ def _query_forward(embedder: Embedder, text: str) -> tuple[Any, TokenMatrix]:
 
 def _store_query(db: Store, embedder: Embedder, text: str, blob: bytes | None,
                  mat: TokenMatrix) -> None:
+    from hippo.embed.cache import content_hash
     from hippo.timeutil import now_iso
-    from hippo.vectors import content_hash
 
     stamp, h = now_iso(), content_hash(text)
     if blob is not None:
@@ -166,7 +166,7 @@ def _store_query(db: Store, embedder: Embedder, text: str, blob: bytes | None,
 
 def query_cached(db: Store, embedder: Embedder, text: str) -> bool:
     """Whether both the vector and the (masked) token matrix of this query are cached."""
-    from hippo.vectors import content_hash
+    from hippo.embed.cache import content_hash
 
     h = content_hash(text)
     return (db.embed_cache.get(embedder.model_id, h) is not None
@@ -176,7 +176,7 @@ def query_cached(db: Store, embedder: Embedder, text: str) -> bool:
 def query_matrix(db: Store, embedder: Embedder, text: str) -> TokenMatrix:
     """A query's token matrix: from the cache (ids unmasked with the text itself, no
     model), else encoded now and cached masked (best effort)."""
-    from hippo.vectors import content_hash
+    from hippo.embed.cache import content_hash
 
     blob = db.embed_cache.get(embedder.model_id + QUERY_SUFFIX, content_hash(text))
     if blob is not None:
@@ -192,8 +192,8 @@ def token_matrices(db: Store, embedder: Embedder, texts: Sequence[str]) -> list[
     """Token matrices of stored `texts` (memories, chunks), from the cache when this model
     has seen the text before; those encoded here are cached. Never a query's
     (`query_matrix`): the cache keeps what a purge can find, the text of a row."""
+    from hippo.embed.cache import content_hash
     from hippo.timeutil import now_iso
-    from hippo.vectors import content_hash
 
     model = embedder.model_id + TOKENS_SUFFIX
     hashes = [content_hash(t) for t in texts]

@@ -9,8 +9,8 @@ import shutil
 from collections.abc import MutableMapping
 from typing import Any
 
-from hippo.doctor import Check
 from hippo.errors import ConfigError
+from hippo.ops.doctor import Check
 from hippo.setup import entries, files, project_root
 from hippo.setup.clients import CLIENTS, SCOPES, SERVER
 from hippo.setup.formats import of

@@ -15,8 +15,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from hippo.config import is_server
 from hippo.store.base import Mode, Row, Store
-from hippo.store.location import is_server
 from hippo.store.sqlite.database import HOOK_WAIT_MS
 from hippo.store.sqlite.errors import skippable as sqlite_skippable
 from hippo.store.sqlite.files import (
@@ -44,7 +44,7 @@ def connect(path: Path | str, *, busy_timeout_ms: int = 5000, mode: Mode = "writ
     a PostgreSQL server when `path` is a `postgresql://` URL (`hippo.store.postgres`).
 
     `index`: the in-memory vector index a warm process keeps of this SQLite file
-    (`hippo.warm.vectors.WarmIndex`): the store's `vectors` answer Brain KNN from it.
+    (`hippo.warm.index.WarmIndex`): the store's `vectors` answer Brain KNN from it.
     A server's store scans its own (pgvector): no index."""
     if is_server(path):
         return postgres_module("database").connect(

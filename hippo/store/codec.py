@@ -1,6 +1,6 @@
 """How texts and vectors travel into the store: a text's content hash (sha256 of its
 UTF-8, surrogates kept), and a vector as a little-endian float32 blob. Below the store,
-so the store imports nothing above it (`hippo.vectors` gives them to the rest)."""
+so the store imports nothing above it (`hippo.embed.cache` gives them to the rest)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from hippo.records import FIELDS
+from hippo.memory.records import FIELDS
 from hippo.store.clauses import UNVERIFIED
 from hippo.store.sql import Repository, render
 

@@ -3,7 +3,7 @@ matrices, by model and content hash (a text is embedded once).
 
 A token matrix (late interaction) is cached under the embedding model id plus a suffix
 naming its format (`#tokens-t1`, `hippo.retrieve.tokencache`): the same table, the same
-reads. Vectors are float32 blobs (`hippo.vectors.to_blob`), matrices opaque blobs
+reads. Vectors are float32 blobs (`hippo.embed.cache.to_blob`), matrices opaque blobs
 (`hippo.retrieve.tokenmatrix.TokenMatrix`).
 """
 

@@ -1,6 +1,6 @@
 """Locks and runs of the maintenance jobs (tables `locks` and `runs`).
 
-Here a job's lock is its `locks` row (`hippo.jobs` asks whether its holder's process still
+Here a job's lock is its `locks` row (`hippo.ops.jobs` asks whether its holder's process still
 lives); PostgreSQL holds an advisory lock besides (`hippo.store.postgres.jobs`)."""
 
 from __future__ import annotations

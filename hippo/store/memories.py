@@ -1,7 +1,7 @@
 """Brain memories: insert, read, update, status, provenance links.
 
 Rows are the `memories` columns as stored (`tags`/`source` as JSON text); the SPEC record
-is built from them by `hippo.records.to_record`. Which memories a listing or a search
+is built from them by `hippo.memory.records.to_record`. Which memories a listing or a search
 covers is a `MemoryFilter` (`hippo.store.filters`), made a WHERE clause by `hippo.store.clauses`. Written
 once for both backends (`hippo.store.sql`); their vectors are `hippo.store.vectors`'.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from hippo.records import FIELDS
+from hippo.memory.records import FIELDS
 from hippo.store.sql import Repository
 
 if TYPE_CHECKING:

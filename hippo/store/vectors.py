@@ -38,7 +38,7 @@ class VecHit(NamedTuple):
 class Vectors(Repository):
     """Embedding vectors of memories and chunks, and nearest-neighbour search over them.
 
-    Vectors travel as little-endian float32 blobs (`hippo.vectors.to_blob`)."""
+    Vectors travel as little-endian float32 blobs (`hippo.embed.cache.to_blob`)."""
 
     def has(self, store: str) -> bool:
         """True once `store` has its vector table (created with its first vectors)."""

@@ -1,5 +1,5 @@
 """What a long-lived hippo process keeps loaded between calls: the one warm engine that both
-`hippo serve` (`hippo.serve`) and `hippo mcp` (`hippo.mcp.engine`) run.
+`hippo serve` (`hippo.serve`) and `hippo mcp` (`hippo.mcp.tools`) run.
 
 A warm process still opens the store afresh for every call (a connection costs about a
 millisecond), so it sees every other process's writes, a replaced file, a migration, and
@@ -8,7 +8,7 @@ to load and holds nothing a user can erase:
 
 - the embedders that carry no per-call state (the local model: 0.1-0.5 s to load; the
   hashing one), shared by every call whose settings name the same one;
-- each SQLite store's Brain vectors (`hippo.warm.vectors`), scanned in memory instead of
+- each SQLite store's Brain vectors (`hippo.warm.index`), scanned in memory instead of
   by sqlite-vec and brought up to date with the store's vector log before every search,
   so a vector `forget --hard` or a purge dropped is gone from memory before the next
   answer.
@@ -40,7 +40,7 @@ class Warm:
 
     def __init__(self, *, vectors: bool = True, max_bytes: int = 1 << 30) -> None:
         self._embedders: dict[str, Embedder] = {}
-        self._indexes: dict[str, Any] = {}  # database path → hippo.warm.vectors.WarmIndex
+        self._indexes: dict[str, Any] = {}  # database path → hippo.warm.index.WarmIndex
         self._lock = threading.Lock()
         self.vectors = vectors  # scan Brain vectors in memory (SQLite stores)
         self.max_bytes = max_bytes  # what one store's vectors may take; a bigger one is not held
@@ -62,7 +62,7 @@ class Warm:
         `postgresql://` URL: pgvector scans its own) or when vectors are not kept."""
         if not self.vectors or isinstance(database, str):
             return None
-        from hippo.warm.vectors import WarmIndex
+        from hippo.warm.index import WarmIndex
 
         key = str(database)
         with self._lock:

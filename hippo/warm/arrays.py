@@ -1,4 +1,4 @@
-"""The arrays a warm index keeps one store's Brain vectors in (`hippo.warm.vectors`): one
+"""The arrays a warm index keeps one store's Brain vectors in (`hippo.warm.index`): one
 block of rows per project, so a search scans only the projects its filters name."""
 
 from __future__ import annotations

@@ -60,10 +60,10 @@ def store(cli: CLI, tmp_path: Path) -> None:
 
 @pytest.fixture
 def engines(db_path: Path) -> Iterator[Callable[..., Any]]:
-    """The MCP tools (`hippo.mcp.engine.Engine`, in-process) on a store, in a project."""
+    """The MCP tools (`hippo.mcp.tools.Engine`, in-process) on a store, in a project."""
     from hippo.core import Hippo
-    from hippo.mcp.engine import Engine
     from hippo.mcp.params import McpParams
+    from hippo.mcp.tools import Engine
 
     made: list[Any] = []
 

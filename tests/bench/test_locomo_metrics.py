@@ -413,7 +413,7 @@ def test_forget_questions_drops_only_the_questions_caches(tmp_path: Path) -> Non
     from locomo import forget_questions
 
     import hippo
-    from hippo.records import from_input
+    from hippo.memory.records import from_input
 
     h = hippo.open(tmp_path / "f.db", embedder="hash")
     try:

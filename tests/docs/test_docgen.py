@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from hippo.docgen import REPO, STALE, render_all, stale, tree, write
-from hippo.memtypes import BUILTIN
+from hippo.memory.memtypes import BUILTIN
 
 ROOT = tree()
 FILES = render_all(ROOT)

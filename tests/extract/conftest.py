@@ -24,7 +24,7 @@ def write_transcript(path: Path, session: str, turns: Sequence[tuple[str, str]],
 
 
 def memories(db_path: Path) -> list[dict]:
-    from hippo.records import to_record
+    from hippo.memory.records import to_record
 
     db = connect(db_path)
     try:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hippo import spend
+from hippo.paid import spend
 from hippo.store import connect
 from tests.extract.conftest import links, memories, meta
 from tests.extract.fake_openai import FakeOpenAI, Reply

@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from hippo import config
-from hippo.store.location import display, is_server
+from hippo.config import display, is_server
 
 URLS = [
     ("postgresql://bob:s3cret@db.example:5432/team?sslmode=require",

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from hippo.errors import UsageError
-from hippo.registry import Registry
+from hippo.plugins import Registry
 
 
 def test_builtins_load_on_first_use_and_a_plugin_registered_first_keeps_its_name() -> None:

@@ -15,14 +15,14 @@ def _fields(cls: type) -> set[str]:
 
 
 def test_the_schema_lists_every_field_the_owning_modules_read() -> None:
-    from hippo.agents_hint import AgentSettings
     from hippo.extract.settings import ExtractSettings
+    from hippo.layers.hint import AgentSettings
     from hippo.maintain.settings import MaintainParams
     from hippo.mcp.params import McpParams
-    from hippo.memtypes import MemType
+    from hippo.memory.memtypes import MemType
+    from hippo.paid.spend import Limits
     from hippo.retrieve.params import SearchParams
     from hippo.serve.spawn import ServeParams
-    from hippo.spend import Limits
 
     t = config.TABLES
     assert set(t["search"]) == _fields(SearchParams)

@@ -9,10 +9,10 @@ import pytest
 
 from hippo import embed
 from hippo.core import Hippo
+from hippo.embed.cache import embed_texts, ensure_store, from_blob, to_blob
 from hippo.errors import ConfigError, HippoError
-from hippo.records import from_input
+from hippo.memory.records import from_input
 from hippo.store import connect
-from hippo.vectors import embed_texts, ensure_store, from_blob, to_blob
 
 
 @pytest.mark.sqlite_only(reason="SQLite's file: WAL, foreign_keys pragma, sqlite-vec, "

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from hippo import brain
 from hippo.core import Hippo
-from hippo.records import from_input
+from hippo.memory import brain
+from hippo.memory.records import from_input
 from hippo.store.context import LayerScope
 from hippo.store.filters import MemoryFilter
 from hippo.store.lexical import Terms

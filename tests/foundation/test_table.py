@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hippo.output import table
+from hippo.console.output import table
 
 ROWS = [
     {"id": 3, "score": 0.95, "type": "procedure", "project": "web", "date": "2026-12-01",

@@ -35,7 +35,7 @@ def copy(src: Path, dest: Path) -> Path:
 
 
 def jobs(db: Path | str) -> dict[str, Any]:
-    from hippo.store.location import display, is_server
+    from hippo.config import display, is_server
 
     return session_job.summary(display(db) if is_server(db) else os.path.abspath(db))
 

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from hippo import brain, tokens
+from hippo.embed import tokens
 from hippo.errors import NoDatabase
+from hippo.memory import brain
 from hippo.store import connect
 
 REPORT = re.compile(r"^hippo: (\d+) tokens printed; rules (\d+) \((\d+)/(\d+) tokens")

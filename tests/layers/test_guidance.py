@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import orjson
 
-from hippo import tokens
+from hippo.embed import tokens
 
 MEMORIES = [
     {"text": "Deploy: make deploy from a clean main", "type": "procedure", "project": "A",

@@ -115,7 +115,7 @@ def test_errors_never_break_the_agent(cli, args: list[str], stdin: str, why: str
 
 
 def test_database_error_in_a_real_process(hippo_proc, tmp_path: Path, repo: Path) -> None:
-    from hippo.agents_hint import section
+    from hippo.layers.hint import section
 
     missing = tmp_path / "missing" / "dir" / "h.db"  # nothing stored yet: the hint alone
     out = subprocess.run([sys.executable, "-m", "hippo", "--db", str(missing), "hook",

@@ -1,4 +1,4 @@
-"""Budget packing, and `hippo.tokens.count` (pure Python for ASCII) against the shipped
+"""Budget packing, and `hippo.embed.tokens.count` (pure Python for ASCII) against the shipped
 tokenizer."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import string
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hippo import tokens
+from hippo.embed import tokens
 from hippo.embed.wordpiece import vocab
 from hippo.layers.pack import bullet, lower_bound, pack
 

@@ -1,4 +1,4 @@
-"""The agent is told when to write a memory: one text (`hippo.agents_hint`), at session
+"""The agent is told when to write a memory: one text (`hippo.layers.hint`), at session
 start (the hook, `hippo context --agent`) and in the MCP `remember` tool's description
 (tests/mcp/test_remember_hint.py); `[agents] remember_hint = false` turns it off."""
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hippo import tokens
-from hippo.agents_hint import HEADING, MAX_TOKENS, REMEMBER_HINT, section
+from hippo.embed import tokens
+from hippo.layers.hint import HEADING, MAX_TOKENS, REMEMBER_HINT, section
 from tests.layers.test_hook import payload
 
 

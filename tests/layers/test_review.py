@@ -43,7 +43,7 @@ def floor(cli, **kw: Path) -> tuple[str, str]:
 
 def session_start(cli, repo: Path) -> str:
     """The hook's rules: what it prints before the remember hint it ends with."""
-    from hippo.agents_hint import section
+    from hippo.layers.hint import section
 
     r = cli("hook", "claude-code", "session-start", "--plain",
             input=payload(repo, "SessionStart", source="startup"))

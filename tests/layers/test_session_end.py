@@ -13,8 +13,8 @@ from pathlib import Path
 
 import orjson
 
-from hippo import jobs as joblocks
 from hippo.maintain import session_job
+from hippo.ops import jobs as joblocks
 from hippo.store import connect
 from tests.layers.session_support import (
     CLAUDE_A,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hippo import tokens
+from hippo.embed import tokens
 from hippo.layers import layer_sizes
 from hippo.store import connect
 

@@ -9,8 +9,8 @@ import apsw
 import orjson
 import pytest
 
+from hippo.config import is_server
 from hippo.store import connect
-from hippo.store.location import is_server
 from tests.conftest import BACKEND
 
 if BACKEND == "postgres":  # the server named by HIPPO_TEST_PGDATA / HIPPO_TEST_PG_URL, read

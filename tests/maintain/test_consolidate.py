@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from hippo.config import is_server
 from hippo.store import connect
-from hippo.store.location import is_server
 
 # Every table of a PostgreSQL store's schema (the test's own).
 PG_TABLES = ("SELECT tablename FROM pg_tables WHERE schemaname = current_schema() "
@@ -159,7 +159,7 @@ def test_lock_held_exits_75(cli, seed, db_path) -> None:
     seed([{"text": CACHE}])
     db = connect(db_path)
     if is_server(db_path):  # the lock is the session's: another connection holds it
-        from hippo.jobs import acquire
+        from hippo.ops.jobs import acquire
 
         acquire(db, "job:consolidate", "consolidate-x")
     else:  # the lock is a row naming a live process
@@ -189,10 +189,10 @@ def test_bad_threshold_is_a_usage_error(cli) -> None:
 
 
 def test_member_changed_after_planning_is_skipped(cli, seed, db_path) -> None:
-    from hippo import brain
     from hippo.core import Hippo
     from hippo.maintain import consolidate
     from hippo.maintain.settings import MaintainParams
+    from hippo.memory import brain
 
     seed([{"text": CACHE}, {"text": CACHE2}])
     h = Hippo.open(db_path, embedder="hash")

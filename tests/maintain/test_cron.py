@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from hippo.config import display, is_server
 from hippo.maintain.cron import _cron_quote, crontab, hippo_command
-from hippo.store.location import display, is_server
 
 REPO = Path(__file__).resolve().parents[2]
 TEMPLATE = {"hippo": ["/path/to/hippo"], "db": "/path/to/hippo.db",

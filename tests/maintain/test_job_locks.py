@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from hippo.config import is_server
 from hippo.errors import BusyError
-from hippo.jobs import acquire, release
+from hippo.ops.jobs import acquire, release
 from hippo.store import connect
-from hippo.store.location import is_server
 
 HOLDER = (
     "import sys\n"
-    "from hippo.jobs import job\n"
+    "from hippo.ops.jobs import job\n"
     "from hippo.store import connect\n"
     "db = connect(sys.argv[1])\n"
     "with job(db, 'reindex') as run:\n"
@@ -29,11 +29,11 @@ HOLDER = (
 )
 
 
-# Another process taking the same lock, as every job does (`hippo.jobs.job`).
+# Another process taking the same lock, as every job does (`hippo.ops.jobs.job`).
 CONTENDER = (
     "import sys\n"
     "from hippo.errors import BusyError\n"
-    "from hippo.jobs import job\n"
+    "from hippo.ops.jobs import job\n"
     "from hippo.store import connect\n"
     "try:\n"
     "    with job(connect(sys.argv[1]), 'reindex') as run:\n"

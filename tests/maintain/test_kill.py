@@ -7,9 +7,9 @@ import signal
 
 import orjson
 
+from hippo.config import is_server
+from hippo.embed.cache import store_model
 from hippo.store import connect
-from hippo.store.location import is_server
-from hippo.vectors import store_model
 
 NAMES = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
          "juliet", "kilo", "lima")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from hippo.config import is_server
+from hippo.embed.cache import from_blob
 from hippo.store import connect
-from hippo.store.location import is_server
-from hippo.vectors import from_blob
 
 # What vector filters see of memory 1 (PostgreSQL: its row; vec0: its metadata columns).
 VEC_META = "SELECT type, tier, project FROM memories_vec WHERE memory_id = 1"

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from hippo import spend
 from hippo.maintain.llm_merge import check, prompt
+from hippo.paid import spend
 from hippo.store import connect
 from tests.extract.fake_openai import FakeOpenAI, Reply
 from tests.maintain.conftest import jsonl

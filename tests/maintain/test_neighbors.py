@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from hippo.config import is_server
+from hippo.embed.cache import to_blob
 from hippo.maintain.neighbors import knn_pairs, scan_pairs
 from hippo.store import connect
-from hippo.store.location import is_server
-from hippo.vectors import to_blob
 
 # PostgreSQL: the vectors carry no metadata; type and project are the memories' own.
 PG_MEMORY = ("INSERT INTO memories(id, text, type, tier, project, created_at, updated_at, "

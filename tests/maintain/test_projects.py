@@ -8,9 +8,9 @@ from pathlib import Path
 import orjson
 import pytest
 
+from hippo.config import is_server
 from hippo.project import Location, remember
 from hippo.store import connect
-from hippo.store.location import is_server
 
 
 @pytest.fixture(autouse=True)

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 from hippo import embed
+from hippo.config import is_server
 from hippo.core import Hippo
+from hippo.embed.cache import content_hash, ensure_store, from_blob, store_model, to_blob
 from hippo.embed.hashed import HashEmbedder
 from hippo.maintain import reindex
 from hippo.store import connect
-from hippo.store.location import is_server
-from hippo.vectors import content_hash, ensure_store, from_blob, store_model, to_blob
 
 
 class Alt(HashEmbedder):

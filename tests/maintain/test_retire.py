@@ -9,7 +9,7 @@ import pytest
 from hippo.errors import ConfigError
 from hippo.maintain.retire import reason, windows
 from hippo.maintain.settings import MaintainParams
-from hippo.memtypes import registry
+from hippo.memory.memtypes import registry
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 TYPES = registry()

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from hippo.core import Hippo
-from hippo.jobs import job
-from hippo.records import from_input
+from hippo.memory.records import from_input
+from hippo.ops.jobs import job
 
 TEXT = "the staging cluster is reachable through the bastion host in the eu region"
 

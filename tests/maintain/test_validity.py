@@ -9,11 +9,11 @@ from pathlib import Path
 import orjson
 import pytest
 
+from hippo.config import is_server
 from hippo.core import Hippo
-from hippo.jobs import job
 from hippo.maintain import lifecycle
+from hippo.ops.jobs import job
 from hippo.store import connect
-from hippo.store.location import is_server
 from tests.maintain.conftest import jsonl
 
 OLD = "The API listens on port 8080"

@@ -79,9 +79,9 @@ def data(result: Any) -> Any:
 def make_server(db_path: Path) -> Callable[..., Any]:
     """An MCP server on `db_path` (hash embedder, project alpha): `[mcp]` params as keywords."""
     from hippo.core import Hippo
-    from hippo.mcp.engine import Engine
     from hippo.mcp.params import McpParams
     from hippo.mcp.server import build
+    from hippo.mcp.tools import Engine
 
     made: list[Engine] = []
 

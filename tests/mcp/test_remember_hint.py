@@ -1,4 +1,4 @@
-"""The MCP `remember` tool says when to remember (`hippo.agents_hint`, the same text as
+"""The MCP `remember` tool says when to remember (`hippo.layers.hint`, the same text as
 the session start); what an agent stores stays machine-written, deduplicated, masked and
 bounded per session."""
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import anyio
 
-from hippo.agents_hint import REMEMBER_HINT
+from hippo.layers.hint import REMEMBER_HINT
 
 
 def _remember_description(server: object) -> str:

@@ -9,8 +9,8 @@ from pathlib import Path
 import anyio
 import pytest
 
+from hippo.config import display
 from hippo.store import connect
-from hippo.store.location import display
 from tests.mcp.conftest import DECISION, calls, data, hold_write_lock, text_of
 
 TOOLS = ["search", "remember", "echo", "context", "get", "supersede", "forget", "done",
@@ -275,7 +275,7 @@ def test_close_waits_for_the_model_warm_up(db_path) -> None:
     """EOF right after `initialize` closed the engine while the local model was still
     loading in its thread, and the process aborted at exit (SIGABRT, exit -6)."""
     from hippo.core import Hippo
-    from hippo.mcp.engine import Engine
+    from hippo.mcp.tools import Engine
 
     engine = Engine(Hippo(None, db=str(db_path), embedder="local"))
     engine.warm()
@@ -286,8 +286,8 @@ def test_close_waits_for_the_model_warm_up(db_path) -> None:
 
 def test_the_project_is_the_one_the_server_starts_in(db_path, tmp_path, monkeypatch) -> None:
     from hippo.core import Hippo
-    from hippo.mcp.engine import Engine
     from hippo.mcp.server import build
+    from hippo.mcp.tools import Engine
 
     repo = tmp_path / "payments-api"
     (repo / ".git").mkdir(parents=True)

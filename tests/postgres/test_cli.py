@@ -12,7 +12,7 @@ import orjson
 import psycopg
 import pytest
 
-from hippo.store.location import display
+from hippo.config import display
 
 pytestmark = pytest.mark.postgres_only(reason="needs a PostgreSQL server (the postgres pass)")
 

@@ -52,7 +52,7 @@ def readable(db: Path | str, words: list[str]) -> dict[str, list[str]]:
 
 def sentence_vectors(db: Path | str, texts: list[str]) -> list[bytes]:
     """The cached sentence vectors of `texts` (the model's, as the vector table holds them)."""
-    from hippo.vectors import content_hash
+    from hippo.embed.cache import content_hash
 
     hashes = [content_hash(t) for t in texts]
     if isinstance(db, str):

@@ -67,9 +67,9 @@ def test_edit_masks_a_new_project_and_tags(cli, db_path) -> None:  # type: ignor
 
 def test_mcp_remember_masks_project_and_tags(db_path) -> None:  # type: ignore[no-untyped-def]
     from hippo.core import Hippo
-    from hippo.mcp.engine import Engine
     from hippo.mcp.params import McpParams
     from hippo.mcp.server import build
+    from hippo.mcp.tools import Engine
     from tests.mcp.conftest import calls, data
 
     engine = Engine(Hippo(None, db=str(db_path), embedder="hash", project="alpha"),

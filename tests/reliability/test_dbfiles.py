@@ -18,8 +18,8 @@ import apsw
 import orjson
 import pytest
 
+from hippo.config import display, is_server
 from hippo.store import connect
-from hippo.store.location import display, is_server
 from tests.reliability.harness import env_for, one_line_error, run
 
 READS = (["list"], ["search", "deploy"], ["show", "1"], ["echo", "deploy"], ["context"],
@@ -75,7 +75,7 @@ def test_a_file_that_is_not_sqlite_is_refused(cli, tmp_path: Path) -> None:
 
 def test_read_commands_never_create_a_database(cli, tmp_path: Path, db_path: Path,
                                                isolated_home: Path) -> None:
-    from hippo.agents_hint import section
+    from hippo.layers.hint import section
 
     nothing = (f"hippo: database {display(db_path)} has no hippo store yet: nothing stored "
                "(`hippo add` or `hippo ingest` creates it)" if is_server(db_path) else

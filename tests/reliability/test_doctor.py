@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hippo.config import is_server
 from hippo.store import connect
-from hippo.store.location import is_server
 
 
 def checks(result) -> dict[str, dict]:  # type: ignore[no-untyped-def]

@@ -11,7 +11,7 @@ from pathlib import Path
 import apsw
 import pytest
 
-from hippo.store.location import is_server
+from hippo.config import is_server
 from tests.reliability.harness import one_line_error, run
 
 

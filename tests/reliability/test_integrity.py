@@ -373,7 +373,7 @@ def test_cycles_finds_exactly_the_nodes_that_lead_back_to_themselves() -> None:
     from hypothesis import given
     from hypothesis import strategies as st
 
-    from hippo.screen import cycles
+    from hippo.memory.screen import cycles
 
     @given(st.dictionaries(st.integers(1, 12), st.integers(1, 12), max_size=12))
     def check(edges: dict[int, int]) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from hippo.records import MAX_TEXT_CHARS
+from hippo.memory.records import MAX_TEXT_CHARS
 from hippo.retrieve.params import MAX_QUERY_CHARS
 from tests.reliability.harness import one_line_error, run
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import apsw
 import pytest
 
+from hippo.config import is_server
 from hippo.store import connect
-from hippo.store.location import is_server
 from tests.reliability.harness import server_bytes
 
 REPO = Path(__file__).resolve().parents[2]

@@ -9,8 +9,8 @@ from typing import Any
 import orjson
 import pytest
 
-from hippo import tokens
-from hippo.records import FIELDS
+from hippo.embed import tokens
+from hippo.memory.records import FIELDS
 from tests.conftest import BACKEND
 
 CLI = Callable[..., Any]

@@ -21,7 +21,7 @@ import apsw
 import pytest
 
 import hippo
-from hippo.records import from_input
+from hippo.memory.records import from_input
 from hippo.retrieve.params import SearchParams
 from hippo.retrieve.tokencache import QUERY_SUFFIX, TOKENS_SUFFIX
 from hippo.retrieve.tokenmatrix import TokenMatrix
@@ -299,7 +299,7 @@ def test_echo_encodes_only_a_new_query(cli, db_path: Path, tmp_path: Path,
 
 def test_hard_forget_erases_the_token_matrix_too(local_db: Path) -> None:
     # A token matrix stores the text's token ids: the text could be read back from it.
-    from hippo.vectors import content_hash
+    from hippo.embed.cache import content_hash
 
     h = hippo.open(local_db)
     target = next(r for r in h.db.rows("SELECT id, text FROM memories") if r["text"] == NOTES[0])

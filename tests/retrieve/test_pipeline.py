@@ -15,7 +15,7 @@ import pytest
 import hippo
 from hippo.core import Hippo
 from hippo.errors import ConfigError, UsageError
-from hippo.records import from_input
+from hippo.memory.records import from_input
 from hippo.retrieve.params import SearchParams
 from hippo.retrieve.pipeline import search
 from tests.conftest import BACKEND
@@ -125,9 +125,9 @@ def test_mmr_keeps_one_copy_of_a_repeated_fact(h: Hippo) -> None:
 def test_pipeline_mmr_matches_numpy_mmr(h: Hippo) -> None:
     import numpy as np
 
+    from hippo.embed.cache import from_blob
     from hippo.retrieve import vec
     from hippo.retrieve.mmr import mmr
-    from hippo.vectors import from_blob
 
     for i in range(8):
         add(h, f"release checklist item {i} covers {['tests', 'docs', 'tags', 'notes'][i % 4]}")
@@ -183,7 +183,7 @@ def test_time_bounds_are_exact_to_the_millisecond(h: Hippo) -> None:
 
 
 def test_inactive_and_superseded_are_left_out_unless_asked(h: Hippo) -> None:
-    from hippo import brain
+    from hippo.memory import brain
 
     old = add(h, "The API listens on port 8080")
     new = add(h, "The API listens on port 9090")
@@ -279,9 +279,9 @@ def test_a_sparse_time_range_is_searched_by_point_lookups_with_the_same_answer(
         h: Hippo) -> None:
     """A time range holding fewer than 1/70 of the store (a date named in a query) goes
     along the created_at index; its answer is the vec0 scan's, filters included."""
+    from hippo.embed.cache import to_blob
     from hippo.retrieve import vec
     from hippo.retrieve.pipeline import make_filters
-    from hippo.vectors import to_blob
 
     words = ["deploy", "cache", "billing", "retry", "schema", "queue", "backup"]
     mems = [from_input({"text": f"note {i} about the {words[i % 7]} of service {i % 11}",

@@ -11,7 +11,7 @@ import hippo
 from hippo.core import Hippo
 from hippo.embed.hashed import HashEmbedder
 from hippo.errors import ConfigError, ProviderError
-from hippo.records import from_input
+from hippo.memory.records import from_input
 from hippo.retrieve import pipeline, vec
 from hippo.retrieve.pipeline import search
 from hippo.store.filters import MemoryFilter
@@ -134,7 +134,7 @@ def test_cached_query_never_builds_the_onnx_session(db_path: Path) -> None:
 def test_vec0_and_exact_scan_agree_under_every_filter(h: Hippo) -> None:
     import random
 
-    from hippo import brain
+    from hippo.memory import brain
 
     rng = random.Random(7)
     words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa"]
@@ -180,7 +180,7 @@ def test_vec0_and_exact_scan_agree_under_every_filter(h: Hippo) -> None:
 @pytest.mark.sqlite_only(reason="FTS5's index-only ranking checked against its joined query; "
                          "Postgres ranks in one query (test_bm25_on_postgres_is_fts5s)")
 def test_fts_index_ranking_then_filters_equals_the_joined_query(h: Hippo) -> None:
-    from hippo import brain
+    from hippo.memory import brain
     from hippo.store.clauses import where as where_sql
     from hippo.store.sqlite.lexical import MATCH
 
@@ -248,7 +248,7 @@ def test_bm25_on_postgres_is_fts5s(db_path: Path, tmp_path: Path) -> None:
     rows in the same order with the same BM25 scores (FTS5's formula from stored stats)."""
     import random
 
-    from hippo import brain
+    from hippo.memory import brain
 
     rng = random.Random(11)
     words = ["backup", "restore", "replica", "vacuums", "vacuum", "indexing", "snapshot",

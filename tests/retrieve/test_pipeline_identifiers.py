@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import hippo
-from hippo.records import from_input
+from hippo.memory.records import from_input
 
 TARGETS = {
     "ERR_SSL_PROTOCOL_ERROR": "Friday standup notes: Dana owns the quarterly budget review, the "

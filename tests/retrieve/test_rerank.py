@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 import hippo
-from hippo import spend
 from hippo.core import Hippo
-from hippo.records import from_input
+from hippo.memory.records import from_input
+from hippo.paid import spend
 from hippo.retrieve.pipeline import search
 
 TEXTS = [

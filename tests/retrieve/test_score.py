@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hippo.memtypes import BUILTIN, TIERS, MemType, registry
+from hippo.memory.memtypes import BUILTIN, TIERS, MemType, registry
 from hippo.retrieve.params import BM25, DEFAULT_PARAMS, VECTOR, SearchParams
 from hippo.retrieve.score import (
     age_days,

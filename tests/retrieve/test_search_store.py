@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 import hippo
-from hippo.records import from_input
+from hippo.embed.cache import to_blob
+from hippo.memory.records import from_input
 from hippo.store import connect
 from hippo.store.filters import EchoFilters, MemoryFilter
 from hippo.store.lexical import IndexUnavailable, Terms
-from hippo.vectors import to_blob
 from tests.conftest import BACKEND
 
 # What takes the full-text index away: FTS5's table, or Postgres's generated column.

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from hippo.memtypes import BUILTIN
+from hippo.memory.memtypes import BUILTIN
 from hippo.retrieve import candidates as stage
 from hippo.retrieve import stages
 from hippo.retrieve.dates import Window

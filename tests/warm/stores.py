@@ -8,12 +8,12 @@ from pathlib import Path
 
 import numpy as np
 
+from hippo.embed.cache import ensure_store
 from hippo.embed.hashed import HashEmbedder
-from hippo.memtypes import BUILTIN
+from hippo.memory.memtypes import BUILTIN
 from hippo.store import connect
 from hippo.store.sqlite.database import Database
 from hippo.timeutil import epoch
-from hippo.vectors import ensure_store
 
 PROJECTS = (None, "A", "B", "C")
 TYPES = ("fact", "rule", "decision", "task", "preference")

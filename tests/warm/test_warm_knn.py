@@ -1,4 +1,4 @@
-"""The warm index's KNN (`hippo.warm.vectors`) gives exactly the store's hits: the same
+"""The warm index's KNN (`hippo.warm.index`) gives exactly the store's hits: the same
 ids, in the same order, at the same distances, for every kind of filter."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from hippo import warm
 from hippo.store import connect
 from hippo.store.filters import MemoryFilter
-from hippo.warm.vectors import WarmIndex, WarmVectors
+from hippo.warm.index import WarmIndex, WarmVectors
 from tests.warm.stores import TAGS, TYPES, build, stamp, unit
 
 pytestmark = pytest.mark.sqlite_only(reason="the warm index holds a SQLite file's vectors")

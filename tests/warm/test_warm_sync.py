@@ -15,7 +15,7 @@ from hippo import embed
 from hippo.embed.hashed import HashEmbedder
 from hippo.store import connect
 from hippo.store.filters import MemoryFilter
-from hippo.warm.vectors import Arrays, WarmIndex
+from hippo.warm.index import Arrays, WarmIndex
 from tests.warm.stores import DIM, add, build, unit
 
 pytestmark = pytest.mark.sqlite_only(reason="the warm index holds a SQLite file's vectors")

@@ -22,9 +22,9 @@ import psycopg
 from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 
+from hippo.config import display
 from hippo.errors import HippoError
 from hippo.store.base import Store
-from hippo.store.location import display
 from hippo.store.postgres.dialect import POSTGRES
 from hippo.store.postgres.errors import connect_error, skippable, translate
 

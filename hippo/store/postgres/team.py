@@ -19,8 +19,8 @@ from urllib.parse import quote
 import psycopg
 from psycopg import sql
 
+from hippo.config import display
 from hippo.errors import ConfigError, UsageError
-from hippo.store.location import display
 from hippo.store.postgres.errors import connect_error, translate
 from hippo.store.postgres.team_sql import secure_sql
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 class Vec(bytes):
-    """A blob (`hippo.vectors.to_blob`) to be sent as a pgvector `vector`."""
+    """A blob (`hippo.embed.cache.to_blob`) to be sent as a pgvector `vector`."""
 
 
 def _to_wire(blob: bytes) -> bytes:

@@ -116,7 +116,7 @@ class Database(Sql, Store):  # type: ignore[misc]  # its `path` is never None
     @functools.cached_property
     def vectors(self) -> Vectors:
         """sqlite-vec's index; with a warm index, one whose Brain KNN answers from memory
-        (`hippo.warm.vectors.WarmVectors`), built with the store."""
+        (`hippo.warm.index.WarmVectors`), built with the store."""
         own: Vectors = self._part("vectors")
         return own if self._index is None else self._index.vectors(own)
 

@@ -3,7 +3,7 @@
 Never edit or reorder a step that has shipped: append a new one (the SQL text of the steps
 is in `hippo.store.sqlite.schema`).
 Vector tables depend on the embedding model's dimension and are created by
-`hippo.vectors.ensure_store` when a store first receives vectors.
+`hippo.embed.cache.ensure_store` when a store first receives vectors.
 """
 
 from __future__ import annotations

@@ -255,7 +255,7 @@ DELETE FROM embed_cache WHERE model LIKE '%#tokens-t1'
   AND content_hash NOT IN (SELECT content_hash FROM echo_chunks);
 """
 
-# A warm process (`hippo.warm.vectors`) holds each store's Brain vectors in memory and must
+# A warm process (`hippo.warm.index`) holds each store's Brain vectors in memory and must
 # see every change another process makes to them before its next search. Every write of a
 # memory's vector (put, drop, hence erase) records the memory's id here under a sequence
 # number above every other one, in the same transaction: the ids changed since what a

@@ -1,5 +1,5 @@
 """SQLite: the vector log (schema step 0008), what a warm process's in-memory index syncs
-from (`hippo.warm.vectors`): every vector write records its memory's id under the next
+from (`hippo.warm.index`): every vector write records its memory's id under the next
 sequence number, in the same transaction; `sync` reads what changed since a number, or
 hands every vector over when the file is not the one the caller knew."""
 

@@ -255,7 +255,7 @@ class SqliteVectors(Vectors):
                 ) -> list[tuple[int, float]]:
         return [(int(a), float(b)) for a, b in self.db.execute(NEAREST, (query, k, type, project))]
 
-    # -- what a warm process's in-memory index reads (`hippo.warm.vectors`) --------------
+    # -- what a warm process's in-memory index reads (`hippo.warm.index`) --------------
     def sync(self, known: tuple[Any, ...] | None, seq: int,
              load: Callable[[tuple[Any, ...], dict[str, int], Iterable[tuple[Any, ...]]], None]
              ) -> VectorSync:

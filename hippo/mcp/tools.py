@@ -51,7 +51,7 @@ class Engine:
     def warm(self) -> None:
         """Open the database and load the embedding model in a background thread, so the
         server answers `initialize` at once and the first search does not pay for both."""
-        from hippo.background import Pending
+        from hippo.retrieve.background import Pending
 
         self._warm = Pending(self._load, "hippo-mcp-warm")
 
@@ -124,7 +124,7 @@ class Engine:
         `mcp`, no lock: several sessions may write at once): `hippo undo RUN` reverts
         everything the agent changed in the session."""
         if self._run is None:
-            from hippo.jobs import job
+            from hippo.ops.jobs import job
 
             self._run = self._runs.enter_context(job(self.h.db, "mcp", lock=False))
         return str(self._run.id)
@@ -234,8 +234,8 @@ class Engine:
 
     def context(self, *, route: bool = False, topic: Sequence[str] = (),
                 budget: int = 800) -> dict[str, Any]:
-        from hippo import tokens
         from hippo.app.context import context as layers
+        from hippo.embed import tokens
         from hippo.layers import render
 
         if not 0 <= budget <= 20_000:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from hippo import conflicts
+from hippo.embed.cache import store_model
 from hippo.maintain import session_job
-from hippo.vectors import store_model
+from hippo.memory import conflicts
 
 if TYPE_CHECKING:
     from hippo.store import Store

@@ -10,7 +10,7 @@ from typing import Any
 
 from hippo import timeutil
 from hippo.errors import UsageError
-from hippo.memtypes import TIERS, MemType, resolve
+from hippo.memory.memtypes import TIERS, MemType, resolve
 
 FIELDS = (
     "id", "text", "type", "tier", "project", "tags", "importance", "author", "status",

@@ -64,7 +64,7 @@ def _check_fields(obj: Mapping[str, Any]) -> None:
 
 def chunk_record(obj: Mapping[str, Any]) -> ChunkRecord:
     """An exported chunk line, checked (a UsageError names what is wrong)."""
-    from hippo.records import MAX_ID
+    from hippo.memory.records import MAX_ID
 
     unknown = [k for k in obj if k not in EXPORT_FIELDS]
     if unknown:
@@ -94,9 +94,9 @@ def prepare_chunks(h: Hippo, chunks: list[ChunkRecord]) -> list[Any]:
 def restore_chunks(db: Store, chunks: list[ChunkRecord], vectors: list[Any]) -> int:
     """Store each chunk (`prepare_chunks`) under its id, with its vector, inside the
     caller's transaction. Returns how many."""
+    from hippo.embed.cache import to_blob
     from hippo.ingest.chunk import Chunk
     from hippo.timeutil import epoch
-    from hippo.vectors import to_blob
 
     sessions: dict[str, int] = {}
     for c, vec in zip(chunks, vectors):
@@ -126,7 +126,7 @@ def _cited(source: Any) -> list[int]:
 def link_sources(db: Store, memory_ids: Iterable[int], chunk_ids: Iterable[int]) -> int:
     """Link each of `memory_ids` to the stored chunks its source names, and each memory
     that names one of `chunk_ids` to it (inside the caller's transaction). How many."""
-    from hippo import brain
+    from hippo.memory import brain
     from hippo.timeutil import now_iso
 
     new_mems, new_chunks = set(memory_ids), set(chunk_ids)

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
-from hippo import spend
 from hippo.errors import BusyError, ConfigError, HippoError, scrub
+from hippo.paid import spend
 
 if TYPE_CHECKING:
     from hippo.config import Settings

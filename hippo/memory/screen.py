@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from hippo.records import NewMemory
+    from hippo.memory.records import NewMemory
     from hippo.store import Store
 
 REFS = ("consolidated_into", "superseded_by")

@@ -3,8 +3,8 @@
 `REMEMBER_HINT` is the one text: the session-start context (`hippo hook AGENT
 session-start`, `hippo context --agent NAME`) prints it under `HEADING`, the MCP `remember`
 tool's description ends with it, and a plugin's skill quotes it (`python -c "from
-hippo.agents_hint import REMEMBER_HINT; print(REMEMBER_HINT)"`). It stays under
-`MAX_TOKENS` by hippo's own counter (`hippo.tokens`; a test checks it).
+hippo.layers.hint import REMEMBER_HINT; print(REMEMBER_HINT)"`). It stays under
+`MAX_TOKENS` by hippo's own counter (`hippo.embed.tokens`; a test checks it).
 
 `[agents]` in the config file (docs/agents.md, "The agent writes what it learned"):
 
@@ -29,7 +29,7 @@ REMEMBER_HINT = (
     "preference the person stated, where something lives, what was left to do. One "
     "self-contained statement per call; `supersede` a memory that is no longer true.")
 HEADING = "## Remembering"
-MAX_TOKENS = 80  # the hint with its heading, counted by `hippo.tokens.count`
+MAX_TOKENS = 80  # the hint with its heading, counted by `hippo.embed.tokens.count`
 
 #: The agents whose own files hippo reads, and the tag that marks what each loads itself.
 AGENTS = ("claude-code", "codex", "gemini")

@@ -64,7 +64,7 @@ def _brain_vectors(h: Hippo, fix: bool) -> Check:
     check, missing, stale = _gaps(h, "brain", "active memories without a vector",
                                   "vectors of inactive or missing memories")
     if fix and (missing or stale):
-        from hippo import brain
+        from hippo.memory import brain
 
         recs = [brain.get(h.db, i) for i in missing]
         vectors = h.embed([r["text"] for r in recs]) if recs else []
@@ -82,8 +82,8 @@ def _echo_vectors(h: Hippo, fix: bool) -> Check:
         return _no_table("echo", h.db.chunks.count(every_project=True), "chunks")
     check, missing, stale = _gaps(h, "echo", "chunks without a vector", "orphan vectors")
     if fix and (missing or stale):
+        from hippo.embed.cache import to_blob
         from hippo.timeutil import epoch
-        from hippo.vectors import to_blob
 
         rows = h.db.reindex.chunks_to_embed(missing) if missing else []
         vectors = h.embed([r["text"] for r in rows], store="echo") if rows else []
@@ -106,9 +106,9 @@ def _token_matrices(h: Hippo, fix: bool) -> Check:
     meets, a model pass each (seconds for transcript chunks). Texts written before writes
     cached them (Echo chunks before December 2026), or with `late_pool = 0`, lack one;
     `--fix` encodes them now."""
+    from hippo.embed.cache import store_model
     from hippo.retrieve import tokencache
     from hippo.retrieve.params import load_params
-    from hippo.vectors import store_model
 
     if load_params(h.settings).late_pool <= 0:
         return Check("token-matrices", True)
@@ -128,7 +128,7 @@ def _token_matrices(h: Hippo, fix: bool) -> Check:
     check = Check("token-matrices", True, f"{' and '.join(parts)} without a cached token "
                   "matrix: a search encodes each one it meets; --fix encodes them now")
     if fix:
-        from hippo.progress import progress
+        from hippo.console.progress import progress
 
         done = 0
         with progress("token matrices", total=count) as bar:
@@ -160,7 +160,7 @@ def _token_repeats(h: Hippo, fix: bool) -> Check:
         return check
     import struct
 
-    from hippo.progress import progress
+    from hippo.console.progress import progress
 
     compacted = saved = 0
     last = ("", "")
@@ -212,7 +212,7 @@ def _provenance_sessions(h: Hippo, fix: bool) -> Check:
                   f"chunk {rows[0]['chunk_id']} of session {rows[0]['session_key']})"
                   if rows else "")
     if fix and rows:
-        from hippo import brain
+        from hippo.memory import brain
 
         with h.db.transaction():
             for r in rows:
@@ -224,7 +224,7 @@ def _provenance_sessions(h: Hippo, fix: bool) -> Check:
 def _reference_cycles(h: Hippo) -> Check:
     """Chains of superseded_by or consolidated_into that lead back to where they began
     (`hippo supersede` refuses them; an import or an old hippo could write them)."""
-    from hippo.screen import cycles
+    from hippo.memory.screen import cycles
 
     rows = h.db.memories.references()
     problems = []
@@ -263,8 +263,8 @@ def _watermarks(h: Hippo, fix: bool) -> Check:
 
 
 def _models(h: Hippo) -> Check:
+    from hippo.embed.cache import store_model
     from hippo.store.vectors import STORES
-    from hippo.vectors import store_model
 
     problems = []
     for store in STORES:
@@ -283,9 +283,9 @@ def _integrity(h: Hippo, fix: bool) -> tuple[Check, list[str]]:
     """SQLite's own check of the file, before hippo reads anything from it, and the schema
     steps it lacks. A damaged file is marked (writes refuse it); `fix` salvages every
     readable row into a new file that takes its place, the old one kept aside."""
+    from hippo.config import is_server
     from hippo.errors import CorruptDatabase
     from hippo.store import clear_corrupt, connect, corrupt_marker, mark_corrupt
-    from hippo.store.location import is_server
 
     if is_server(h.settings.database):
         return _server_integrity(h, fix)

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
 def _supersede_entry(db: Store, memory_id: int) -> dict[str, Any] | None:
     """The newest audit entry that set this memory's `superseded_by`."""
-    from hippo import audit
+    from hippo.memory import audit
 
     found = None
     for entry in audit.history(db, memory_id):
@@ -26,9 +26,9 @@ def _supersede_entry(db: Store, memory_id: int) -> dict[str, Any] | None:
 def chain(db: Store, rec: dict[str, Any]) -> dict[str, Any]:
     """What `rec` replaced (`replaces`: id, text, valid_to, run_id) and what replaced it
     (`replaced_by`: id, text, at, by, run_id, and the replacing memory's source chunks)."""
-    from hippo import brain
     from hippo.errors import NotFoundError
-    from hippo.records import to_record
+    from hippo.memory import brain
+    from hippo.memory.records import to_record
 
     replaces = []
     for row in db.memories.replaced(rec["id"]):

@@ -58,8 +58,8 @@ def open_conflicts(db: Store, projects: Sequence[str | None] | None) -> list[dic
     """The open conflicts in `projects` (None: every project), newest first: each the machine
     memory's record with `conflicts_with`, the records of the person's memories it
     contradicts that are still current."""
-    from hippo import brain
-    from hippo.records import to_record
+    from hippo.memory import brain
+    from hippo.memory.records import to_record
 
     out = []
     for rec in brain.listing(db, projects=projects, tags=[TAG]):
@@ -77,7 +77,7 @@ def open_conflicts(db: Store, projects: Sequence[str | None] | None) -> list[dic
 def mark_open(db: Store, recs: Sequence[dict[str, Any]]) -> None:
     """Set `contradicts` on each record tagged as a conflict: the ids of the person's
     memories it contradicts that are still current (empty once the person settled it)."""
-    from hippo.records import to_record
+    from hippo.memory.records import to_record
 
     marked = [r for r in recs if TAG in (r.get("tags") or ())]
     ids = sorted({i for r in marked for i in targets(r["tags"])})

@@ -1,13 +1,13 @@
 """Validity in time (SPEC: `valid_from`, `valid_to`): when a new memory's source said it,
 and the `valid_to` a change of `superseded_by` brings (the chain `hippo show` prints is
-`hippo.chain`'s)."""
+`hippo.memory.chain`'s)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from hippo.records import NewMemory
+    from hippo.memory.records import NewMemory
     from hippo.store import Store
 
 

@@ -6,11 +6,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hippo import audit, validity
+from hippo.embed.cache import content_hash, from_blob
 from hippo.errors import NotFoundError, UsageError
-from hippo.records import NewMemory, to_record
+from hippo.memory import audit, validity
+from hippo.memory.records import NewMemory, to_record
 from hippo.timeutil import epoch, now_iso
-from hippo.vectors import content_hash, from_blob
 
 if TYPE_CHECKING:
     import numpy as np
@@ -201,7 +201,7 @@ def update(db: Store, memory_id: int, changes: dict[str, Any], *, actor: str, ac
     if "text" in changes:
         changes = {**changes, "text": _redacted(db, changes["text"])}
     if {"project", "tags", "source"} & set(changes):  # every stored string, not only text
-        from hippo.records import masked
+        from hippo.memory.records import masked
 
         changes = {k: masked(v) if k in ("project", "tags", "source") else v
                    for k, v in changes.items()}
@@ -210,7 +210,7 @@ def update(db: Store, memory_id: int, changes: dict[str, Any], *, actor: str, ac
     values = _column_values(changes)
     if "text" in changes or "type" in changes or "project" in changes:
         after_text = changes.get("text", before["text"])
-        from hippo.records import dedup_key
+        from hippo.memory.records import dedup_key
 
         values["dedup_key"] = dedup_key(changes.get("type", before["type"]),
                                         changes.get("project", before["project"]), after_text)
@@ -292,7 +292,7 @@ def export_rows(db: Store) -> Iterator[dict[str, Any]]:
 def restore(db: Store, rec: dict[str, Any], vector: np.ndarray | None, *, actor: str,
             action: str, run_id: str | None = None) -> dict[str, Any]:
     """Write a SPEC record back exactly (timestamps included); vec0 follows its status."""
-    from hippo.records import dedup_key
+    from hippo.memory.records import dedup_key
 
     before = get(db, rec["id"])
     rec = {**rec, "text": _redacted(db, rec["text"])}
