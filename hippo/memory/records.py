@@ -11,12 +11,8 @@ from typing import Any
 from hippo import timeutil
 from hippo.errors import UsageError
 from hippo.memory.memtypes import TIERS, MemType, resolve
+from hippo.store.memories import FIELDS  # the record's fields are the table's columns
 
-FIELDS = (
-    "id", "text", "type", "tier", "project", "tags", "importance", "author", "status",
-    "pinned", "canonical", "confidence", "created_at", "updated_at", "confirmed_at",
-    "verified_at", "consolidated_into", "superseded_by", "source", "valid_from", "valid_to",
-)
 STATUSES = ("active", "done", "consolidated", "retired", "deleted")
 AUTHORS = ("human", "machine")
 MAX_TEXT_CHARS = 20_000

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from hippo.memory.records import FIELDS
+from hippo.store.memories import FIELDS
 from hippo.store.sql import Repository, render
 
 if TYPE_CHECKING:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from hippo.memory.records import FIELDS
 from hippo.store.clauses import UNVERIFIED
+from hippo.store.memories import FIELDS
 from hippo.store.sql import Repository, render
 
 if TYPE_CHECKING:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from hippo.memory.records import FIELDS
 from hippo.store.sql import Repository
 
 if TYPE_CHECKING:
@@ -19,6 +18,12 @@ if TYPE_CHECKING:
     from hippo.store.filters import MemoryFilter
 
 
+# A memory record's fields, in its order (SPEC; `hippo.memory.records` builds the record).
+FIELDS = (
+    "id", "text", "type", "tier", "project", "tags", "importance", "author", "status",
+    "pinned", "canonical", "confidence", "created_at", "updated_at", "confirmed_at",
+    "verified_at", "consolidated_into", "superseded_by", "source", "valid_from", "valid_to",
+)
 COLUMNS = ", ".join(FIELDS)  # the record's fields, in its order
 GET = f"SELECT {COLUMNS} FROM memories WHERE id = ?"
 GET_MANY = f"SELECT {COLUMNS} FROM memories WHERE {{ids}} ORDER BY id"

@@ -105,7 +105,7 @@ class Projects(Repository):
 
     def memories(self, project: str) -> list[Row]:
         """Every memory of `project` by id, any status (brain columns and dedup_key)."""
-        from hippo.memory.records import FIELDS  # not at import: a hook reads directories only
+        from hippo.store.memories import FIELDS  # not at import: a hook reads directories only
 
         return self.db.rows(MEMORIES.format(columns=", ".join(FIELDS)), (project,))
 
