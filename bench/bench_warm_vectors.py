@@ -118,7 +118,7 @@ def main() -> None:
     store = cold.db.vectors
     store.knn(blobs[0], args.k, filters)  # page cache warm
 
-    from hippo.app.environment import Environment
+    from hippo.console.environment import Environment
 
     engine = warm.Warm()
     hot = hippo.open(path, embedder="hash", env=Environment.process(warm=engine))

@@ -90,7 +90,7 @@ TABLES: Schema = {
 
 def home_dir(environ: Mapping[str, str] | None = None) -> Path:
     """The user data dir: HIPPO_HOME first, then the platform app dir. `environ`: the
-    call's variables (`hippo.app.environment`; default this process's)."""
+    call's variables (`hippo.console.environment`; default this process's)."""
     env = (os.environ if environ is None else environ).get("HIPPO_HOME")
     if env:
         return Path(env).expanduser()

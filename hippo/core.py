@@ -15,7 +15,7 @@ from hippo.memory.memtypes import MemType, registry
 from hippo.memory.records import NewMemory
 
 if TYPE_CHECKING:
-    from hippo.app.environment import Environment
+    from hippo.console.environment import Environment
     from hippo.embed import Embedder
     from hippo.project import Location
     from hippo.store import Store
@@ -56,7 +56,7 @@ class Hippo:
                  env: Environment | None = None, location: Location | None = None,
                  read: bool = False, busy_timeout_ms: int | None = None,
                  **flags: Any) -> None:
-        from hippo.app.environment import current
+        from hippo.console.environment import current
 
         # What the call runs in: its variables, its directory, a long-lived process's warm
         # engine (`env.warm`: the loaded embedders, the in-memory vector indexes).
@@ -72,7 +72,7 @@ class Hippo:
     @classmethod
     def open(cls, db: str | os.PathLike[str] | None = None, *, env: Environment | None = None,
              **flags: Any) -> Hippo:
-        """`env`: what the calls run in (`hippo.app.environment`; default this process's)."""
+        """`env`: what the calls run in (`hippo.console.environment`; default this process's)."""
         environ = env.environ if env is not None else None
         return cls(config.load({"db": str(db) if db else None, **flags}, environ), env=env)
 

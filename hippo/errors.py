@@ -35,7 +35,7 @@ def scrub(text: str, environ: Mapping[str, str] | None = None) -> str:
     Providers (and proxies in front of them) may quote the key they were sent in an error
     body, and an error about a bad input line may quote the line; such text reaches
     stderr, JSON output and the database only through here. `environ`: the call's
-    variables (`hippo.app.environment`), default this process's.
+    variables (`hippo.console.environment`), default this process's.
     """
     for name, value in (os.environ if environ is None else environ).items():
         if len(value) >= 8 and name.upper().endswith(SECRET_SUFFIXES) and value in text:

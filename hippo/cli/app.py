@@ -45,8 +45,9 @@ def root(
     env = environment(ctx)  # the call's (`hippo.cli.main` gives it as the context's obj)
     if debug:
         env.set_debug()
+    given = ctx.obj if isinstance(ctx.obj, dict) else {}
     ctx.obj = {"db": str(db) if db else None, "project": project, "embedder": embedder,
-               "env": env}
+               "env": env, "face": given.get("face")}
 
 
 __all__ = ["app"]

@@ -10,7 +10,7 @@ from hippo.cli.plain import hippo_for
 from hippo.errors import UsageError
 
 if TYPE_CHECKING:
-    from hippo.app.environment import Environment
+    from hippo.console.environment import Environment
 
 JsonOpt = Annotated[
     bool, typer.Option("--json", help="JSON lines on stdout even at a terminal.")
@@ -40,13 +40,13 @@ EmbedderOpt = Annotated[
 def root_flags(ctx: typer.Context) -> dict[str, Any]:
     """The flags given before the command name (--db, --project, --embedder)."""
     root = ctx.find_root()
-    return {k: v for k, v in (root.obj or {}).items() if k != "env"}
+    return {k: v for k, v in (root.obj or {}).items() if k not in ("env", "face")}
 
 
 def environment(ctx: typer.Context | None) -> Environment:
-    """What the call runs in (`hippo.app.environment`): the one `hippo.cli.main` gave the
+    """What the call runs in (`hippo.console.environment`): the one `hippo.cli.main` gave the
     root context as `obj`, else (a test's CliRunner) this process's at the call."""
-    from hippo.app.environment import Environment
+    from hippo.console.environment import Environment
 
     obj = ctx.find_root().obj if ctx is not None else None
     env = obj.get("env") if isinstance(obj, dict) else None

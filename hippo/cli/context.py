@@ -69,8 +69,8 @@ def hint_layer(settings: object) -> "list[Packed]":
 
 def emit_layers(parts: "Sequence[Packed]", *, json_flag: bool, env: Any = None) -> None:
     """Markdown (report on stderr) or JSON lines: one record per memory, then a summary.
-    `env`: the call's streams (`hippo.app.environment`; default this process's)."""
-    from hippo.app.environment import current
+    `env`: the call's streams (`hippo.console.environment`; default this process's)."""
+    from hippo.console.environment import current
     from hippo.console.output import write_json_lines
     from hippo.layers import render
 

@@ -58,7 +58,7 @@ def echo(
     from hippo.errors import UsageError
 
     app.check_roles(role or ())
-    env = environment(ctx)  # the call's streams (`hippo.app.environment`)
+    env = environment(ctx)  # the call's streams (`hippo.console.environment`)
     h = open_hippo(ctx, db=db, embedder=embedder, read=not forget_session)
     if forget_session:
         gone = app.forget_session(h, forget_session)

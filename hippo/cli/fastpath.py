@@ -71,7 +71,7 @@ def parse(argv: list[str]) -> Call | None:
 
 
 def run(call: Call, env: Any) -> None:
-    """Run the search in `env` (`hippo.app.environment.Environment`: the call's streams,
+    """Run the search in `env` (`hippo.console.environment.Environment`: the call's streams,
     variables and cwd)."""
     from hippo.cli.search_run import run as search
 

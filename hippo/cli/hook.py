@@ -73,7 +73,7 @@ def hook(
     stderr, exit 0.
     """
     resolved: list[str] = []  # the event, once known (what an error line says was lost)
-    env = environment(ctx)  # the call's streams and variables (`hippo.app.environment`)
+    env = environment(ctx)  # the call's streams and variables (`hippo.console.environment`)
     try:
         text, answer_as = _answer(ctx, agent, event, resolved, budget=budget, route=route,
                                   topics=tuple(topic or ()), limit=limit, min_score=min_score,

@@ -99,7 +99,7 @@ def parse(argv: list[str]) -> tuple[dict[str, Any], str, str] | None:
 
 def run(root: dict[str, Any], agent: str, event: str, env: Any) -> None:
     """The hook, never failing the agent: nothing on stdout, one line on stderr, exit 0.
-    `env`: the call's streams and variables (`hippo.app.environment`)."""
+    `env`: the call's streams and variables (`hippo.console.environment`)."""
     if root.get("debug"):
         env.set_debug()
     try:

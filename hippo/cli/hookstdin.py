@@ -30,7 +30,7 @@ def read_stdin(parse: Callable[[bytes], object], stream: Any = None) -> bytes:
     waited for EOF has been seen cancelled at every exit), so a hook that waited for EOF
     would hang until the agent gives up on it. Nothing complete within STDIN_WAIT_S of the
     process's first read is an error. A person typing at a terminal ends with Ctrl-D.
-    `stream`: the call's stdin (`hippo.app.environment`; default this process's)."""
+    `stream`: the call's stdin (`hippo.console.environment`; default this process's)."""
     stdin = sys.stdin if stream is None else stream
     try:
         fd = stdin.fileno()

@@ -8,7 +8,7 @@ else (other commands, --help, any argument in doubt) goes to the Typer app in
 while the agent shuts down (`hippo.cli.hook_learn`). Both paths run the same command body
 and end here on error.
 
-Every path reads and writes through the call's `Environment` (`hippo.app.environment`:
+Every path reads and writes through the call's `Environment` (`hippo.console.environment`:
 streams, their tty answers, variables, cwd, a warm process's engine): this process's own,
 or the one the warm server builds for a client's call (`hippo.serve.execute`).
 """
@@ -24,7 +24,7 @@ TYPE_CHECKING = False  # not typing's: a call the warm server answers imports li
 if TYPE_CHECKING:
     from typing import Any
 
-    from hippo.app.environment import Environment
+    from hippo.console.environment import Environment
     from hippo.serve.client import Outcome
 
 
@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None, env: Environment | None = None, *,
     if served is not None and served.absent:
         _START.append(argv)  # after the call, before the process ends (`_leave` too)
     if env is None:
-        from hippo.app.environment import Environment
+        from hippo.console.environment import Environment
 
         env = Environment.process(stdin=_stdin_back(served))
     debug = "--debug" in argv or env.debug
@@ -204,7 +204,10 @@ def _typer_app(argv: list[str], env: Environment) -> None:
         from click import exceptions as click  # type: ignore[no-redef]
 
     try:
-        code = app(prog_name="hippo", args=argv, standalone_mode=False, obj={"env": env})
+        # `face`: this command line, for `hippo serve` to run its calls with (the server
+        # imports no face: hippo.serve.execute.Face)
+        code = app(prog_name="hippo", args=argv, standalone_mode=False,
+                   obj={"env": env, "face": (main, _app)})
     except click.NoArgsIsHelpError as exc:  # `hippo`, `hippo project`: the help
         exc.show(file=err)
         sys.exit(int(ExitCode.USAGE))

@@ -13,7 +13,7 @@ def hippo_for(root: dict[str, Any], *, db: str | None = None, project: str | Non
 
     `location`: where the call works when that is not the cwd (a hook's `cwd`). `read`: a
     read command, which never creates, migrates or converts the file (docs/usage.md).
-    `env`: what the call runs in (`hippo.app.environment`; default this process's)."""
+    `env`: what the call runs in (`hippo.console.environment`; default this process's)."""
     from hippo.core import Hippo
 
     flags = dict(root)

@@ -24,10 +24,10 @@ def run(root: dict[str, Any], query: str, *, env: Any = None, all_projects: bool
 
     `min_score` None: 0 (keep all), but for --format markdown, text for a prompt, the
     prompt hook's floor, so a message about nothing stored prints nothing. `env`: what the
-    call runs in (`hippo.app.environment`: streams, variables, cwd; default this process's)."""
+    call runs in (`hippo.console.environment`: streams, variables, cwd; default this process's)."""
     from hippo.app import search as app
-    from hippo.app.environment import current
     from hippo.cli.search_options import REQUEST
+    from hippo.console.environment import current
     from hippo.console.output import want_json
 
     if format_ is not None and format_ not in FORMATS:

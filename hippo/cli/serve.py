@@ -48,16 +48,19 @@ def serve(
     elif detach:
         _detach(flag, files, idle_minutes)
     else:
-        _foreground(flag, idle_minutes)
+        _foreground(flag, idle_minutes, ctx.find_root().obj.get("face"))
 
 
-def _foreground(flag: Any, idle_minutes: float | None) -> None:
+def _foreground(flag: Any, idle_minutes: float | None, face: Any) -> None:
+    """Serve in this process; `face`: `hippo.cli.main`'s main and Click command, which
+    `main` gave the root context (so neither side imports the other)."""
     from hippo.serve import address
     from hippo.serve.daemon import run
+    from hippo.serve.execute import Face
     from hippo.serve.server import AlreadyRunning
 
     try:
-        why = run(flag, idle_minutes=idle_minutes)
+        why = run(flag, face=Face(*face), idle_minutes=idle_minutes)
     except AlreadyRunning as exc:
         sys.stderr.write(f"hippo: a server for this database is already running (pid {exc})\n")
         return

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from hippo.app.environment import Environment
+    from hippo.console.environment import Environment
 
 _OPTS: int | None = None
 # Line breaks besides \n that JSON leaves raw but some line readers split on (Python's
@@ -142,7 +142,7 @@ def emit(records: Iterable[dict[str, Any]], *, json_flag: bool | None,
          env: Environment | None = None) -> int:
     """Print records; no records means no output at all. `shown` turns a record into its
     table row (short dates, ...); JSON lines always carry the record itself. `env`: the
-    call's streams (`hippo.app.environment`; default this process's)."""
+    call's streams (`hippo.console.environment`; default this process's)."""
     if want_json(json_flag, env):
         return write_json_lines(records, env)
     rows = [shown(r) for r in records] if shown else list(records)

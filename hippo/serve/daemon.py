@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hippo.app.stores import display
 from hippo.serve.spawn import ServeParams, files_for
 
+if TYPE_CHECKING:
+    from hippo.serve.execute import Face
 
-def run(flag: str | None, *, idle_minutes: float | None = None) -> str:
+
+def run(flag: str | None, *, face: Face, idle_minutes: float | None = None) -> str:
     """Serve the database `flag` (or the default one) until a reason to stop; the reason.
     AlreadyRunning when another server has it; Unsafe when the runtime directory is not
-    the user's own."""
+    the user's own. `face`: the command line the calls run (`hippo.cli.main`'s)."""
     from hippo import config
     from hippo.serve.server import Server, identity
     from hippo.warm import Warm
@@ -31,7 +34,7 @@ def run(flag: str | None, *, idle_minutes: float | None = None) -> str:
     server = Server(identity=identity(settings.database), shown=display(str(settings.database)),
                     files=files_for(flag), idle_s=idle, auto=auto,
                     db_file=None if is_server(settings.database) else _file(settings.database),
-                    warm=warm)
+                    warm=warm, face=face)
     server.start()
     try:
         sys.stderr.write(f"hippo: serving {server.shown} on {server.files['sock']} "
@@ -59,8 +62,8 @@ def _preload(server: Any, settings: Any) -> None:
     import threading
 
     def load() -> None:
-        from hippo.app.environment import Environment
         from hippo.app.warmup import preload
+        from hippo.console.environment import Environment
         from hippo.core import Hippo
 
         with server._run_lock:
@@ -71,9 +74,7 @@ def _preload(server: Any, settings: Any) -> None:
                 sys.stderr.write(f"hippo serve: nothing preloaded: {exc}\n")
             finally:
                 h.close()
-            from hippo.cli.main import _app
-
-            _app(server.warm)  # the Click command, built now rather than by the first call
+            server.face.command(server.warm)  # the Click command, built now rather than by the first call
             import gc
 
             # What is loaded now stays loaded: out of the collector's sight, its full

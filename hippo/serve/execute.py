@@ -1,7 +1,7 @@
 """Run one client's call inside the server, exactly as the client's own process would.
 
 The call runs `hippo.cli.main.main` with the client's argv in an `Environment`
-(`hippo.app.environment`) built from the request: the client's variables and working
+(`hippo.console.environment`) built from the request: the client's variables and working
 directory, stdin, stdout and stderr buffers in the client's encodings (never a terminal:
 only calls whose output is piped come here). Nothing process-wide changes: no
 `os.environ` write, no chdir, no `sys.std*` assignment; the command bodies read and write
@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import io
 import os
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 # Variables read from the process below the command bodies (platformdirs, the OpenAI and
 # Voyage clients, httpx's proxies, libpq, onnxruntime's threads) and by name prefix.
@@ -80,13 +81,19 @@ def admissible(argv: list[str], env: dict[str, str], cwd: str) -> None:
             raise Refused("env", name)
 
 
-def db_option(argv: list[str], warm: Any = None) -> str | None:
+class Face(NamedTuple):
+    """The command line the server runs its calls with (`hippo.cli.main`'s `main` and
+    `_app`), handed in by `hippo serve`: the server imports no face."""
+
+    main: Callable[..., None]  # main(argv, env, serve=False)
+    command: Callable[[Any], Any]  # the Click command, built once for a warm process
+
+
+def db_option(argv: list[str], face: Face, warm: Any = None) -> str | None:
     """The `--db` the call gives, read as Click reads it (the command's over the root's):
     the client's quick reading (`address.db_flag`) only chose which server to ask, and an
     argv they read differently (`search --db A --project --db B`) is refused here."""
-    from hippo.cli.main import _app
-
-    cmd = _app(warm)
+    cmd = face.command(warm)
     try:
         root = cmd.make_context("hippo", list(argv), resilient_parsing=True)
         rest = [*getattr(root, "_protected_args", []), *root.args]
@@ -144,7 +151,7 @@ def environment(request: dict[str, Any], stdin: bytes, warm: Any = None
                 ) -> tuple[Any, io.TextIOWrapper, io.TextIOWrapper, list[tuple[int, bytes]]]:
     """The call's Environment (the client's variables, cwd and streams, this server's warm
     engine), its stdout and stderr, and the log of what they wrote."""
-    from hippo.app.environment import Environment
+    from hippo.console.environment import Environment
 
     streams = request.get("streams") or {}
     log: list[tuple[int, bytes]] = []
@@ -154,19 +161,17 @@ def environment(request: dict[str, Any], stdin: bytes, warm: Any = None
     return env, out, err, log
 
 
-def run(request: dict[str, Any], stdin: bytes, warm: Any = None
+def run(request: dict[str, Any], stdin: bytes, warm: Any = None, *, face: Face
         ) -> tuple[int, bytes, bytes, list[list[int]]]:
     """Run the client's call here (`warm`: the server's `hippo.warm.Warm`): its exit code,
     stdout, stderr, and the order they were written in ([stream (0: stdout, 1: stderr),
     bytes], ...)."""
-    from hippo.cli.main import main
-
     argv = list(request["argv"])
     admissible(argv, request["env"], request["cwd"])
     env, out, err, log = environment(request, stdin, warm)
     code: Any = 0
     try:
-        main(argv, env, serve=False)
+        face.main(argv, env, serve=False)
     except SystemExit as exc:
         code = exc.code
     if code is None:

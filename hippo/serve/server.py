@@ -42,7 +42,7 @@ class Server:
 
     def __init__(self, *, identity: str, shown: str, files: dict[str, str],
                  idle_s: float, db_file: str | None = None, auto: bool = False,
-                 warm: Any = None) -> None:
+                 warm: Any = None, face: Any = None) -> None:
         self.identity = identity  # the database: its resolved path, or its URL's display
         self.shown = shown  # how messages name it (no password)
         self.db_file = db_file  # a SQLite file: the server exits once it is gone
@@ -50,6 +50,7 @@ class Server:
         self.files = files
         self.idle_s = idle_s
         self.warm = warm  # hippo.warm.Warm: what every call's environment is given
+        self.face = face  # hippo.serve.execute.Face: the command line the calls run
         self.started = time.time()
         self.calls = 0
         self.refused: dict[str, int] = {}
@@ -266,7 +267,7 @@ class Server:
                 return
             wire.send_json(conn, {"started": True})
             try:
-                code, out, err, order = execute.run(request, stdin, self.warm)
+                code, out, err, order = execute.run(request, stdin, self.warm, face=self.face)
             except execute.Refused as exc:
                 self._refuse(conn, exc.reason)
                 return
@@ -293,7 +294,7 @@ class Server:
 
         argv, environ = list(request["argv"]), dict(request["env"])
         execute.admissible(argv, environ, str(request["cwd"]))
-        flag = execute.db_option(argv, self.warm)
+        flag = execute.db_option(argv, self.face, self.warm)
         if flag != address.db_flag(argv):
             raise execute.Refused("argv")  # the client asked the server of another --db
         try:

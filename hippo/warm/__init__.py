@@ -14,7 +14,7 @@ to load and holds nothing a user can erase:
   answer.
 
 The process that runs calls creates its `Warm` and hands it to each call through the
-call's environment (`hippo.app.environment.Environment.warm`); `Hippo` asks it for the
+call's environment (`hippo.console.environment.Environment.warm`); `Hippo` asks it for the
 embedder (`embedder`) and opens the store with the file's index (`index`). No global:
 a plain CLI process has none. Nothing here imports the search (`hippo.app.warmup` loads
 it ahead of the first call).

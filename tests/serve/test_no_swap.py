@@ -1,7 +1,7 @@
 """A served call runs in an environment built from the request: the server process's
 `os.environ`, working directory and `sys.stdin/stdout/stderr` stay as they are, during the
 call and after it, while the call reads the client's variables and directory
-(`hippo.serve.execute`, `hippo.app.environment`)."""
+(`hippo.serve.execute`, `hippo.console.environment`)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from hippo.cli.main import _app, main
 from hippo.serve import execute
 from hippo.warm import Warm
 from tests.serve.helpers import off, seed
+
+FACE = execute.Face(main, _app)  # the command line `hippo serve` hands its server
 
 TEXT = "the release checklist lives in docs/release.md"
 
@@ -64,7 +67,7 @@ def test_a_served_call_swaps_nothing_process_wide(db_path: Path | str, tmp_path:
         warm = Warm()
         for argv, stdin in calls:
             request = {"argv": argv, "env": env, "cwd": str(work), "streams": {}}
-            results.append(execute.run(request, stdin, warm))
+            results.append(execute.run(request, stdin, warm, face=FACE))
 
     thread = threading.Thread(target=run)
     thread.start()
@@ -97,7 +100,7 @@ def test_a_served_call_with_its_own_stdin(db_path: Path | str, tmp_path: Path,
     before = sys.stdin
     request = {"argv": ["search", "-", "--json"], "env": env, "cwd": str(tmp_path),
                "streams": {"stdin": ["utf-8", "strict"]}}
-    code, stdout, stderr, _ = execute.run(request, b"release checklist\n", Warm())
+    code, stdout, stderr, _ = execute.run(request, b"release checklist\n", Warm(), face=FACE)
     assert sys.stdin is before
     expected = subprocess.run([sys.executable, "-m", "hippo", "search", "-", "--json"],
                               input=b"release checklist\n", capture_output=True, env=env,

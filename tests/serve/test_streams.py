@@ -63,8 +63,7 @@ def test_another_connections_failure_stays_out_of_a_calls_stderr(
     assert b"request was dropped: ValueError" in log  # the server's own log says it
 
 
-def test_a_thread_writes_to_its_own_calls_streams(monkeypatch: pytest.MonkeyPatch,
-                                                  capfd: pytest.CaptureFixture[str]) -> None:
+def test_a_thread_writes_to_its_own_calls_streams(capfd: pytest.CaptureFixture[str]) -> None:
     """In-process: two calls at once each get only their own writes (through their
     environment); another thread's write goes to the process's own stderr, whose
     streams no call replaced."""
@@ -81,12 +80,12 @@ def test_a_thread_writes_to_its_own_calls_streams(monkeypatch: pytest.MonkeyPatc
         time.sleep(0.05)
         env.stdout.write(f"more {argv[-1]}\n")
 
-    monkeypatch.setattr(hippo.cli.main, "main", main)
+    face = execute.Face(main, hippo.cli.main._app)  # what `hippo serve` hands its server
     results: dict[str, tuple[int, bytes, bytes, list[list[int]]]] = {}
 
     def call(name: str) -> None:
         results[name] = execute.run({"argv": ["search", name], "env": dict(os.environ),
-                                     "cwd": os.getcwd(), "streams": {}}, b"")
+                                     "cwd": os.getcwd(), "streams": {}}, b"", face=face)
 
     try:
         threads = [threading.Thread(target=call, args=(n,)) for n in ("a", "b")]

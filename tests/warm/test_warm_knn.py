@@ -113,8 +113,8 @@ def test_a_warm_process_searches_from_memory(store: Path) -> None:
     """Through `Hippo`: a call whose environment carries the warm engine opens its store
     with the file's index, by construction: its vectors answer from memory, with the
     plain store's hits."""
-    from hippo.app.environment import Environment
     from hippo.config import load
+    from hippo.console.environment import Environment
     from hippo.core import Hippo
     from hippo.retrieve.pipeline import search
 
