@@ -2,7 +2,7 @@
 translation of hippo errors into MCP tool errors (the CLI's one line, never a traceback).
 
 Built on the official SDK's `MCPServer` (mcp 2.x; 1.x called it FastMCP). Each tool is a
-sync function: the SDK runs it on a worker thread, and `Engine.call` serialises them.
+sync function: the SDK runs it on a worker thread, and `Tools.call` serialises them.
 """
 
 # No `from __future__ import annotations`: the SDK reads the tools' annotations at runtime.
@@ -19,7 +19,7 @@ from pydantic import Field
 from hippo import __version__
 from hippo.errors import HippoError, scrub
 from hippo.layers.hint import REMEMBER_HINT, AgentSettings
-from hippo.mcp.tools import Engine
+from hippo.mcp.tools import Tools
 from hippo.memory.records import MAX_ID
 
 INSTRUCTIONS = """\
@@ -78,8 +78,8 @@ def remember_description(hint: bool) -> str:
     return f"{head}\n\n{REMEMBER_HINT if hint else REMEMBER_PLAIN}\n\n{rest}"
 
 
-def build(engine: Engine) -> MCPServer:
-    """The server with every tool bound to `engine`."""
+def build(engine: Tools) -> MCPServer:
+    """The server with every tool bound to `engine` (the warm `Tools`)."""
     hint = AgentSettings.from_settings(engine.h.settings).remember_hint
     server = MCPServer("hippo", version=__version__, instructions=INSTRUCTIONS.format(
         remember=REMEMBER_HINT if hint else REMEMBER_PLAIN_INSTRUCTION), log_level="WARNING")

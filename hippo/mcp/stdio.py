@@ -38,7 +38,7 @@ def serve(h: Hippo, **params: Any) -> None:
         sys.stderr.write("hippo: serving MCP on stdin/stdout for an agent's client "
                          "(docs/agents.md, MCP); Ctrl-D ends it\n")
     from hippo.mcp.params import McpParams
-    from hippo.mcp.tools import Engine
+    from hippo.mcp.tools import Tools
 
     settings = McpParams.from_table(h.settings.table("mcp"), **params)  # 78 before serving
     wire_in, wire_out = claim_stdio()
@@ -46,12 +46,12 @@ def serve(h: Hippo, **params: Any) -> None:
 
     from hippo.mcp.server import build
 
-    engine = Engine(h, settings)
-    server = build(engine)
+    tools = Tools(h, settings)
+    server = build(tools)
     # Warm up only now: started before the SDK's import, the model's load slowed
     # `initialize` from 1.7 s to 2.7 s here (GIL and import lock shared), for the same
     # time to the first search answer.
-    engine.warm()
+    tools.warm()
     stdin = anyio.wrap_file(TextIOWrapper(wire_in, encoding="utf-8", errors="replace"))
     stdout = anyio.wrap_file(TextIOWrapper(wire_out, encoding="utf-8", write_through=True))
 
@@ -67,7 +67,7 @@ def serve(h: Hippo, **params: Any) -> None:
                         # The stdin reader blocks in a worker thread that no cancellation
                         # reaches: close the database (after the tool call in flight, if
                         # any) and leave.
-                        engine.close()
+                        tools.close()
                         sys.stderr.flush()
                         os._exit(0)
 
@@ -80,4 +80,4 @@ def serve(h: Hippo, **params: Any) -> None:
     try:
         anyio.run(main)
     finally:
-        engine.close()
+        tools.close()

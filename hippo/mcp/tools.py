@@ -1,5 +1,5 @@
-"""The MCP tools over the warm engine (`hippo.warm`, which `hippo serve` runs too): one
-open database and one loaded embedder for the life of the server, and every tool as a
+"""The MCP tools (`Tools`), warm (`hippo.warm`, which `hippo serve` runs too): one open
+database and one loaded embedder for the life of the server, and every tool as a
 plain method that returns a JSON-ready dict or raises a `HippoError` (the MCP layer,
 `hippo.mcp.server`, turns that into a tool error).
 
@@ -28,7 +28,7 @@ T = TypeVar("T")
 ACTOR = "mcp"  # the audit log's actor for every change made through the server
 
 
-class Engine:
+class Tools:
     """One server's hippo: settings, database and embedder opened once, warmed in the
     background, and the count of writes this client session has made."""
 

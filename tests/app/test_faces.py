@@ -60,15 +60,15 @@ def store(cli: CLI, tmp_path: Path) -> None:
 
 @pytest.fixture
 def engines(db_path: Path) -> Iterator[Callable[..., Any]]:
-    """The MCP tools (`hippo.mcp.tools.Engine`, in-process) on a store, in a project."""
+    """The MCP tools (`hippo.mcp.tools.Tools`, in-process) on a store, in a project."""
     from hippo.core import Hippo
     from hippo.mcp.params import McpParams
-    from hippo.mcp.tools import Engine
+    from hippo.mcp.tools import Tools
 
     made: list[Any] = []
 
     def make(project: str = HOME, db: Path | str = db_path) -> Any:
-        engine = Engine(Hippo(None, db=str(db), embedder="hash", project=project),
+        engine = Tools(Hippo(None, db=str(db), embedder="hash", project=project),
                         McpParams(allow_verify=True))
         made.append(engine)
         return engine

@@ -81,13 +81,13 @@ def make_server(db_path: Path) -> Callable[..., Any]:
     from hippo.core import Hippo
     from hippo.mcp.params import McpParams
     from hippo.mcp.server import build
-    from hippo.mcp.tools import Engine
+    from hippo.mcp.tools import Tools
 
-    made: list[Engine] = []
+    made: list[Tools] = []
 
     def make(project: str = "alpha", **params: Any) -> Any:
         h = Hippo(None, db=str(db_path), embedder="hash", project=project)
-        engine = Engine(h, McpParams(**params))
+        engine = Tools(h, McpParams(**params))
         made.append(engine)
         server = build(engine)
         server.engine = engine  # type: ignore[attr-defined]

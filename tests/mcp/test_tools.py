@@ -275,9 +275,9 @@ def test_close_waits_for_the_model_warm_up(db_path) -> None:
     """EOF right after `initialize` closed the engine while the local model was still
     loading in its thread, and the process aborted at exit (SIGABRT, exit -6)."""
     from hippo.core import Hippo
-    from hippo.mcp.tools import Engine
+    from hippo.mcp.tools import Tools
 
-    engine = Engine(Hippo(None, db=str(db_path), embedder="local"))
+    engine = Tools(Hippo(None, db=str(db_path), embedder="local"))
     engine.warm()
     assert engine.warming
     engine.close()
@@ -287,14 +287,14 @@ def test_close_waits_for_the_model_warm_up(db_path) -> None:
 def test_the_project_is_the_one_the_server_starts_in(db_path, tmp_path, monkeypatch) -> None:
     from hippo.core import Hippo
     from hippo.mcp.server import build
-    from hippo.mcp.tools import Engine
+    from hippo.mcp.tools import Tools
 
     repo = tmp_path / "payments-api"
     (repo / ".git").mkdir(parents=True)
     (repo / "src").mkdir()
     monkeypatch.chdir(repo / "src")
     monkeypatch.delenv("HIPPO_PROJECT")
-    engine = Engine(Hippo(None, db=str(db_path), embedder="hash"))
+    engine = Tools(Hippo(None, db=str(db_path), embedder="hash"))
     (res,) = calls(build(engine), ("remember", {"text": "Refunds go through the ledger",
                                                 "type": "fact"}))
     engine.close()

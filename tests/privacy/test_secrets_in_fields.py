@@ -69,10 +69,10 @@ def test_mcp_remember_masks_project_and_tags(db_path) -> None:  # type: ignore[n
     from hippo.core import Hippo
     from hippo.mcp.params import McpParams
     from hippo.mcp.server import build
-    from hippo.mcp.tools import Engine
+    from hippo.mcp.tools import Tools
     from tests.mcp.conftest import calls, data
 
-    engine = Engine(Hippo(None, db=str(db_path), embedder="hash", project="alpha"),
+    engine = Tools(Hippo(None, db=str(db_path), embedder="hash", project="alpha"),
                     McpParams())
     try:
         (res,) = calls(build(engine), ("remember", {
