@@ -1,6 +1,7 @@
-"""The store as the faces see it, without importing `hippo.store`: where it lives (a file
-or a server, `display` without the password), why a directory cannot be written, how long
-a hook waits for a read, and what sets up a team's store.
+"""The store as the faces see it, without importing `hippo.store`: why a directory cannot
+be written, how long a hook waits for a read, and what sets up a team's store. (Where a
+store lives, a file or a server, is a setting's meaning: `hippo.config.is_server`,
+`display`.)
 """
 
 from __future__ import annotations
@@ -10,21 +11,7 @@ from types import ModuleType
 
 from hippo.store import HOOK_WAIT_MS
 
-__all__ = ["HOOK_WAIT_MS", "display", "is_server", "team", "unwritable"]
-
-
-def is_server(location: str | Path) -> bool:
-    """True when `location` names a PostgreSQL server, not a SQLite file."""
-    from hippo.config import is_server as server
-
-    return server(location)
-
-
-def display(location: str | Path) -> str:
-    """What to show a person of `location`: the path, or the URL without its password."""
-    from hippo.config import display as shown
-
-    return shown(location)
+__all__ = ["HOOK_WAIT_MS", "team", "unwritable"]
 
 
 def unwritable(directory: Path) -> str | None:

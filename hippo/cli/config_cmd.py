@@ -38,7 +38,7 @@ def config(ctx: typer.Context, db: DbOpt = None, json: JsonOpt = False,
       hippo --db postgresql://team@db/hippo config --set echo.shared=on
     """
     from hippo import config as cfg
-    from hippo.app.stores import display
+    from hippo.config import display
     from hippo.console.output import emit
 
     if set_:
@@ -86,7 +86,7 @@ def _parse(assignment: str) -> tuple[str, str]:
 
 def _store_set(h: Hippo, assignments: list[str]) -> list[dict[str, Any]]:
     """Write the team's settings into the store, all or none."""
-    from hippo.app.stores import is_server
+    from hippo.config import is_server
     from hippo.errors import UsageError
 
     values = dict(_parse(a) for a in assignments)
@@ -102,7 +102,7 @@ def _store_set(h: Hippo, assignments: list[str]) -> list[dict[str, Any]]:
 def _store_rows(ctx: typer.Context, db: str | None) -> list[dict[str, Any]]:
     """A shared store's settings as its rows (origin `store`, or `default` when unset);
     none for a SQLite file. A server that cannot be read says why instead."""
-    from hippo.app.stores import is_server
+    from hippo.config import is_server
     from hippo.errors import HippoError, NoDatabase
 
     h = open_hippo(ctx, db=db, read=True)

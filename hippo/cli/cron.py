@@ -25,8 +25,7 @@ def cron(
     """Print crontab lines: hourly ingest+extract, daily backstop, nightly consolidate+retire."""
     import os
 
-    from hippo.app.stores import display
-    from hippo.config import home_dir
+    from hippo.config import display, home_dir
     from hippo.maintain.cron import crontab, env_to_pass, hippo_command
 
     h = open_hippo(ctx, db=db)

@@ -7,7 +7,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from hippo.app.stores import display
+from hippo.config import display
 from hippo.serve.spawn import ServeParams, files_for
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ def run(flag: str | None, *, face: Face, idle_minutes: float | None = None) -> s
     settings = config.load({"db": flag})
     params = ServeParams.from_table(settings.table("serve"))
     idle = (idle_minutes if idle_minutes is not None else params.idle_minutes) * 60
-    from hippo.app.stores import is_server
+    from hippo.config import is_server
     from hippo.serve.spawn import AUTO_ENV
 
     auto = os.environ.pop(AUTO_ENV, "") == "1"

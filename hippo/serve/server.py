@@ -358,7 +358,7 @@ def rss_mb() -> float | None:
 def identity(database: Any) -> str:
     """What names a database for "one server per database": a file's resolved path, a
     server's URL without its password."""
-    from hippo.app.stores import display, is_server
+    from hippo.config import display, is_server
 
     if is_server(database):
         return display(str(database))

@@ -54,7 +54,7 @@ def auto_start(argv: list[str]) -> None:
     off, the database does not exist, or a start was tried in the last RESPAWN_S seconds.
     The server it starts is the user's one automatic server: it makes the others stop."""
     from hippo import config
-    from hippo.app.stores import is_server
+    from hippo.config import is_server
 
     flag = address.db_flag(argv)
     settings = config.load({"db": flag})
