@@ -134,7 +134,7 @@ def test_another_process_sees_the_open_circuit(db: Store, db_path: Path) -> None
         spend.check(db, "voyage")
         spend.record_failure(db, "voyage", "HTTP 500: boom")
     code = (
-        "import sys; from pathlib import Path; from hippo import spend; "
+        "import sys; from pathlib import Path; from hippo.paid import spend; "
         "from hippo.store import connect\n"
         "try:\n"
         f"    spend.check(connect({str(db_path)!r}), 'voyage')\n"
