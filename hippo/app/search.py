@@ -9,7 +9,6 @@ Each face words them its own way (`hippo search`'s stderr lines, the MCP tool's 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hippo.retrieve.request import HERE, Scope
@@ -27,31 +26,43 @@ ECHOED = "echoed"  # no memory in scope, Echo holds `count` chunks (`every`: of 
 ELSEWHERE = "elsewhere"  # nothing in scope; `count` active memories in other projects
 
 
-@dataclass(frozen=True, slots=True)
 class Note:
-    """Something a face says beside the results, as data."""
+    """Something a face says beside the results, as data. (Plain classes here, not
+    dataclasses: this module is on the search fast path, and making a dataclass costs
+    more than the search's own work at start-up.)"""
 
-    kind: str
-    count: int = 0
-    best: float = 0.0
-    floor: float = 0.0
-    reason: str = ""
-    every: bool = False
-    project: str | None = None  # the project searched besides global memories
+    __slots__ = ("best", "count", "every", "floor", "kind", "project", "reason")
+
+    def __init__(self, kind: str, *, count: int = 0, best: float = 0.0, floor: float = 0.0,
+                 reason: str = "", every: bool = False, project: str | None = None) -> None:
+        self.kind, self.count, self.best, self.floor = kind, count, best, floor
+        self.reason, self.every = reason, every
+        self.project = project  # the project searched besides global memories
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Note) and all(
+            getattr(self, k) == getattr(other, k) for k in self.__slots__)
+
+    def __repr__(self) -> str:
+        return f"Note({', '.join(f'{k}={getattr(self, k)!r}' for k in self.__slots__)})"
 
 
-@dataclass(slots=True)
 class Found:
     """A search's results at or above the floor, best first, and its notes.
 
     `query` is the query as searched (empty: nothing to search for); `degraded` names
     every fallback the pipeline took."""
 
-    query: str
-    results: list[dict[str, Any]] = field(default_factory=list)
-    degraded: list[str] = field(default_factory=list)
-    notes: list[Note] = field(default_factory=list)
-    floor: float = 0.0
+    __slots__ = ("degraded", "floor", "notes", "query", "results")
+
+    def __init__(self, query: str, results: list[dict[str, Any]] | None = None,
+                 degraded: list[str] | None = None, notes: list[Note] | None = None,
+                 floor: float = 0.0) -> None:
+        self.query = query
+        self.results: list[dict[str, Any]] = results if results is not None else []
+        self.degraded: list[str] = degraded if degraded is not None else []
+        self.notes: list[Note] = notes if notes is not None else []
+        self.floor = floor
 
     def note(self, kind: str) -> Note | None:
         """The note of this kind, if any."""
