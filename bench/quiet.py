@@ -113,7 +113,7 @@ def measure(db: Path, cases: list[Case], misses: bool, label: str) -> dict[str, 
         scope = (project, None)
         found = hippo.search(h, question, limit=LIMIT, projects=scope)
         printed = [r for r in found.results if r["score"] >= MIN_SCORE]
-        why = unanswered(h, question, scope) if printed else ""
+        why = unanswered(h, question, scope, [r["text"] for r in printed]) if printed else ""
         gated = [] if why else printed
         if none:
             n.update(none=1, quiet_floor=int(not printed), quiet=int(not gated))

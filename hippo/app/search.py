@@ -97,7 +97,7 @@ def search(h: Hippo, query: str, *, where: Scope = HERE, min_score: float | None
         out.notes.append(Note(UNDER_FLOOR, floor=floor,
                               best=max(r["score"] for r in found.results)))
     elif prompt and floor > 0:
-        why = _unanswered(h, query, where)
+        why = _unanswered(h, query, where, [r["text"] for r in out.results])
         if why:
             out.results = []
             out.notes.append(Note(UNANSWERED, reason=why))
@@ -141,8 +141,9 @@ def _echoed(h: Hippo, project: str | None, every: bool) -> int:
     return db.chunks.count(project, every_project=every or project is None)
 
 
-def _unanswered(h: Hippo, text: str, where: Scope) -> str:
-    """Why nothing stored answers `text` in the scope ("" when something may)."""
+def _unanswered(h: Hippo, text: str, where: Scope, printed: list[str]) -> str:
+    """Why nothing stored answers `text` in the scope ("" when something may), the
+    memories found being `printed` (their texts)."""
     from hippo.layers.recall import unanswered
 
-    return unanswered(h, text, where.projects(h.project))
+    return unanswered(h, text, where.projects(h.project), printed)

@@ -13,6 +13,8 @@ from hippo.layers.floor import Route
 from hippo.memory.records import to_record
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from hippo.core import Hippo
     from hippo.store.lexical import Terms
 
@@ -60,18 +62,21 @@ def recall(h: Hippo, prompt: str, route: Route, limit: int = LIMIT,
     found = search(h, prompt, limit=limit, projects=projects)
     # What the route's agent loads by itself (its CLAUDE.md, its notes) is not said again.
     kept = [r for r in found.results if r["score"] >= min_score and route.admits(r)]
-    if kept and min_score > 0 and unanswered(h, prompt, projects):
+    if kept and min_score > 0 and unanswered(h, prompt, projects,
+                                             [r["text"] for r in kept]):
         return [], list(found.degraded)
     return kept, list(found.degraded)
 
 
-def unanswered(h: Hippo, question: str, projects: tuple[str | None, ...] | None) -> str:
+def unanswered(h: Hippo, question: str, projects: tuple[str | None, ...] | None,
+               printed: Sequence[str] = ()) -> str:
     """Why nothing stored can answer `question` ("" when something may): a prompt about
-    a thing never said in the scope gets no memories however well its other words match
-    (`hippo.retrieve.answerable`)."""
+    a thing never said in the scope gets no memories however well its other words match,
+    nor one asking for a value (a URL, a version, a port) that none of the memories it
+    would print (`printed`, their texts) gives (`hippo.retrieve.answerable`)."""
     from hippo.retrieve.answerable import verdict
 
-    return verdict(h.db, question, projects).reason
+    return verdict(h.db, question, projects, printed).reason
 
 
 def render(records: list[dict[str, Any]], budget: int) -> str:

@@ -13,6 +13,11 @@ question goes unanswered (the prompt recipe and the prompt hook stay quiet) when
   question (`Kubernetes`, `GitHub`, `AWS`), or
 - most of its words were never said (more than `UNSEEN_SHARE` of them).
 
+A question that asks for a value of a kind a text shows by its form (a URL or domain, a
+version, a port: "What is the production URL of the api?") is unanswered, too, when none
+of the memories it would print holds one (`asks_value`, `holds_value`): every memory about
+the api's URL scores well, and none gives it.
+
 Only a question is judged (it ends with "?" or opens with a question word): a prompt that
 asks for work ("Add Redis caching to the checkout") may be about something new and still
 be helped by what is stored about the rest. Ordinary words a conversation may just not have used ("developer", "library",
@@ -23,6 +28,7 @@ word, through `store.lexical` (both backends). docs/search.md gives the figures.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -78,8 +84,6 @@ def content_words(question: str) -> list[str]:
 def is_name(word: str, question: str) -> bool:
     """True when `word` names a thing: written with a capital inside a sentence of the
     question (`Redis`, `AWS`, `GitHub`), not as a sentence's first word."""
-    import re
-
     if word == word.lower():
         return False
     for m in re.finditer(rf"(?<!\w){re.escape(word)}(?!\w)", question):
@@ -129,10 +133,73 @@ def asks(text: str) -> bool:
                                              in _ASKS)
 
 
-def verdict(db: Store, question: str, projects: Sequence[str | None] | None) -> Verdict:
+# The value kinds a question may ask for, each by the nouns that name it, and the form
+# of a value of that kind in a text. A URL: a scheme, `www.`, localhost, an IPv4
+# address, or a host under a common top-level domain (`Next.js` is not one).
+_TLDS = ("com|org|net|io|dev|app|co|ai|cloud|sh|me|xyz|tech|site|info|biz|us|uk|de|fr|"
+         "eu|ca|au|in|jp|nl|se|ch|internal|local|test|example")
+_HOST = (r"[a-z][a-z0-9+.-]*://[^\s/]|\bwww\.|\blocalhost\b|\b\d{1,3}(?:\.\d{1,3}){3}\b|"
+         rf"\b(?:[a-z0-9-]+\.)+(?:{_TLDS})\b(?![.\w])")
+# A path from the root, two segments or more (`/api/review-context/:token`).
+_PATH = r"(?<![\w.~])/[\w.:{}-]+/[\w.:{}/-]*"
+# Words that put a URL in an environment: its host is what is asked.
+_PLACES = frozenset(["production", "prod", "staging", "live", "public", "deployed"])
+_VALUES: dict[str, tuple[frozenset[str], re.Pattern[str]]] = {
+    "a domain": (frozenset(["domain", "domains", "hostname", "hostnames", "subdomain",
+                            "website"]), re.compile(_HOST, re.IGNORECASE)),
+    "a URL": (frozenset(["url", "urls"]), re.compile(f"{_HOST}|{_PATH}", re.IGNORECASE)),
+    # 3.12, v2, a name and its number (`Node 20`, `Next.js 15`), "version 4"
+    "a version": (frozenset(["version", "versions"]),
+                  re.compile(r"\bv?\d+\.\d+(?:\.\d+)*\b|\bv\d+\b|"
+                             r"\b[A-Z][\w.+-]*\s+v?\d+\b|\b[Vv]ersion\s+v?\d")),
+    "a port": (frozenset(["port", "ports"]),
+               re.compile(r"\bport\s*:?\s*\d{2,5}\b|:\d{2,5}\b", re.IGNORECASE)),
+}
+# What may stand between a question word and the noun phrase it asks for, and what ends
+# that phrase (a verb or a preposition: "What port does ...", "What is the URL for ...").
+_LEAD = frozenset(["s", "is", "are", "was", "were", "the", "a", "an", "our", "my", "your", "its",
+                   "their", "this", "that", "exact", "current"])
+_PHRASE_ENDS = frozenset(["do", "does", "did", "is", "are", "was", "were", "be", "been",
+                          "being", "has", "have", "had", "can", "could", "should", "will",
+                          "would", "for", "of", "in", "on", "at", "to", "from", "by", "with",
+                          "that", "which", "we", "i", "you", "they", "it"])
+
+
+def asks_value(question: str) -> str:
+    """The kind of value `question` asks for ("a domain", "a URL", "a version", "a
+    port"), or "" when it asks for none: a "what" or "which" question whose noun phrase
+    (after "is the") names the kind ("What Redis version is used?", "What URL does the
+    plugin call?"; not "How does the app hide the backend URL?"). A domain, a host name,
+    or the URL of a place (production, staging, public) asks for a host; a URL alone
+    takes a path from the root too (`/api/v1/orders`)."""
+    words = [w.lower() for w in re.findall(r"[A-Za-z0-9]+(?:[.'-][A-Za-z0-9]+)*", question)]
+    if not words or words[0] not in ("what", "which", "what's", "whats"):
+        return ""
+    phrase: list[str] = []
+    for w in words[1:]:
+        if not phrase and w in _LEAD:
+            continue
+        if w in _PHRASE_ENDS:
+            break
+        phrase.append(w)
+    for kind, (nouns, _) in _VALUES.items():
+        if nouns.intersection(phrase):
+            # a production (staging, public) URL is its host: a path is not one
+            return "a domain" if kind == "a URL" and _PLACES.intersection(phrase) else kind
+    return ""
+
+
+def holds_value(kind: str, text: str) -> bool:
+    """True when `text` holds a value of `kind` (`asks_value`'s) by its form."""
+    return _VALUES[kind][1].search(text) is not None
+
+
+def verdict(db: Store, question: str, projects: Sequence[str | None] | None,
+            printed: Sequence[str] = ()) -> Verdict:
     """Whether what `projects` hold (None: every project; None inside it: global
     memories) can answer `question`: the Brain's active memories and Echo's chunks of
-    those projects are asked for each of its content words."""
+    those projects are asked for each of its content words, and the texts of the
+    memories the answer would print (`printed`) for the value the question asks for."""
     from hippo.store.filters import EchoFilters, MemoryFilter
 
     if not asks(question):
@@ -142,4 +209,9 @@ def verdict(db: Store, question: str, projects: Sequence[str | None] | None) -> 
     echo = EchoFilters(projects=None if scope is None else list(scope))
     words = content_words(question)
     unseen = [w for w in words if not said(db, w, brain, echo)]
-    return judge(words, unseen, question)
+    found = judge(words, unseen, question)
+    kind = asks_value(question) if printed and not found.quiet else ""
+    if kind and not any(holds_value(kind, t) for t in printed):
+        return Verdict(found.words, found.unseen,
+                       f"the question asks for {kind} and no memory found gives one")
+    return found

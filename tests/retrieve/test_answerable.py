@@ -115,3 +115,62 @@ def test_only_a_question_is_judged() -> None:
     assert asks("how do I run the tests") and asks("Is it deployed on Kubernetes")
     assert not asks("Add a Redis cache in front of the orders database")
     assert not asks("Thanks, now move the cache to Redis.") and not asks("")
+
+
+@pytest.mark.parametrize(("question", "kind"), [
+    ("What is the production domain name or URL for the orders API?", "a domain"),
+    ("What's the staging URL?", "a domain"),
+    ("Which hostname does the worker connect to?", "a domain"),
+    ("What URL does the plugin call to fetch the review?", "a URL"),
+    ("What Redis version is being used?", "a version"),
+    ("What version of Node do we run?", "a version"),
+    ("What port does the orders API listen on?", "a port"),
+    # the value is not what is asked for
+    ("How does the storefront hide the orders API's URL?", ""),
+    ("What does the proxy do with the backend URL?", ""),
+    ("Why was the Node version pinned?", ""),
+    ("What frontend framework does the storefront use?", ""),
+])
+def test_asks_value_reads_the_noun_phrase_a_question_asks_for(question: str,
+                                                              kind: str) -> None:
+    from hippo.retrieve.answerable import asks_value
+
+    assert asks_value(question) == kind
+
+
+@pytest.mark.parametrize(("kind", "text", "holds"), [
+    ("a domain", "Production runs at https://orders.shop.example", True),
+    ("a domain", "the API answers on orders.shop.io behind the CDN", True),
+    ("a domain", "start it and open localhost:4000", True),
+    ("a domain", "The orders API URL is never exposed to the browser", False),
+    ("a domain", "Built with Next.js and Node.js", False),
+    ("a domain", "It calls `GET /api/review-context/:token`", False),
+    ("a URL", "It calls `GET /api/review-context/:token`", True),
+    ("a URL", "See https://orders.shop.example/docs", True),
+    ("a URL", "Routes live in `app/api/` and proxy the calls", False),
+    ("a version", "We are on PostgreSQL 16", True),
+    ("a version", "pinned to 3.12.1 in .tool-versions", True),
+    ("a version", "a retry within 30 seconds", False),
+    ("a port", "the worker listens on port 8080", True),
+    ("a port", "run it at 127.0.0.1:5432", True),
+    ("a port", "the port is set in the env file", False),
+])
+def test_holds_value_reads_the_form_of_a_value(kind: str, text: str, holds: bool) -> None:
+    from hippo.retrieve.answerable import holds_value
+
+    assert holds_value(kind, text) is holds
+
+
+def test_a_question_for_a_value_no_memory_gives_is_unanswered(cli, shop: Path) -> None:
+    note = "The storefront calls the orders API through a proxy: its URL stays on the server"
+    assert cli("add", note, "-p", "shop").exit_code == 0
+    q = "What is the production URL of the orders API?"
+    r = cli("search", q, "-f", "markdown", "-p", "shop")
+    assert r.exit_code == 0 and r.stdout == "", r.stdout
+    assert r.stderr == ("hippo: the question asks for a domain and no memory found gives one: "
+                        "no memory answers this (nothing printed)\n")
+    assert cli("search", q, "--json", "-p", "shop").records  # --json is not gated
+    given = "The orders API's production URL is https://orders.shop.example"
+    assert cli("add", given, "-p", "shop").exit_code == 0
+    r = cli("search", q, "-f", "markdown", "-p", "shop")
+    assert "https://orders.shop.example" in r.stdout, r.stderr
