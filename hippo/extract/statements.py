@@ -187,8 +187,9 @@ def _said_nothing(u: Unit, text: str, words: list[str], cue: bool, anchor: bool)
             or edit_only(text) or read_out(text, u.heading)
             or (len(words) < STATE_WORDS and bool(_STATE_ONLY.search(text)))
             or bool(_SUCCEEDED.search(text))
-            # it names things but says nothing of them (a list of paths)
-            or len(_WORD.findall(_NAMES.sub(" ", text))) < MIN_WORDS)
+            # it names things but says nothing of them (a list of paths); a line of code
+            # says what it does in its comment's words
+            or (u.kind != "code" and len(_WORD.findall(_NAMES.sub(" ", text))) < MIN_WORDS))
 
 
 def _intent(text: str, where: Where, verbs: frozenset[str]) -> bool:
@@ -207,6 +208,8 @@ def _intent(text: str, where: Where, verbs: frozenset[str]) -> bool:
 
 def features(u: Unit, where: Where, verbs: frozenset[str], cue: bool) -> dict[str, bool] | None:
     """The unit's features, or None when it is not a statement at all."""
+    if u.kind == "code" and (where.role != "assistant" or where.midturn):
+        return None  # the agent's explained line of code is what it tells at a turn's end
     text = strip_chatter(u.text.replace("\u2019", "'")).strip()
     words = _WORD.findall(text)
     anchor = bool(_ANCHOR.search(text))
@@ -241,6 +244,8 @@ def score(feats: dict[str, bool]) -> float:
 def typed(u: Unit, where: Where, verbs: frozenset[str]) -> str:
     """A statement's type by its structure (when no cue phrase gave one)."""
     text = strip_chatter(u.text)
+    if u.kind == "code":  # a line of code and what it does
+        return "config" if _CONFIG.search(text.split(": `", 1)[0]) else "tool"
     if _PENDING.search(u.heading) or _PENDING.search(text[:40]):
         return "task"
     if u.joined > 1 and _SO.search(text):

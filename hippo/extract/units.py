@@ -6,7 +6,9 @@ A unit reads alone without adding a word its message lacks: a sentence that star
 pointing back ("It ...", "This ...", "The fix ...") is joined to the sentence before it, a
 list item carries its heading's or parent's subject (`subject: item`), a one-line code block
 is kept inline and a longer one contributes only the names it defines (`function f`,
-`def f`, `func f`, `const f =`). Code, quotes, tables and diffs are never a unit.
+`def f`, `func f`, `const f =`). Code, quotes, tables and diffs are never a unit, but for
+a command or a setting in a block with the comment that says what it is for ("production
+build: `bun run build`", kind `code`: `hippo.extract.commented`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field
 
 from hippo.extract.blocks import EMPHASIS, FENCE, SKIP_LINE, sentences
 from hippo.extract.changelog import counts_only, edit_only
+from hippo.extract.commented import commented
 
 MAX_CHARS = 420
 LIST_ITEM_CHARS = 170  # items this short (each) are one list unit when they fit MAX_CHARS
@@ -56,7 +59,7 @@ class Unit:
     """One candidate statement of a message, with where it stood."""
 
     text: str
-    kind: str  # sentence | item | list
+    kind: str  # sentence | item | list | code
     heading: str = ""  # the heading or intro line it stands under
     index: int = 0  # its order in the message
     joined: int = 1  # source sentences it holds
@@ -73,7 +76,7 @@ class _Item:
 @dataclass(slots=True)
 class _Block:
     kind: str  # para | items | code | heading
-    text: str = ""
+    text: str = ""  # a heading's or paragraph's text; a code block's language
     items: list[_Item] = field(default_factory=list)
     code: list[str] = field(default_factory=list)
 
@@ -105,7 +108,7 @@ def _blocks(text: str) -> list[_Block]:
             continue
         if m:
             fence = m.group(1)[0] * len(m.group(1))
-            out.append(_Block("code"))
+            out.append(_Block("code", raw[m.end():].strip().lower()))
             stack = []
             continue
         if not raw.strip() or SKIP_LINE.match(raw) or _RULE.match(raw):
@@ -232,14 +235,13 @@ def units(text: str) -> list[Unit]:
         if block.kind == "heading":
             heading = block.text
         elif block.kind == "code":
-            if not out:
-                continue
-            if len(block.code) == 1 and block.code[0].strip():
+            said = commented(block.code, block.text)
+            if out and len(block.code) == 1 and block.code[0].strip() and not said:
                 out[-1].text += f" `{block.code[0].strip()}`"
-            elif out[-1].text.endswith(":"):
-                continue  # "Here is the block:" introduces code: nothing to carry
-            elif names := _defined(block.code):
+            elif out and not out[-1].text.endswith(":") and (names := _defined(block.code)):
+                # ("Here is the block:" introduces code: nothing to carry)
                 out[-1].text += " (" + ", ".join(f"`{x}`" for x in names) + ")"
+            out += [Unit(text, "code", heading, len(out)) for text in said]
         elif block.kind == "items":
             intro = heading
             if out and n and blocks[n - 1].kind == "para" and out[-1].text.endswith(":"):
