@@ -41,8 +41,7 @@ _NARRATION = re.compile(
     r"^(?:let me|let's (?:check|see|look|start|run|try|read|verify|first|also|now|do|go|get"
     r"|write|add|fix|update|create|make|implement|apply|mark|close|commit|wait)|now,? (?:let"
     r" me|let's|i'll|i will|i need|i can|i have|we|i'm)|i'll|i will|i'm going to|i am going to"
-    r"|i need to|i'm now|i'm (?:checking|looking|reading|running|starting|adding|updating"
-    r"|going|falling|using|trying|writing|fixing|creating)"
+    r"|i need to|i'm now|(?:i'm|i am) (?:now |still |also |just |first )?[a-z]+ing"
     r"|next,? (?:i|let me)|first,? (?:let me|i'll|i need)|starting (?:with|by)|time to"
     r"|looking at|checking|reading|searching|exploring|investigating"
     r"|(?:ok(?:ay)?|good|great|perfect|alright|right)[,.!—–-]* (?:let me|now|i'll|next))\b", _I)

@@ -133,6 +133,16 @@ def test_the_agent_s_next_step_between_calls_is_narration() -> None:
     assert got == list(KEPT_MIDTURN), got
 
 
+def test_the_agent_saying_what_it_is_doing_is_narration() -> None:
+    """"I'm doing a final diff review", at a turn's end too; the person's "I'm seeing ..."
+    reports a problem and stays."""
+    doing = ("I'm doing a final diff review and a lightweight type check before I stop.",
+             "I am now reviewing the generated `opencode.json` against the docs.")
+    report = "I'm seeing duplicate API calls for the same analytics endpoint."
+    got = texts([("user", report), *[("assistant", d) for d in doing]])
+    assert got == [report], got
+
+
 def test_at_the_end_of_its_turn_the_agent_s_imperative_is_kept() -> None:
     """Advice to the person, not a step: "Run `make dev` ..." after the last call."""
     advice = "Run `make dev` to start the API with hot reload."
