@@ -53,8 +53,14 @@ def test_viewer_inline_sidechains_and_slash_command_prompt() -> None:
     result = read(path)
     main = [m for m in result.messages if not m.is_sidechain]
     side = [m for m in result.messages if m.is_sidechain]
-    assert counts(result) == {"user": 3, "assistant": 7, "tool_call": 21, "tool_result": 21}
-    assert len(main) == 1 + 3 + 13 + 13 and len(side) == 2 + 4 + 8 + 8
+    assert counts(result) == {"user": 1, "assistant": 7, "tool_call": 23, "tool_result": 21}
+    assert len(main) == 1 + 3 + 13 + 13 and len(side) == 4 + 10 + 8
+    # A sidechain's prompt is the agent's Task input: a call of the agent's, not the
+    # person's words (the main chain's Task call holds only its title).
+    prompts = [m for m in side if m.kind == "tool_call" and m.text.startswith("Task: ")]
+    assert [(m.role, m.kind) for m in prompts] == [("assistant", "tool_call")] * 2
+    assert prompts[0].text.startswith("Task: Examine the package.json file(s)")
+    assert not any(m.role == "user" for m in side)
     assert result.session.agent == "claude-code 1.0.108"
     # The slash command's arguments are the user's prompt; the isMeta skill body is not.
     first = result.messages[0]

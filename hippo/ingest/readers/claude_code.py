@@ -215,6 +215,10 @@ class _State(Gathered):
             if base.uuid:
                 self.warmup.add(base.uuid)
             self.ignored += 1
+        elif prompt and base.sidechain and not self.agent_id:
+            # An inline sidechain (files before subagents had their own): its prompt is the
+            # agent's Task input, not the person's words; the Task call shows only its title.
+            base.emit("assistant", f"Task: {prompt}", "tool_call", cleaned=True)
         elif prompt:
             base.emit("user", prompt, "message")
 
