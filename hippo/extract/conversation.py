@@ -186,8 +186,36 @@ def gate(seq: Sequence[Call]) -> Statement | None:
         return None
     latest = {cmd: w[cmd] for w in windows for cmd in keep if cmd in w}
     evidence = tuple(dict.fromkeys(ch for cmd in keep for ch in latest[cmd].chunk_ids))
-    text = "Before committing, run: " + ", ".join(f"`{c}`" for c in keep[:8])
-    return Statement("procedure", text, 0.7, (), evidence=evidence)
+    return Statement("procedure", gate_text(keep), 0.7, (), evidence=evidence)
+
+
+GATE_LEAD = "Before committing, run: "
+GATE_TAG = "gate"
+MAX_CHECKS = 8
+
+
+def gate_text(checks: Sequence[str]) -> str:
+    return GATE_LEAD + ", ".join(f"`{c}`" for c in checks[:MAX_CHECKS])
+
+
+def gate_checks(text: str) -> list[str]:
+    """The checks a gate's text lists (`gate_text`'s inverse); [] when it is not a gate."""
+    return re.findall(r"`([^`]+)`", text[len(GATE_LEAD):]) if text.startswith(GATE_LEAD) else []
+
+
+def merged_checks(new: Sequence[str], old: Sequence[str]) -> list[str]:
+    """The checks of a session's gate and of the project's gate before it, as one list:
+    sessions run different subsets of one project's checks (the lint one day, the type
+    check the next), so what one left out is not dropped. The new session's order first; a
+    check and a longer form of it from the other (`mix credo`, `mix credo --strict`): the
+    longer, the stricter run."""
+    every = (*new, *old)
+    out: list[str] = []
+    for check in every:
+        check = next((o for o in every if o.startswith(check + " ")), check)
+        if check not in out:
+            out.append(check)
+    return out
 
 
 def _error_line(result: str) -> str | None:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from hippo.extract.base import PENDING_TAG, Candidate, Extractor, SessionChunks
 from hippo.extract.blocks import _INLINE_TAGS, Message, messages
-from hippo.extract.conversation import calls, error_fixes, gate, retries
+from hippo.extract.conversation import GATE_TAG, calls, error_fixes, gate, retries
 from hippo.extract.cues import ANSWER, EMPHATIC, IMPERATIVE, MAX_CHARS, Cue, scan
 from hippo.extract.evidence import STATE_TAG, closes, states
 from hippo.extract.fixes import FIX_TAG, PROBLEM, fixes
@@ -266,7 +266,7 @@ class RulesExtractor(Extractor):
         procedure = gate(seq)
         if procedure is not None:
             found.add(procedure.type, procedure.text, procedure.importance,
-                      procedure.evidence, ("gate",), 0.5)
+                      procedure.evidence, (GATE_TAG,), 0.5)
         for stmt in (*error_fixes(seq), *retries(seq)):
             found.add(stmt.type, stmt.text, stmt.importance, stmt.evidence)
         for stmt, ids, touched in closes(seq):

@@ -33,7 +33,8 @@ from hippo.extract.base import (
 )
 from hippo.extract.write import ACTOR, Outcome, write
 from hippo.maintain.common import failpoint
-from hippo.memory import brain
+from hippo.memory import brain, validity
+from hippo.timeutil import now_iso
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
@@ -259,7 +260,12 @@ class Extraction:
     def _store(self, session: SessionChunks, seg: Segment, found: list[Candidate],
                move_watermark: bool) -> tuple[list[dict[str, Any]], Counter[str]]:
         db = self.h.db
+        found, older = supersede.with_older_gates(self.h, session, found)
         mems = [to_memory(self.h, c, session, self.extractor.name) for c in found]
+        for i, source in older.items():  # a gate with an older gate's checks cites it too,
+            # and holds from when this session said it
+            mems[i].valid_from = validity.valid_from(self.h.db, mems[i], now_iso())
+            mems[i].source = brain.merge_source(source, mems[i].source)
         vectors = self.h.embed([m.text for m in mems]) if mems and not self.dry_run else None
         events: list[dict[str, Any]] = []
         counts: Counter[str] = Counter(added=0, reinforced=0, linked=0, skipped=0, done=0,

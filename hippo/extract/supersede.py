@@ -22,8 +22,10 @@
   thing are superseded when a machine wrote them; a person's becomes a conflict instead
   (`hippo.memory.conflicts`: the new memory is tagged, `hippo list --conflicts` shows it).
 - **The newest gate**: a session's pre-commit procedure ("Before committing, run: ...")
-  replaces the project's older machine-written gates: they stay `active`, superseded by the
-  new one, so search and the layers return only the newest (`--as-of` the old).
+  holds the checks of the project's current gate too (`with_older_gates`: sessions run
+  different subsets of one project's checks) and replaces the project's older machine-written
+  gates: they stay `active`, superseded by the new one, so search and the layers return only
+  the newest (`--as-of` the old).
 
 Only machine memories change; a person's is never touched. Every change is audited under the
 run id, so `hippo undo RUN` restores it. `valid_to` is when the evidence was said (the
@@ -34,10 +36,12 @@ task as open.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from hippo.extract.base import Candidate, SessionChunks
 from hippo.extract.closing import SOLVED, fixed, retired, solved
+from hippo.extract.conversation import GATE_TAG, gate_checks, gate_text, merged_checks
 from hippo.extract.evidence import STATE_TAG, count_claim, subject_of, whole_suite
 from hippo.extract.values import change as stated_change
 from hippo.extract.values import overturned
@@ -47,9 +51,6 @@ from hippo.memory.records import normalise_text
 
 if TYPE_CHECKING:
     from hippo.core import Hippo
-
-GATE_TAG = "gate"
-
 
 def _rows(h: Hippo, project: str | None) -> list[dict[str, Any]]:
     from hippo.memory.records import to_record
@@ -160,6 +161,33 @@ def _conflict(h: Hippo, by: int, person: int, reason: str, session: str,
 
 def _change(changes: dict[str, Any], valid_to: str | None) -> dict[str, Any]:
     return {**changes, "valid_to": valid_to} if valid_to else changes
+
+
+def with_older_gates(h: Hippo, session: SessionChunks, found: list[Candidate]
+                     ) -> tuple[list[Candidate], dict[int, dict[str, Any]]]:
+    """`found` with its gate holding the checks of the project's current machine gate too
+    (`merged_checks`), so the newest gate, which replaces it, keeps what an earlier session
+    checked; and by the gate's index, the older gates' provenance it takes on (each check
+    stays cited). A gate newer than this session's (an old session extracted late) is left
+    alone: it holds, and replaces this one."""
+    if not any(GATE_TAG in c.tags for c in found):
+        return found, {}
+    gates = sorted((r for r in _rows(h, session.project) if _current_gate(r)),
+                   key=lambda r: str(r.get("valid_from") or ""), reverse=True)
+    said = max((c.started_at or "" for c in session.chunks), default="")
+    if not gates or any(str(r.get("valid_from") or "") > said for r in gates):
+        return found, {}
+    old = [check for r in gates for check in gate_checks(r["text"])]
+    source: dict[str, Any] | None = None
+    for r in gates:
+        source = brain.merge_source(source, r.get("source"))
+    out, sources = list(found), {}
+    for i, c in enumerate(found):
+        if GATE_TAG in c.tags and gate_checks(c.text):
+            out[i] = replace(c, text=gate_text(merged_checks(gate_checks(c.text), old)))
+            if out[i].text != c.text and source:
+                sources[i] = source
+    return out, sources
 
 
 def older_gates(rows: Sequence[dict[str, Any]], newest: int) -> list[int]:

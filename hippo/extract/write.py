@@ -72,13 +72,15 @@ def nearest(db: Store, mem: NewMemory, vector: np.ndarray,
 
 
 def exact_only(mem: NewMemory) -> bool:
-    """A state, a fix or a statement of change: a repeat only when word for word the same
-    (a fix says its problem again: it is not that problem's repeat)."""
+    """A state, a fix, a gate or a statement of change: a repeat only when word for word the
+    same (a fix says its problem again: it is not that problem's repeat; a gate with one
+    check more is the project's new gate)."""
+    from hippo.extract.conversation import GATE_TAG
     from hippo.extract.evidence import STATE_TAG
     from hippo.extract.fixes import FIX_TAG
     from hippo.extract.values import change
 
-    return bool({STATE_TAG, FIX_TAG} & set(mem.tags)) or change(mem.text) is not None
+    return bool({STATE_TAG, FIX_TAG, GATE_TAG} & set(mem.tags)) or change(mem.text) is not None
 
 
 def _sessions(source: dict[str, Any] | None) -> list[Any]:

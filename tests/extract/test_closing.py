@@ -139,6 +139,36 @@ def test_the_newest_gate_replaces_the_older_and_a_persons_gate_stays(cli, tmp_pa
     assert cli("export").stdout == before
 
 
+def test_the_newest_gate_keeps_what_an_earlier_session_checked(cli, tmp_path: Path) -> None:
+    """One session ran the strict type check, the next the linter of the front end: the
+    project's gate is both, the stricter form of a check kept; undo restores the old one."""
+    from tests.extract.excerpts import claude_code
+
+    first = claude_code(tmp_path / "a.jsonl", "9f0c3a52-1111-4222-8333-000000000001", "/w/api",
+                        _gated(["ruff check", "mypy --strict", "pytest -q"]))
+    assert cli("ingest", str(first), "--idle-minutes", "0").exit_code == 0
+    assert cli("extract").exit_code == 0
+    second = claude_code(tmp_path / "b.jsonl", "9f0c3a52-1111-4222-8333-000000000002", "/w/api",
+                         _gated(["ruff check", "mypy", "npm run lint"]), day="2026-04-09")
+    assert cli("ingest", str(second), "--idle-minutes", "0").exit_code == 0
+    before = cli("export").stdout
+    r = cli("extract")
+    assert r.exit_code == 0, r.stderr
+    current = [m for m in cli("list", "--all-projects", "--json").records
+               if m["superseded_by"] is None and "gate" in m["tags"]]
+    assert [m["text"] for m in current] == [
+        "Before committing, run: `ruff check`, `mypy --strict`, `npm run lint`, `pytest -q`"]
+    # it cites both sessions (every check stays shown), and holds from the second
+    assert sorted(current[0]["source"]["session"]) == [
+        "9f0c3a52-1111-4222-8333-000000000001", "9f0c3a52-1111-4222-8333-000000000002"]
+    older = [m for m in cli("list", "--all-projects", "--json").records
+             if m["superseded_by"] == current[0]["id"]]
+    assert len(older) == 1 and current[0]["valid_from"] > older[0]["valid_from"]
+    assert r.records[-1]["superseded"] == 1
+    assert cli("undo", r.records[-1]["run_id"]).exit_code == 0
+    assert cli("export").stdout == before
+
+
 def test_an_old_session_extracted_late_does_not_replace_the_newer_gate(cli, tmp_path) -> None:
     from tests.extract.excerpts import claude_code
 
