@@ -49,8 +49,20 @@ _NOW_DO = re.compile(r"^(?:(?:now|next|then|also|first|finally|just|continuing w
                      r"[,:—–]?\s+)+(?:i\s+)?(\w+)", _I)
 # What makes an instruction standing rather than this session's request.
 _STANDING = re.compile(r"\b(?:all|every\w*|always|never|each|any|only|whenever|instead|rather"
-                       r"|not|don't|do not|no|avoid|prefer\w*|default|from now on|going forward)\b",
-                       _I)
+                       r"|not|don't|do not|no|avoid|prefer\w*|default|from now on|going forward"
+                       r"|throughout|in general)\b", _I)
+# Verbs a person asks for this session's work with ("Suggest changes to X", "Reorder the
+# lists"), beyond the verbs an instruction starts with (`cues.IMPERATIVE`).
+_ASK_VERBS = frozenset("""
+suggest propose reorder recommend simplify optimize optimise clarify convert replace change
+modify adjust translate help find tell figure polish tidy rework redo expand shorten reword
+rephrase extend enhance introduce setup integrate debug diagnose reproduce research compare
+evaluate assess audit inspect plan draft design prepare organize organise restructure reduce
+increase""".split())
+# Where the work is, said before the request: "In X, reorder the lists".
+_WHERE_FIRST = re.compile(r"^(?:in|for|on|inside|within)\s+[^,]{1,60}?\s*,\s*", _I)
+# A place or a thing and no statement: "In CONVENTIONS.md", "For the api".
+_PLACE_ONLY = re.compile(r"^(?:in|for|on|inside|within|about|regarding|re)\b", _I)
 _OWN_INTENT = re.compile(r"^(?:i'll|i will|let me|i'm going to|i have (?:the|all|full|read|now)"
                          r"|i've (?:reviewed|read|checked|looked|seen|gone))\b"
                          r"|^(?:the|my|our) (?:approach|plan|changes?|idea|next step) (?:will|would)\b",
@@ -95,7 +107,8 @@ _TRANSIENT = re.compile(
     r"|waiting|building|loading|failing)|for now|at the moment|right now|first[- ]time"
     r"|(?:is|are) (?:now )?(?:running|compiling|done)|stale|almost done|in a moment"
     r"|(?:is|are) now (?:un)?blocked)\b", _I)
-_REPORT = re.compile(r"^(?:i(?:'ve| have)?|we(?:'ve| have)?)\s+(?:just\s+|also\s+|now\s+)?"
+_REPORT = re.compile(r"^(?:i(?:'ve| have)?|we(?:'ve| have)?)\s+(?:(?:just|also|now|further|already"
+                     r"|since)\s+)?"
                      r"(?:added|updated|changed|created|removed|fixed|wrote|written|implemented"
                      r"|made|moved|renamed|replaced|refactored|extracted|ran|run|applied|edited"
                      r"|deleted|installed|committed|pushed|closed|marked)\b", _I)
@@ -183,12 +196,24 @@ def _said_nothing(u: Unit, text: str, words: list[str], cue: bool, anchor: bool)
             or len(_CODE_CHARS.findall(_NAMES.sub(" ", text))) >= 3  # code, not prose
             or (bool(_STATUS.search(text)) and (len(words) < 12 or bool(_PASSING.search(text))))
             or (u.kind != "list" and bool(_CHANGELOG.match(text)) and len(words) < 7)
+            or (u.kind == "sentence" and len(words) < SHORT_WORDS and not cue
+                and bool(_PLACE_ONLY.match(text)) and not _VERB.search(text))
             or edit_only(text) or read_out(text, u.heading)
             or (len(words) < STATE_WORDS and bool(_STATE_ONLY.search(text)))
             or bool(_SUCCEEDED.search(text))
             # it names things but says nothing of them (a list of paths); a line of code
             # says what it does in its comment's words
             or (u.kind != "code" and len(_WORD.findall(_NAMES.sub(" ", text))) < MIN_WORDS))
+
+
+def _asks_work(text: str, verbs: frozenset[str]) -> bool:
+    """The person asks for work ("Suggest changes to my X", "In X, reorder the lists",
+    "Further improve X")."""
+    rest = _WHERE_FIRST.sub("", text)
+    words = _WORD.findall(rest.lower())
+    if words and words[0] in ("further", "now", "kindly", "again", "first"):
+        rest = rest.split(None, 1)[1] if len(rest.split(None, 1)) > 1 else ""
+    return imperative(rest, verbs | _ASK_VERBS)
 
 
 def _intent(text: str, where: Where, verbs: frozenset[str]) -> bool:
@@ -214,7 +239,7 @@ def features(u: Unit, where: Where, verbs: frozenset[str], cue: bool) -> dict[st
     anchor = bool(_ANCHOR.search(text))
     if _said_nothing(u, text, words, cue, anchor) or _intent(text, where, verbs):
         return None
-    order = imperative(text, verbs)
+    order = imperative(text, verbs) or (where.role == "user" and _asks_work(text, verbs))
     if (where.role == "user" and order and not cue and not _STANDING.search(text)
             and not _REASON.search(text)):
         return None  # a request of this session ("Create hello.md"), not a standing one

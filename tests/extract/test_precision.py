@@ -180,3 +180,28 @@ def test_a_list_item_that_only_counts_tests_is_not_a_memory() -> None:
 ])
 def test_a_state_that_says_more_is_kept(said: str) -> None:
     assert texts([("user", "Status?"), ("assistant", said)]) == [said]
+
+
+# -- the person's requests of this session --------------------------------------------------
+@pytest.mark.parametrize("said", [
+    "Suggest changes to my CONVENTIONS.md",
+    "Further improve my CONVENTIONS.md",
+    "In CONVENTIONS.md , reorder the lists.",
+    "Reorder the sections of `docs/setup.md` by topic.",
+    "I have further changed my CONVENTIONS.md",
+    "In CONVENTIONS.md",
+    "Compare `parse_v1` and `parse_v2` on the fixtures.",
+])
+def test_the_person_s_request_of_this_session_is_not_a_memory(said: str) -> None:
+    assert texts([("user", said)]) == []
+
+
+@pytest.mark.parametrize("said", [
+    "In tests, never call the real payment API.",
+    "Replace moment with date-fns throughout the dashboard.",
+    "For numbered lists, pad the `1.` marker so it is always 4 characters long.",
+    "In the api, ports are configured in `config/dev.exs`.",
+    "Change the default port to 8080 because 3000 clashes with the dashboard.",
+])
+def test_the_person_s_standing_word_stays_a_memory(said: str) -> None:
+    assert texts([("user", said)]) == [said]
