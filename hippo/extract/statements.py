@@ -53,12 +53,13 @@ _STANDING = re.compile(r"\b(?:all|every\w*|always|never|each|any|only|whenever|i
                        r"|throughout|in general)\b", _I)
 # Verbs a person asks for this session's work with ("Suggest changes to X", "Reorder the
 # lists"), beyond the verbs an instruction starts with (`cues.IMPERATIVE`).
-_ASK_VERBS = frozenset("""
+_ASK = """
 suggest propose reorder recommend simplify optimize optimise clarify convert replace change
 modify adjust translate help find tell figure polish tidy rework redo expand shorten reword
 rephrase extend enhance introduce setup integrate debug diagnose reproduce research compare
 evaluate assess audit inspect plan draft design prepare organize organise restructure reduce
-increase""".split())
+increase"""
+_ASK_VERBS = frozenset(_ASK.split())
 # Where the work is, said before the request: "In X, reorder the lists".
 _WHERE_FIRST = re.compile(r"^(?:in|for|on|inside|within)\s+[^,]{1,60}?\s*,\s*", _I)
 # A place or a thing and no statement: "In CONVENTIONS.md", "For the api".
