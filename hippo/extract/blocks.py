@@ -152,6 +152,17 @@ def prose_lines(text: str) -> Iterator[str]:
             yield line
 
 
+_CODE_SPAN = re.compile(r"`[^`\n]+`")
+
+
 def sentences(line: str) -> list[str]:
-    """Split one prose line into sentences (abbreviations and `a.b` names kept whole)."""
-    return [s.strip() for s in _SENTENCE_END.split(line) if s.strip()]
+    """Split one prose line into sentences (abbreviations, `a.b` names and code spans kept
+    whole: "(e.g., `1.  ` with two spaces)" ends no sentence)."""
+    spans = [m.span() for m in _CODE_SPAN.finditer(line)]
+    out, start = [], 0
+    for m in _SENTENCE_END.finditer(line):
+        if not any(a < m.start() < b for a, b in spans):
+            out.append(line[start:m.start()])
+            start = m.end()
+    out.append(line[start:])
+    return [s.strip() for s in out if s.strip()]

@@ -161,6 +161,12 @@ def test_sentences_keep_abbreviations_and_file_names() -> None:
     line = "Use e.g. `hello.py` for it. Then run it. Version 1.2 is out!"
     assert sentences(line) == ["Use e.g. `hello.py` for it.", "Then run it.",
                                "Version 1.2 is out!"]
+    # a code span ends no sentence; a sentence after one does
+    spaced = ("The block failed because the markers are padded (e.g., `1.  ` with two "
+              "spaces), while the search assumed one space.")
+    assert sentences(spaced) == [spaced]
+    assert sentences("Run `make test`. Then `make lint`.") == ["Run `make test`.",
+                                                               "Then `make lint`."]
     assert list(prose_lines("- **Always** lint\n## Heading\n| a | b |\n")) == ["Always lint",
                                                                                "Heading"]
 
