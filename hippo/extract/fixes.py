@@ -180,9 +180,9 @@ def _text(problem: str, call: Call) -> str | None:
     # A line moved, a bracket, a comment or what the problem quotes already says nothing
     # of the change; a definition names it best.
     moved = set(removed) & set(added)
-    removed = [ln for ln in removed if ln not in moved and re.search(r"\w", ln)
+    removed = [ln for ln in removed if ln not in moved and _says(ln)
                and _WS.sub(" ", ln) not in said and not _COMMENT.match(ln)][:MAX_REMOVED]
-    added = sorted((ln for ln in added if ln not in moved and re.search(r"\w", ln)),
+    added = sorted((ln for ln in added if ln not in moved and _says(ln)),
                    key=lambda ln: (not _DEFINES.match(ln), bool(_COMMENT.match(ln))))[:MAX_ADDED]
     if not removed and not added:
         return None
@@ -199,6 +199,15 @@ def _text(problem: str, call: Call) -> str | None:
     if len(problem) > room:
         problem = problem[:room - 2].rsplit(" ", 1)[0] + " …"
     return f"{problem}{head}{change}"
+
+
+def _says(line: str) -> bool:
+    """A changed line that shows something: not a bracket, nor one name of a list
+    (`TranscriptRenderer,`, `:ok`)."""
+    return bool(re.search(r"\w", line)) and not _ITEM.fullmatch(line)
+
+
+_ITEM = re.compile(r"[\[({]*[:@$]?[\w.]+[\])}]*[,;]?")
 
 
 def _line(diff_line: str) -> str:

@@ -197,3 +197,18 @@ def test_a_later_run_marks_the_problem_done_and_undo_restores_it(cli, tmp_path: 
     assert shown["status"] == "done" and shown["superseded_by"] is not None
     assert cli("undo", run_id).exit_code == 0
     assert cli("show", str(cause["id"]), "--json").records[0]["status"] == "active"
+
+
+def test_a_fix_names_lines_that_show_something_not_one_name_of_a_list() -> None:
+    """`TranscriptRenderer,` (an item of an alias list) or a bracket shows nothing of the
+    change: with nothing else changed there is no fix line to name."""
+    from hippo.extract.conversation import Call
+    from hippo.extract.fixes import _text
+
+    def edit(diff: str) -> Call:
+        return Call("Edit", "lib/app/live.ex", (1,), "ok", (2,), diff)
+
+    problem = "The compile error: the renderer alias is missing."
+    assert _text(problem, edit("- TranscriptRenderer,\n+ Renderer,\n+ }")) is None
+    got = _text(problem, edit("- TranscriptRenderer,\n+ alias App.TranscriptRenderer"))
+    assert got == (f"{problem} Fixed in `lib/app/live.ex`: `alias App.TranscriptRenderer`")
