@@ -89,6 +89,8 @@ def retire(h: Hippo, session: SessionChunks, found: Sequence[Candidate],
         before = [r for r in rows if not said or str(r.get("valid_from") or "") <= said]
         if GATE_TAG in cand.tags and (newer := _newer_gate(rows, by, said)) is not None:
             changed.add(by)  # an old session extracted late: the newer gate holds
+            if (taken := _absorb(h, by_id[newer], by_id.get(by), session.key, run_id)):
+                yield taken
             brain.update(h.db, by, _change({"superseded_by": newer}, said), actor=ACTOR,
                          action="supersede", run_id=run_id)
             yield {"event": "memory", "action": "superseded", "id": by, "by": newer,
@@ -188,6 +190,25 @@ def with_older_gates(h: Hippo, session: SessionChunks, found: list[Candidate]
             if out[i].text != c.text and source:
                 sources[i] = source
     return out, sources
+
+
+def _absorb(h: Hippo, newer: dict[str, Any], late: dict[str, Any] | None, session: str,
+            run_id: str | None) -> dict[str, Any] | None:
+    """The project's newer gate takes the checks of the gate `late` (an old session's,
+    extracted after it) it lacks, and cites that gate's chunks: one event, or None."""
+    if late is None:
+        return None
+    text = gate_text(merged_checks(gate_checks(newer["text"]), gate_checks(late["text"])))
+    if text == newer["text"]:
+        return None
+    mid = int(newer["id"])
+    brain.update(h.db, mid, {"text": text,
+                             "source": brain.merge_source(newer["source"], late["source"])},
+                 actor=ACTOR, action="merge", run_id=run_id, vector=h.embed([text])[0])
+    brain.link(h.db, mid, brain.chunk_ids(h.db, int(late["id"])), actor=ACTOR, run_id=run_id)
+    return {"event": "memory", "action": "merged", "id": mid, "by": int(late["id"]),
+            "session": session, "text": text,
+            "reason": f"the project's newer gate takes the checks of memory {late['id']}"}
 
 
 def older_gates(rows: Sequence[dict[str, Any]], newest: int) -> list[int]:

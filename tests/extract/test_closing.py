@@ -186,6 +186,34 @@ def test_an_old_session_extracted_late_does_not_replace_the_newer_gate(cli, tmp_
     assert new["superseded_by"] is None and old["superseded_by"] == new["id"]
 
 
+def test_a_gate_extracted_late_gives_the_newer_gate_the_checks_it_lacks(cli, tmp_path) -> None:
+    from tests.extract.excerpts import claude_code
+
+    newer = claude_code(tmp_path / "b.jsonl", "9f0c3a52-1111-4222-8333-000000000002", "/w/api",
+                        _gated(["ruff check", "pytest -q"]), day="2026-04-09")
+    assert cli("ingest", str(newer), "--idle-minutes", "0").exit_code == 0
+    assert cli("extract").exit_code == 0
+    older = claude_code(tmp_path / "a.jsonl", "9f0c3a52-1111-4222-8333-000000000001", "/w/api",
+                        _gated(["ruff check", "bandit -q", "pytest -q"]))
+    assert cli("ingest", str(older), "--idle-minutes", "0").exit_code == 0
+    before = cli("export").stdout
+    r = cli("extract")
+    assert r.exit_code == 0, r.stderr
+    gates = [m for m in cli("list", "--all-projects", "--json").records if "gate" in m["tags"]]
+    current = [m for m in gates if m["superseded_by"] is None]
+    assert [m["text"] for m in current] == [
+        "Before committing, run: `ruff check`, `pytest -q`, `bandit -q`"]
+    assert current[0]["valid_from"].startswith("2026-04-09")  # still the newer session's
+    assert sorted(current[0]["source"]["session"]) == [
+        "9f0c3a52-1111-4222-8333-000000000001", "9f0c3a52-1111-4222-8333-000000000002"]
+    assert [e["action"] for e in r.records if e.get("action") in ("merged", "superseded")] == [
+        "merged", "superseded"]
+    found = cli("search", "--project", "api", "--json", "bandit before committing").records
+    assert found and found[0]["id"] == current[0]["id"]
+    assert cli("undo", r.records[-1]["run_id"]).exit_code == 0
+    assert cli("export").stdout == before
+
+
 P_NEST = ("`lib/app/view.ex`: Credo error at line 152: nested too deep in `compute_groups` "
           "case expression")
 P_GUARD = "CURRENT: Cannot invoke Access.get/2 inside guard in `render_row`. Need to restructure."
