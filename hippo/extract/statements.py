@@ -83,7 +83,7 @@ _STATUS = re.compile(
     r"|\b(?:tests?|suite|build|credo|lint|compile|compilation|checks?)\s+(?:is |are )?"
     r"(?:pass(?:es|ed|ing)?|green|clean|ok|succeed(?:s|ed)?)\b|\bworking tree clean\b"
     r"|^(?:pushed|committed|merged|compiled|closed|claimed|done)\b"
-    r"|^all (?:\d+|the) \w+ (?:are|were) (?:closed|done|complete|completed|finished)\b", _I)
+    r"|^all (?:\d+|the) (?:\w+ ){1,3}(?:are|were) (?:closed|done|complete|completed|finished)\b", _I)
 _PASSING = re.compile(r"\ball (?:\w+ ){0,2}(?:passing|pass|green)\b(?!.*\bbut\b)|\b0 failures\b", _I)
 # A name and its state, nothing more: "X done and pushed", "All 3 subtasks closed", "Y is
 # ready", "Z compiles clean". True for a minute; the tracker and git hold it.

@@ -154,7 +154,7 @@ def test_at_the_end_of_its_turn_the_agent_s_imperative_is_kept() -> None:
 # -- a name and its state -----------------------------------------------------------------
 @pytest.mark.parametrize("said", [
     "task-6 done and pushed.", "All 3 subtasks closed.", "SessionLive compiles clean.",
-    "task-4 is ready.", ("Background task completed successfully — all 15 `OrderLive` tests "
+    "task-4 is ready.", "All 4 original subtasks are closed.", ("Background task completed successfully — all 15 `OrderLive` tests "
     "pass. This was from a previous run before the commit."),
 ])
 def test_a_name_and_its_state_is_not_a_memory(said: str) -> None:
