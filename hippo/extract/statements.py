@@ -70,8 +70,11 @@ _OWN_INTENT = re.compile(r"^(?:i'll|i will|let me|i'm going to|i have (?:the|all
                          _I)
 # Code written as prose: brackets, semicolons and arrows outside code spans.
 _CODE_CHARS = re.compile(r"[{}]|;(?!\s)|=>|\)\s*:")
-# Intent anywhere in the agent's sentence ("Since X, I'll test that ...").
-_INTENT = re.compile(r"\b(?:i'll|i will|let me|i'm going to|i need to|let's)\b", _I)
+# Intent anywhere in the agent's sentence ("Since X, I'll test that ..."), or the edit it is
+# about to make, in the passive ("The `// TODO` comment will be removed").
+_INTENT = re.compile(r"\b(?:i'll|i will|let me|i'm going to|i need to|let's)\b|\bwill be (?:added"
+                     r"|removed|deleted|updated|changed|moved|renamed|replaced|created|modified"
+                     r"|inserted|edited|rewritten|adjusted)\b", _I)
 _CHATTER = re.compile(
     r"^(?:good|great|perfect|excellent|nice|done|noted|got it|ready when you are|sure|yes"
     r"|no|ok|okay|thanks|thank you|all green|all done|clean compile|still|almost|expected"
@@ -108,6 +111,9 @@ _TRANSIENT = re.compile(
     r"|waiting|building|loading|failing)|for now|at the moment|right now|first[- ]time"
     r"|(?:is|are) (?:now )?(?:running|compiling|done)|stale|almost done|in a moment"
     r"|(?:is|are) now (?:un)?blocked)\b", _I)
+# True of this session only, in any unit: "the tools available in this session", "not
+# exposed in this conversation" (a cue, "we decided in this session to ...", still counts).
+_THIS_SESSION = re.compile(r"\bin this (?:session|conversation|chat|thread)\b", _I)
 _REPORT = re.compile(r"^(?:i(?:'ve| have)?|we(?:'ve| have)?)\s+(?:(?:just|also|now|further|already"
                      r"|since)\s+)?"
                      r"(?:added|updated|changed|created|removed|fixed|wrote|written|implemented"
@@ -238,7 +244,8 @@ def features(u: Unit, where: Where, verbs: frozenset[str], cue: bool) -> dict[st
     text = strip_chatter(u.text.replace("\u2019", "'")).strip()
     words = _WORD.findall(text)
     anchor = bool(_ANCHOR.search(text))
-    if _said_nothing(u, text, words, cue, anchor) or _intent(text, where, verbs):
+    if (_said_nothing(u, text, words, cue, anchor) or _intent(text, where, verbs)
+            or (not cue and _THIS_SESSION.search(text))):
         return None
     order = imperative(text, verbs) or (where.role == "user" and _asks_work(text, verbs))
     if (where.role == "user" and order and not cue and not _STANDING.search(text)

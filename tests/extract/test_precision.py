@@ -205,3 +205,22 @@ def test_the_person_s_request_of_this_session_is_not_a_memory(said: str) -> None
 ])
 def test_the_person_s_standing_word_stays_a_memory(said: str) -> None:
     assert texts([("user", said)]) == [said]
+
+
+def test_what_holds_in_this_session_only_is_not_a_memory() -> None:
+    """What the agent can do in this conversation is no fact of the project; near it, a
+    statement of the project stays."""
+    tools = ("Available tool groups in this session:\n- `web`: search and open pages\n"
+             "- `functions`: terminal commands and patching files")
+    exposed = ("The graph tools mentioned by `AGENTS.md` are not exposed in this session, so "
+               "I'm falling back to `rg` for discovery.")
+    kept = "The graph tools are configured in `AGENTS.md` for code discovery."
+    assert texts([("user", "What can you do?"), ("assistant", tools)]) == []
+    assert texts([("user", "Go."), ("assistant", f"{exposed} {kept}")]) == [kept]
+
+
+def test_the_agent_s_edit_about_to_be_made_is_narration() -> None:
+    """Said before its edit, in the passive: "X will be removed" is "I'll remove X"."""
+    plan = "The `// AI! Reorganize this!` comment will be removed."
+    how = "The exports of `index.ts` are grouped by their prefix, each group sorted."
+    assert texts([("user", "Go."), ("assistant", f"{plan} {how}")]) == [how]
