@@ -141,7 +141,8 @@ _VERB = re.compile(
     r"|depends?|allows?|prevents?|avoids?|deduplicates?|reuses?|shares?|happen(?:s|ed)?"
     r"|became|becomes|wants?|prefers?|like|likes|hate|[a-z]{3,}(?:ed|es))\b", _I)
 _PENDING = re.compile(r"(?-i:\bTODO\b)|\b(?:pending|to do|remaining|still (?:need|to)|next steps?"
-                      r"|left to do|follow[- ]up|not (?:yet )?(?:done|implemented|started))\b", _I)
+                      r"|left to do|next (?:session|time|sprint)|follow[- ]up"
+                      r"|not (?:yet )?(?:done|implemented|started))\b", _I)
 _CAUSE = re.compile(r"\b(?:bug|error|fail\w*|broke\w*|wrong|issue|problem|crash\w*|cause[sd]?"
                     r"|because|doesn't support|does not support|can't|cannot|missing|trap"
                     r"|instead of)\b", _I)

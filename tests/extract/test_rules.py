@@ -49,6 +49,8 @@ def found(*chunks: str | Sequence[tuple[str, str]]) -> list[tuple[str, str, floa
      "The next step is wiring the webhook to the queue."),
     ("The release notes have to be done by Friday.", "task",
      "The release notes have to be done by Friday."),
+    ("Let's focus on NextAuth.js next session.", "task",
+     "Let's focus on NextAuth.js next session."),
     ("Run `make test-fast` for the unit tests.", "tool",
      "Run `make test-fast` for the unit tests."),
     ("the config lives in ~/.config/alpha/settings.toml", "config",
