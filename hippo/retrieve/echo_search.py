@@ -111,6 +111,9 @@ def _rank(h: Hippo, query: str, f: EchoFilters, qv: Any, rankings: dict[str, lis
             for i in pool:
                 adj.setdefault(i, [r["id"] for r in h.db.chunks.neighbours(rows[i], 1)])
             rel = late.neighbour_support(scored, adj, NEIGHBOUR_WEIGHT)
+            # a neighbour of the same session is a result only inside the filters
+            found = {x.id for x in fused}  # the retrievers' own, filtered in their queries
+            rel = {i: s for i, s in rel.items() if i in found or admits(rows[i], f)}
         except Exception as exc:  # noqa: BLE001 - the fused order is still a good answer
             degraded.append(stages.degradation("late interaction", exc, stages.FUSED_ORDER))
     if windows:
@@ -120,6 +123,16 @@ def _rank(h: Hippo, query: str, f: EchoFilters, qv: Any, rankings: dict[str, lis
             if started and dates.in_any(parse_timestamp(started), windows):
                 rel[i] += params.date_boost
     return rel
+
+
+def admits(row: Any, f: EchoFilters) -> bool:
+    """True when the chunk `row` passes what `f` asks of a chunk itself (its roles, when it
+    started), as `store.clauses.chunk_where` does in SQL: a session neighbour the late
+    stage adds must pass them too."""
+    started = row["started_at"]
+    return ((not f.roles or bool(set(str(row["roles"]).split(",")) & set(f.roles)))
+            and (not f.since or (started is not None and started >= f.since))
+            and (not f.until or (started is not None and started <= f.until)))
 
 
 def _query_vector(h: Hippo, query: str) -> Any:

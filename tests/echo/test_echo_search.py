@@ -71,3 +71,26 @@ def test_fts_down_is_vector_only_either_way(transcripts, db_path: Path,
     results, degraded = out[0]
     assert results and all("bm25" not in ranks for _, _, ranks in results)
     assert len(degraded) == 1 and degraded[0].startswith("fts: full-text index unavailable (")
+
+
+def test_a_session_neighbour_is_a_result_only_inside_the_filters(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Late interaction (the local model) adds each candidate's session neighbours; with
+    `--role user` or `--until` a neighbour outside them is no result."""
+    monkeypatch.setattr("hippo.ingest.run.CHUNK_TOKENS", 24)  # a turn a chunk
+    src = tmp_path / "chat.jsonl"
+    src.write_bytes(b"".join(orjson.dumps(
+        {"role": r, "content": t, "timestamp": f"2026-04-0{i + 1}T10:00:00Z"}) + b"\n"
+        for i, (r, t) in enumerate(TURNS)))
+    r = cli("ingest", str(src), "--idle-minutes", "0", "--format", "generic-jsonl",
+            embedder="local")
+    assert r.exit_code == 0, r.stderr
+    every = cli("echo", "staging deploy CA bundle", "--all-projects", "--limit", "6",
+                embedder="local").records
+    assert any("user" not in x["roles"] for x in every)  # the neighbours are there unfiltered
+    users = cli("echo", "staging deploy CA bundle", "--all-projects", "--limit", "6",
+                "--role", "user", embedder="local").records
+    assert users and all("user" in x["roles"] for x in users), users
+    early = cli("echo", "staging deploy CA bundle", "--all-projects", "--limit", "6",
+                "--until", "2026-04-02T12:00:00Z", embedder="local").records
+    assert early and all(x["started_at"] <= "2026-04-02T12:00:00Z" for x in early), early
