@@ -62,6 +62,7 @@ increase"""
 _ASK_VERBS = frozenset(_ASK.split())
 # Where the work is, said before the request: "In X, reorder the lists".
 _WHERE_FIRST = re.compile(r"^(?:in|for|on|inside|within)\s+[^,]{1,60}?\s*,\s*", _I)
+_ASK_LEAD = re.compile(r"^(?:further|now|kindly|again|first)\s+", _I)
 # A place or a thing and no statement: "In CONVENTIONS.md", "For the api".
 _PLACE_ONLY = re.compile(r"^(?:in|for|on|inside|within|about|regarding|re)\b", _I)
 _OWN_INTENT = re.compile(r"^(?:i'll|i will|let me|i'm going to|i have (?:the|all|full|read|now)"
@@ -217,11 +218,7 @@ def _said_nothing(u: Unit, text: str, words: list[str], cue: bool, anchor: bool)
 def _asks_work(text: str, verbs: frozenset[str]) -> bool:
     """The person asks for work ("Suggest changes to my X", "In X, reorder the lists",
     "Further improve X")."""
-    rest = _WHERE_FIRST.sub("", text)
-    words = _WORD.findall(rest.lower())
-    if words and words[0] in ("further", "now", "kindly", "again", "first"):
-        rest = rest.split(None, 1)[1] if len(rest.split(None, 1)) > 1 else ""
-    return imperative(rest, verbs | _ASK_VERBS)
+    return imperative(_ASK_LEAD.sub("", _WHERE_FIRST.sub("", text)), verbs | _ASK_VERBS)
 
 
 def _intent(text: str, where: Where, verbs: frozenset[str]) -> bool:
