@@ -109,19 +109,27 @@ def _gated(checks: list[str], n: int = 2) -> list[tuple[str, ...]]:
     return turns
 
 
-def test_the_newest_gate_replaces_the_older_and_a_persons_gate_stays(cli, tmp_path: Path) -> None:
+FIRST, SECOND = "9f0c3a52-1111-4222-8333-000000000001", "9f0c3a52-1111-4222-8333-000000000002"
+
+
+def _gated_session(cli, tmp_path: Path, session: str, checks: list[str],
+                   day: str | None = None) -> None:
+    """Write a session of the api project that runs `checks` before each of two commits,
+    and ingest it (extract is the caller's)."""
     from tests.extract.excerpts import claude_code
 
+    kw = {"day": day} if day else {}
+    path = claude_code(tmp_path / f"{session[-1]}.jsonl", session, "/w/api", _gated(checks), **kw)
+    assert cli("ingest", str(path), "--idle-minutes", "0").exit_code == 0
+
+
+def test_the_newest_gate_replaces_the_older_and_a_persons_gate_stays(cli, tmp_path: Path) -> None:
     human = "Before committing, run: `make check`"
     assert cli("add", human, "--type", "procedure", "--tag", "gate",
                "--project", "api").exit_code == 0
-    first = claude_code(tmp_path / "a.jsonl", "9f0c3a52-1111-4222-8333-000000000001", "/w/api",
-                        _gated(["ruff check", "pytest -q"]))
-    assert cli("ingest", str(first), "--idle-minutes", "0").exit_code == 0
+    _gated_session(cli, tmp_path, FIRST, ["ruff check", "pytest -q"])
     assert cli("extract").exit_code == 0
-    second = claude_code(tmp_path / "b.jsonl", "9f0c3a52-1111-4222-8333-000000000002", "/w/api",
-                         _gated(["ruff check", "mypy src", "pytest -q"]))
-    assert cli("ingest", str(second), "--idle-minutes", "0").exit_code == 0
+    _gated_session(cli, tmp_path, SECOND, ["ruff check", "mypy src", "pytest -q"])
     before = cli("export").stdout
     r = cli("extract")
     assert r.exit_code == 0, r.stderr
@@ -142,15 +150,9 @@ def test_the_newest_gate_replaces_the_older_and_a_persons_gate_stays(cli, tmp_pa
 def test_the_newest_gate_keeps_what_an_earlier_session_checked(cli, tmp_path: Path) -> None:
     """One session ran the strict type check, the next the linter of the front end: the
     project's gate is both, the stricter form of a check kept; undo restores the old one."""
-    from tests.extract.excerpts import claude_code
-
-    first = claude_code(tmp_path / "a.jsonl", "9f0c3a52-1111-4222-8333-000000000001", "/w/api",
-                        _gated(["ruff check", "mypy --strict", "pytest -q"]))
-    assert cli("ingest", str(first), "--idle-minutes", "0").exit_code == 0
+    _gated_session(cli, tmp_path, FIRST, ["ruff check", "mypy --strict", "pytest -q"])
     assert cli("extract").exit_code == 0
-    second = claude_code(tmp_path / "b.jsonl", "9f0c3a52-1111-4222-8333-000000000002", "/w/api",
-                         _gated(["ruff check", "mypy", "npm run lint"]), day="2026-04-09")
-    assert cli("ingest", str(second), "--idle-minutes", "0").exit_code == 0
+    _gated_session(cli, tmp_path, SECOND, ["ruff check", "mypy", "npm run lint"], day="2026-04-09")
     before = cli("export").stdout
     r = cli("extract")
     assert r.exit_code == 0, r.stderr
@@ -159,8 +161,7 @@ def test_the_newest_gate_keeps_what_an_earlier_session_checked(cli, tmp_path: Pa
     assert [m["text"] for m in current] == [
         "Before committing, run: `ruff check`, `mypy --strict`, `npm run lint`, `pytest -q`"]
     # it cites both sessions (every check stays shown), and holds from the second
-    assert sorted(current[0]["source"]["session"]) == [
-        "9f0c3a52-1111-4222-8333-000000000001", "9f0c3a52-1111-4222-8333-000000000002"]
+    assert sorted(current[0]["source"]["session"]) == [FIRST, SECOND]
     older = [m for m in cli("list", "--all-projects", "--json").records
              if m["superseded_by"] == current[0]["id"]]
     assert len(older) == 1 and current[0]["valid_from"] > older[0]["valid_from"]
@@ -170,15 +171,9 @@ def test_the_newest_gate_keeps_what_an_earlier_session_checked(cli, tmp_path: Pa
 
 
 def test_an_old_session_extracted_late_does_not_replace_the_newer_gate(cli, tmp_path) -> None:
-    from tests.extract.excerpts import claude_code
-
-    newer = claude_code(tmp_path / "b.jsonl", "9f0c3a52-1111-4222-8333-000000000002", "/w/api",
-                        _gated(["ruff check", "mypy src", "pytest -q"]), day="2026-04-09")
-    assert cli("ingest", str(newer), "--idle-minutes", "0").exit_code == 0
+    _gated_session(cli, tmp_path, SECOND, ["ruff check", "mypy src", "pytest -q"], day="2026-04-09")
     assert cli("extract").exit_code == 0
-    older = claude_code(tmp_path / "a.jsonl", "9f0c3a52-1111-4222-8333-000000000001", "/w/api",
-                        _gated(["ruff check", "pytest -q"]))
-    assert cli("ingest", str(older), "--idle-minutes", "0").exit_code == 0
+    _gated_session(cli, tmp_path, FIRST, ["ruff check", "pytest -q"])
     assert cli("extract").exit_code == 0
     mems = {m["text"]: m for m in cli("list", "--all-projects", "--json").records}
     new = mems["Before committing, run: `ruff check`, `mypy src`, `pytest -q`"]
@@ -187,15 +182,9 @@ def test_an_old_session_extracted_late_does_not_replace_the_newer_gate(cli, tmp_
 
 
 def test_a_gate_extracted_late_gives_the_newer_gate_the_checks_it_lacks(cli, tmp_path) -> None:
-    from tests.extract.excerpts import claude_code
-
-    newer = claude_code(tmp_path / "b.jsonl", "9f0c3a52-1111-4222-8333-000000000002", "/w/api",
-                        _gated(["ruff check", "pytest -q"]), day="2026-04-09")
-    assert cli("ingest", str(newer), "--idle-minutes", "0").exit_code == 0
+    _gated_session(cli, tmp_path, SECOND, ["ruff check", "pytest -q"], day="2026-04-09")
     assert cli("extract").exit_code == 0
-    older = claude_code(tmp_path / "a.jsonl", "9f0c3a52-1111-4222-8333-000000000001", "/w/api",
-                        _gated(["ruff check", "bandit -q", "pytest -q"]))
-    assert cli("ingest", str(older), "--idle-minutes", "0").exit_code == 0
+    _gated_session(cli, tmp_path, FIRST, ["ruff check", "bandit -q", "pytest -q"])
     before = cli("export").stdout
     r = cli("extract")
     assert r.exit_code == 0, r.stderr
@@ -204,8 +193,7 @@ def test_a_gate_extracted_late_gives_the_newer_gate_the_checks_it_lacks(cli, tmp
     assert [m["text"] for m in current] == [
         "Before committing, run: `ruff check`, `pytest -q`, `bandit -q`"]
     assert current[0]["valid_from"].startswith("2026-04-09")  # still the newer session's
-    assert sorted(current[0]["source"]["session"]) == [
-        "9f0c3a52-1111-4222-8333-000000000001", "9f0c3a52-1111-4222-8333-000000000002"]
+    assert sorted(current[0]["source"]["session"]) == [FIRST, SECOND]
     assert [e["action"] for e in r.records if e.get("action") in ("merged", "superseded")] == [
         "merged", "superseded"]
     found = cli("search", "--project", "api", "--json", "bandit before committing").records
