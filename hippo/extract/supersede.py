@@ -46,7 +46,7 @@ from hippo.extract.evidence import STATE_TAG, count_claim, subject_of, whole_sui
 from hippo.extract.values import change as stated_change
 from hippo.extract.values import overturned
 from hippo.extract.write import ACTOR
-from hippo.memory import brain
+from hippo.memory import brain, validity
 from hippo.memory.records import normalise_text
 
 if TYPE_CHECKING:
@@ -176,7 +176,7 @@ def with_older_gates(h: Hippo, session: SessionChunks, found: list[Candidate]
         return found, {}
     gates = sorted((r for r in _rows(h, session.project) if _current_gate(r)),
                    key=lambda r: str(r.get("valid_from") or ""), reverse=True)
-    said = max((c.started_at or "" for c in session.chunks), default="")
+    said = max((validity.canonical(c.started_at) or "" for c in session.chunks), default="")
     if not gates or any(str(r.get("valid_from") or "") > said for r in gates):
         return found, {}
     old = [check for r in gates for check in gate_checks(r["text"])]

@@ -19,11 +19,11 @@ def valid_from(db: Store, mem: NewMemory, created: str) -> str:
     chunks = (mem.source or {}).get("chunks")
     ids = [c for c in chunks if isinstance(c, int) and not isinstance(c, bool)] \
         if isinstance(chunks, list) else []
-    times = [_canonical(r["started_at"]) for r in db.chunks.get(ids).values()] if ids else []
+    times = [canonical(r["started_at"]) for r in db.chunks.get(ids).values()] if ids else []
     return min((t for t in times if t), default=created)
 
 
-def _canonical(value: str | None) -> str | None:
+def canonical(value: str | None) -> str | None:
     """A chunk's time as hippo stores its own (a transcript's may lack the milliseconds)."""
     from hippo.errors import UsageError
     from hippo.timeutil import normalise
