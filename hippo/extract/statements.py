@@ -112,6 +112,11 @@ _TRANSIENT = re.compile(
     r"|waiting|building|loading|failing)|for now|at the moment|right now|first[- ]time"
     r"|(?:is|are) (?:now )?(?:running|compiling|done)|stale|almost done|in a moment"
     r"|(?:is|are) now (?:un)?blocked)\b", _I)
+# The agent asking the person for something now ("Please add `X` to the chat", "Please
+# share the full traceback"): this turn's exchange, not the project's.
+_ASKS_PERSON = re.compile(r"^(?:please|could you|can you|would you)\s+(?:\w+\s+)?(?:add|share"
+                          r"|provide|paste|send|upload|attach|confirm|tell me|let me know"
+                          r"|run\b.*\b(?:and|then)\s+(?:share|paste|send|tell))\b", _I)
 # True of this session only, in any unit: "the tools available in this session", "not
 # exposed in this conversation" (a cue, "we decided in this session to ...", still counts).
 _THIS_SESSION = re.compile(r"\bin this (?:session|conversation|chat|thread)\b", _I)
@@ -232,7 +237,8 @@ def _intent(text: str, where: Where, verbs: frozenset[str]) -> bool:
         return True
     m = _NOW_DO.match(text)
     return bool(_NARRATION.match(text) or (m and m.group(1).lower() in verbs)
-                or _INTENT.search(text) or text.startswith("Continuing"))
+                or _INTENT.search(text) or text.startswith("Continuing")
+                or _ASKS_PERSON.match(text))
 
 
 def features(u: Unit, where: Where, verbs: frozenset[str], cue: bool) -> dict[str, bool] | None:

@@ -224,3 +224,18 @@ def test_the_agent_s_edit_about_to_be_made_is_narration() -> None:
     plan = "The `// AI! Reorganize this!` comment will be removed."
     how = "The exports of `index.ts` are grouped by their prefix, each group sorted."
     assert texts([("user", "Go."), ("assistant", f"{plan} {how}")]) == [how]
+
+
+@pytest.mark.parametrize("asked", [
+    "Please add `CONVENTIONS.md` to the chat.",
+    "Please share the full traceback from `pytest -x`.",
+    "Could you paste the output of `npm ls react`?",
+    "Please run `make check` and paste what it prints.",
+])
+def test_the_agent_asking_the_person_for_something_now_is_not_a_memory(asked: str) -> None:
+    assert texts([("user", "It fails."), ("assistant", asked)]) == []
+
+
+def test_the_agent_s_advice_with_please_stays() -> None:
+    advice = "Please keep `DATABASE_URL` out of `.env.example`: the file is committed."
+    assert texts([("user", "Anything else?"), ("assistant", advice)]) == [advice]
