@@ -35,6 +35,10 @@ MAX_WALK = 24  # messages back from an edit to the prose that explains it
 MAX_REMOVED = 2
 MAX_ADDED = 3
 LINE_CHARS = 100
+# What a bare negation states of a thing's use ("X is not referenced anymore", "Y isn't
+# needed"): a finding that leads to a change, not a problem an edit fixes.
+_DISUSE = re.compile(r"\b(?:is not|isn't|aren't|are not|no longer)\s+(?:\w+ly\s+)?(?:referenced"
+                     r"|used|needed|required|imported|called|rendered|mounted)\b", re.IGNORECASE)
 # A problem or its cause, as the agent states it.
 PROBLEM = re.compile(
     r"\b(?:can't|cannot|can never|couldn't|doesn't|does not|don't|isn't|is not|aren't|won't|"
@@ -146,16 +150,21 @@ def _by_prose(prose: Sequence[Message], said: Said, call: Call
     every problem statement before it that shares a name or two words with it and the
     edit."""
     for n, msg in enumerate(prose):
-        stated = [s for s in said(msg) if PROBLEM.search(s)]
+        stated = [s for s in said(msg) if _problem(s)]
         problem = " ".join(stated[:2]) if stated else _intent(msg.text)
         if problem is not None:
             break
     else:
         return None
     about = salient(problem) | salient(call.diff)
-    earlier = [s for m in prose[n + 1:] for s in said(m) if PROBLEM.search(s)
+    earlier = [s for m in prose[n + 1:] for s in said(m) if _problem(s)
                and _shares(salient(s), about)]
     return problem, (*stated[:2], *earlier), tuple(msg.chunk_ids)
+
+
+def _problem(statement: str) -> bool:
+    """A problem an edit may fix: `PROBLEM`'s words, once a finding of disuse is set aside."""
+    return PROBLEM.search(_DISUSE.sub(" ", statement)) is not None
 
 
 def _intent(text: str) -> str | None:

@@ -212,3 +212,15 @@ def test_a_fix_names_lines_that_show_something_not_one_name_of_a_list() -> None:
     assert _text(problem, edit("- TranscriptRenderer,\n+ Renderer,\n+ }")) is None
     got = _text(problem, edit("- TranscriptRenderer,\n+ alias App.TranscriptRenderer"))
     assert got == (f"{problem} Fixed in `lib/app/live.ex`: `alias App.TranscriptRenderer`")
+
+
+@pytest.mark.parametrize("said, problem", [
+    ("TranscriptSelection is not referenced from any template anymore.", False),
+    ("The old hook isn't used since the merge.", False),
+    ("The hook is not registered, so the selection never fires.", True),
+    ("`render_row` is not defined in the view.", True),
+])
+def test_a_finding_of_disuse_is_no_problem_an_edit_fixes(said: str, problem: bool) -> None:
+    from hippo.extract.fixes import _problem
+
+    assert _problem(said) is problem
