@@ -6,8 +6,8 @@
 - **The gate.** The shell commands a session runs before two or more separate `git commit`s
   (through the same tool that committed) are the project's pre-commit checks: one
   procedure memory, "Before committing, run: ...".
-- **Error → fix.** A shell command that failed and later passed, with a file edited in
-  between, is an insight naming the command, its error line and the file changed.
+- **Error lines.** What a failed command's output names as its error (`error_line`), for
+  the fixes and retries of `hippo.extract.failures`.
 
 All of it is defined by structure (turns, tool calls, commits, exit status), never by a tool's
 or a project's name; tool output is only ever quoted for the one error line it names.
@@ -40,6 +40,10 @@ _FAILED = re.compile(r"^\[error\]|\b(?:exit(?:ed)?(?: with)?(?: code| status)?:?
                      r"|\bProcess exited with code [1-9]", re.IGNORECASE)
 _ERROR_LINE = re.compile(r"\b(?:error|exception|failed|failure|cannot|undefined|traceback)\b",
                          re.IGNORECASE)
+# An error's class as runtimes print it (`RuntimeError`, `AssertionError`, `NullPointerException`).
+_ERROR_CLASS = re.compile(r"(?<!\w)(?:[A-Z][a-z0-9]+)+(?:Error|Exception)\b")
+_CUT = re.compile(r"\s*…\[truncated \d+ chars\]")
+_TRACEBACK = re.compile(r"^traceback\b", re.IGNORECASE)
 _EXIT_ONLY = re.compile(r"^\s*(?:\[error\]\s*)?(?:process )?exit(?:ed)?(?: with)?(?: code| status)"
                         r"?:?\s*-?\d+\s*$", re.IGNORECASE)
 _NOISE_LINE = re.compile(r"^\s*(?:\[error\]\s*)?(?:[│|└─~^=*-]|\d+\s*[│|]|$)")
@@ -218,51 +222,20 @@ def merged_checks(new: Sequence[str], old: Sequence[str]) -> list[str]:
     return out
 
 
-def _error_line(result: str) -> str | None:
+def error_line(result: str) -> str | None:
+    """The line of a failed command's output that names its error: one naming an error
+    class (`** (RuntimeError) …`, `ModuleNotFoundError: …`, `TypeError: …`) first, else
+    the first that says error, failed, cannot; None when none does (a failure whose output,
+    as kept, names no error says nothing worth remembering: "Getting extensions ...")."""
     lines = [re.sub(r"^\[error\]\s*", "", ln.strip()) for ln in result.splitlines()
-             if not _NOISE_LINE.match(ln) and not _EXIT_ONLY.match(ln)]
-    # The line that names the error; a failure whose output (as kept) names none says
-    # nothing worth remembering ("Getting extensions in current project...").
-    line = next((ln for ln in lines if _ERROR_LINE.search(ln)), None)
+             if not _EXIT_ONLY.match(ln)]
+    line = next((ln for ln in lines if _ERROR_CLASS.search(ln) and not _TRACEBACK.match(ln)),
+                None) or next((ln for ln in lines if not _NOISE_LINE.match(ln)
+                               and _ERROR_LINE.search(ln) and not _TRACEBACK.match(ln)), None)
     if not line:
         return None
+    line = _CUT.sub(" …", line)  # where the reader cut the output short
     return line if len(line) <= 160 else line[:157].rsplit(" ", 1)[0] + " …"
-
-
-def error_fixes(seq: Sequence[Call]) -> Iterator[Statement]:
-    """A shell command that failed, then passed after a file was edited (`calls` of a
-    session)."""
-    shell = {c.name for c in seq if is_commit(c)} or {
-        c.name for c in seq if command(c.arg) and not _PATHISH.search(c.arg.split(" ", 1)[0])}
-    failed: dict[str, tuple[int, Call]] = {}
-    seen: set[tuple[str, str]] = set()
-    for i, c in enumerate(seq):
-        if c.name not in shell or c.result is None:
-            continue
-        cmd = command(c.arg)
-        if cmd is None or _GIT.search(c.arg):
-            continue  # a line that also runs git: its failure may be git's, not the check's
-        if _FAILED.search(c.result[:200]):
-            failed.setdefault(cmd, (i, c))
-            continue
-        if cmd not in failed:
-            continue
-        j, bad = failed.pop(cmd)
-        # An edit answers with a short confirmation; a read returns the file itself.
-        edits = [e for e in seq[j + 1:i] if e.name not in shell and _is_file(e.arg)
-                 and e.result is not None and len(e.result) < EDIT_RESULT_CHARS
-                 and not _FAILED.search(e.result[:200])]
-        error = _error_line(bad.result or "")
-        if not edits or not error or (cmd, error) in seen:
-            continue
-        seen.add((cmd, error))
-        by_file = {e.arg.split()[0]: e for e in edits}
-        files = list(by_file)[-3:]
-        text = (f"`{cmd}` failed with \"{error}\"; it passed after editing "
-                + ", ".join(f"`{_short(f)}`" for f in files))
-        evidence = tuple(dict.fromkeys((*bad.chunk_ids, *bad.result_chunks, *c.chunk_ids,
-                                        *(ch for f in files for ch in by_file[f].chunk_ids))))
-        yield Statement("insight", text, 0.55, (), evidence=evidence)
 
 
 def _short(path: str) -> str:
@@ -304,7 +277,6 @@ def wrapups(msgs: Sequence[Message]) -> Iterator[tuple[Message, Statement]]:
             last = msg
 
 
-RETRY_WINDOW = 4
 BRIEF_CHARS = 120
 _ABS = re.compile(r"(?<![^\s='\"])(?:~|/)(?:[\w.@+-]+/)+([\w.@+-]+/[\w.@+-]+)")
 # A tracker's close with its reason (gh, glab, bd, jira, ...): `X close ID --reason "..."`.
@@ -326,39 +298,6 @@ def brief(arg: str) -> str:
     line = _ABS.sub(r"\1", arg.strip().splitlines()[0] if arg.strip() else "")
     line = re.sub(r"\s*2>&1\s*$", "", line)
     return line if len(line) <= BRIEF_CHARS else line[:BRIEF_CHARS].rsplit(" ", 1)[0] + " …"
-
-
-def _edits(call: Call, shell: set[str]) -> bool:
-    return (call.name not in shell and _is_file(call.arg) and call.result is not None
-            and len(call.result) < EDIT_RESULT_CHARS)
-
-
-def retries(seq: Sequence[Call]) -> Iterator[Statement]:
-    """A shell command that failed, then passed run another way (a flag, another directory)
-    with no file edited between: the way that works, and the error the other way gives."""
-    shell = {c.name for c in seq if is_commit(c)} or {
-        c.name for c in seq if command(c.arg) and not _PATHISH.search(c.arg.split(" ", 1)[0])}
-    seen: set[str] = set()
-    for i, bad in enumerate(seq):
-        if bad.name not in shell or bad.result is None or not _FAILED.search(bad.result[:200]):
-            continue
-        prog = _program(bad.arg)
-        if prog is None:
-            continue
-        for good in seq[i + 1:i + 1 + RETRY_WINDOW]:
-            if _edits(good, shell) or good.result is None:
-                break
-            if good.name not in shell or _program(good.arg) != prog:
-                continue
-            if _FAILED.search(good.result[:200]) or brief(good.arg) == brief(bad.arg):
-                break
-            error = _error_line(bad.result)
-            if error and prog not in seen:
-                seen.add(prog)
-                text = f"`{brief(bad.arg)}` failed with \"{error}\"; `{brief(good.arg)}` passed"
-                yield Statement("insight", text, 0.55, (), evidence=tuple(dict.fromkeys(
-                    (*bad.chunk_ids, *bad.result_chunks, *good.chunk_ids))))
-            break
 
 
 # The message of `-m "..."`; a line the reader cut short ends the message where it stops.

@@ -18,9 +18,10 @@ from collections.abc import Sequence
 
 from hippo.extract.base import PENDING_TAG, Candidate, Extractor, SessionChunks
 from hippo.extract.blocks import _INLINE_TAGS, Message, messages
-from hippo.extract.conversation import GATE_TAG, calls, error_fixes, gate, retries
+from hippo.extract.conversation import GATE_TAG, calls, gate
 from hippo.extract.cues import ANSWER, EMPHATIC, IMPERATIVE, MAX_CHARS, Cue, scan
 from hippo.extract.evidence import STATE_TAG, closes, states
+from hippo.extract.failures import error_fixes, retries
 from hippo.extract.fixes import FIX_TAG, PROBLEM, fixes
 from hippo.extract.statements import (
     THRESHOLD,
