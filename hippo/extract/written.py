@@ -1,0 +1,165 @@
+"""What the agent wrote into code to explain it: the doc comments its edits added.
+
+Code is not a statement, and an edit is read for what it fixed (`hippo.extract.fixes`).
+But a doc comment an edit adds is prose the agent wrote to say what a function or module
+does and why ("Launches a review session … The session is named `review-<short-id>`";
+"MapSet is opaque by design; the type checker warns about …"): a statement of how the code
+works now, about the thing it documents. One memory per doc comment, "`NAME` in `FILE`:
+DOC" (`FILE: DOC` when it documents no named definition), typed `fact`.
+
+Read by form only, in the lines an edit added (`+ …`, `hippo.ingest.readers`):
+
+- a doc block: `@doc` / `@moduledoc` with a triple-quoted text, a docstring right under
+  a `def` or `class` line, `/** … */`;
+- a run of line comments (`#`, `//`, `///`, `--`) right above a definition or an
+  attribute or decorator line (`@…`, `#[…]`).
+
+Kept when it is prose: at least `MIN_WORDS` words, up to where examples or an argument
+list start, with no directive (`TODO`, `noqa`), no commented-out code. An edit that did not
+go through gives nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+
+from hippo.extract.conversation import _FAILED, EDIT_RESULT_CHARS, Call, _short
+from hippo.extract.summary import Statement
+
+MIN_WORDS = 6
+MAX_CHARS = 400
+IMPORTANCE = 0.5
+
+_DEFINES = re.compile(
+    r"^(?:export\s+|pub(?:\([\w ]+\))?\s+|async\s+|static\s+|public\s+|private\s+|protected\s+)*"
+    r"(?:def|defp|defmacro|defmodule|function|func|fn|class|struct|interface|type|enum|trait|"
+    r"impl|module|const|let|var)\b\s*(?:\([^)]*\)\s*)?([\w.$]+)?")
+_ATTRIBUTE = re.compile(r"^(?:@\w|#\[)")
+_DOC_OPEN = re.compile(r'^@(?:module)?doc\s+(?:~[sS])?"""\s*(.*)$')
+_DOC_ONE = re.compile(r'^@(?:module)?doc\s+"([^"]{12,})"\s*$')
+_DOCSTRING = re.compile(r'^[rRuU]?("""|\'\'\')\s*(.*)$')
+_LINE_COMMENT = re.compile(r"^(?:///?|#(?![!\[])|--)\s?(.*)$")
+# Where a doc's summary ends: examples, an argument list, a code fence, a doctest.
+_STOP = re.compile(r"^(?:#+\s|examples?:?$|args:|arguments:|params:|parameters:|returns?:|raises:"
+                   r"|options:|@\w|iex>|>>>|```|-{3,}|={3,})", re.IGNORECASE)
+# Not prose: a directive or a note to self, commented-out code.
+_DIRECTIVE = re.compile(r"^(?:todo|fixme|xxx|hack|noqa|nolint|type:|eslint|prettier|pylint|@ts-|"
+                        r"pragma|istanbul|coverage:|go:|nosec|rubocop|credo:)", re.IGNORECASE)
+_CODE = re.compile(r"[{};]\s*$|^\w[\w.]*\s*(?:=|\()|=>|:=")
+_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+def doc_comments(seq: Sequence[Call]) -> Iterator[Statement]:
+    """A statement for each doc comment the session's applied edits added."""
+    seen: set[str] = set()
+    for call in seq:
+        if not call.diff or call.result is None or len(call.result) >= EDIT_RESULT_CHARS or (
+                _FAILED.search(call.result[:200])):
+            continue
+        path = _short(call.arg.split()[0]) if call.arg.split() else ""
+        added = [ln[2:].strip() for ln in call.diff.splitlines() if ln.startswith("+ ")]
+        for name, doc in _docs(added):
+            text = _said(doc)
+            if text is None:
+                continue
+            head = f"`{name}` in `{path}`: " if name else f"`{path}`: "
+            text = _fit(head + text)
+            if text not in seen:
+                seen.add(text)
+                yield Statement("fact", text, IMPORTANCE, (), evidence=call.chunk_ids)
+
+
+def _docs(lines: list[str]) -> Iterator[tuple[str, list[str]]]:
+    """(the name it documents or "", the doc's lines) of each doc comment in `lines`."""
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if (m := _DOC_ONE.match(line)) is not None:
+            yield _name_after(lines, i + 1, line), [m.group(1)]
+            i += 1
+        elif (m := _DOC_OPEN.match(line)) is not None or (
+                (m := _DOCSTRING.match(line)) is not None and i and _DEFINES.match(lines[i - 1])):
+            first = m.group(m.lastindex or 1)
+            quote = '"""' if _DOC_OPEN.match(line) else m.group(1)
+            body, j = _until(lines, i, first, quote)
+            if _DOC_OPEN.match(line):
+                name = _name_after(lines, j + 1, line)
+            else:
+                name = _defined(lines[i - 1])
+            yield name, body
+            i = j + 1
+        elif line.startswith("/**"):
+            body, j = _until(lines, i, line[3:], "*/")
+            yield _name_after(lines, j + 1, line), [re.sub(r"^\*\s?", "", b) for b in body]
+            i = j + 1
+        elif _LINE_COMMENT.match(line):
+            j = i
+            while j < len(lines) and _LINE_COMMENT.match(lines[j]):
+                j += 1
+            if j < len(lines) and (_DEFINES.match(lines[j]) or _ATTRIBUTE.match(lines[j])):
+                yield _defined(lines[j]), [_comment(ln) for ln in lines[i:j]]
+            i = j
+        else:
+            i += 1
+
+
+def _until(lines: list[str], i: int, first: str, close: str) -> tuple[list[str], int]:
+    """The body of a block opened on line `i` (its text after the opener: `first`) and the
+    index of its closing line."""
+    if close in first:
+        return [first.split(close, 1)[0]], i
+    body = [first] if first.strip() else []
+    j = i + 1
+    while j < len(lines) and close not in lines[j]:
+        body.append(lines[j])
+        j += 1
+    if j < len(lines):
+        body.append(lines[j].split(close, 1)[0])
+    return body, j
+
+
+def _name_after(lines: list[str], j: int, opener: str) -> str:
+    """The name a doc documents: the definition right after it (an attribute between
+    allowed); a module doc documents the module defined before it, if the edit shows it."""
+    if opener.startswith("@moduledoc"):
+        return ""
+    while j < len(lines) and _ATTRIBUTE.match(lines[j]) and not _DOC_OPEN.match(lines[j]):
+        j += 1
+    return _defined(lines[j]) if j < len(lines) else ""
+
+
+def _comment(line: str) -> str:
+    m = _LINE_COMMENT.match(line)
+    return m.group(1) if m else line
+
+
+def _defined(line: str) -> str:
+    m = _DEFINES.match(line)
+    return m.group(1) if m and m.group(1) else ""
+
+
+def _said(lines: list[str]) -> str | None:
+    """The doc's summary as one line, or None when it is not prose."""
+    kept: list[str] = []
+    for line in lines:
+        line = line.strip()
+        if _STOP.match(line):
+            break
+        if not line:
+            continue
+        if _DIRECTIVE.match(line) or _CODE.search(line):
+            if not kept:
+                return None
+            break
+        kept.append(line)
+    text = " ".join(kept)
+    return text if len(_WORD.findall(text)) >= MIN_WORDS else None
+
+
+def _fit(text: str) -> str:
+    if len(text) <= MAX_CHARS:
+        return text
+    cut = text[:MAX_CHARS]
+    stop = cut.rfind(". ")
+    return cut[:stop + 1] if stop > MAX_CHARS // 2 else cut.rsplit(" ", 1)[0] + " …"
