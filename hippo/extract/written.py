@@ -10,7 +10,8 @@ DOC" (`FILE: DOC` when it documents no named definition), typed `fact`.
 Read by form only, in the lines an edit added (`+ …`, `hippo.ingest.readers`):
 
 - a doc block: `@doc` / `@moduledoc` with a triple-quoted text, a docstring right under
-  a `def` or `class` line, `/** … */`;
+  a `def` or `class` line or opening the lines added (a new file's module docstring: a
+  file written whole keeps its first lines, `hippo.ingest.readers`), `/** … */`;
 - a run of line comments (`#`, `//`, `///`, `--`) right above a definition or an
   attribute or decorator line (`@…`, `#[…]`).
 
@@ -79,14 +80,15 @@ def _docs(lines: list[str]) -> Iterator[tuple[str, list[str]]]:
             yield _name_after(lines, i + 1, line), [m.group(1)]
             i += 1
         elif (m := _DOC_OPEN.match(line)) is not None or (
-                (m := _DOCSTRING.match(line)) is not None and i and _DEFINES.match(lines[i - 1])):
+                (m := _DOCSTRING.match(line)) is not None
+                and (_DEFINES.match(lines[i - 1]) if i else bool(m.group(2)))):
             first = m.group(m.lastindex or 1)
             quote = '"""' if _DOC_OPEN.match(line) else m.group(1)
             body, j = _until(lines, i, first, quote)
             if _DOC_OPEN.match(line):
                 name = _name_after(lines, j + 1, line)
-            else:
-                name = _defined(lines[i - 1])
+            else:  # a docstring: of the definition above it, or of the module it opens
+                name = _defined(lines[i - 1]) if i else ""
             yield name, body
             i = j + 1
         elif line.startswith("/**"):

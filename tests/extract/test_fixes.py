@@ -30,13 +30,17 @@ def test_an_edit_keeps_the_lines_it_changed() -> None:
                     "+ const d = new Date(row.at + 'Z');")
 
 
-def test_a_multi_edit_keeps_each_change_and_a_write_only_its_path() -> None:
+def test_a_multi_edit_keeps_each_change_and_a_write_its_first_lines() -> None:
     diff = edit_diff({"file_path": "a.py", "edits": [
         {"old_string": "x = 1", "new_string": "x = 2"},
         {"old_string": "import os\n", "new_string": "import os\nimport sys\n"}]})
     assert diff == "- x = 1\n+ x = 2\n+ import sys"
     assert tool_call_text("Write", {"file_path": "/p/a.py", "content": "print(1)"})[0] == \
-        "Write: /p/a.py"
+        "Write: /p/a.py\n+ print(1)"
+    head = edit_diff({"file_path": "/p/b.py", "content": '"""Loads the config."""\n\n' +
+                      "x = 1\n" * 400})
+    assert head.startswith('+ """Loads the config."""\n+ x = 1') and head.endswith("\n…")
+    assert edit_diff({"content": "no path: not a file written"}) == ""
     assert edit_diff('{"old_string": "a", "new_string": "a"}') == ""  # nothing changed
 
 

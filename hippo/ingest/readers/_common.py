@@ -154,8 +154,9 @@ def patch_call_text(name: str, patch: str) -> tuple[str, int] | None:
 
 
 def edit_diff(args: Any) -> str:
-    """The lines an edit call changes, `- removed` then `+ added` per change, blank lines
-    and indentation dropped, cut at whole lines after `EDIT_DIFF_CHARS` (`…` marks a cut)."""
+    """The lines an edit call changes, `- removed` then `+ added` per change (a file written
+    whole, `content` beside its path: its lines, all added), blank lines and indentation
+    dropped, cut at whole lines after `EDIT_DIFF_CHARS` (`…` marks a cut)."""
     if isinstance(args, str):
         args = loads_or_none(args)
     if not isinstance(args, dict):
@@ -166,6 +167,10 @@ def edit_diff(args: Any) -> str:
         old, new = pair.get("old_string"), pair.get("new_string")
         if isinstance(old, str) and isinstance(new, str):
             lines += _changed(old, new)
+    content = args.get("content")
+    if not lines and isinstance(content, str) and any(
+            isinstance(args.get(k), str) for k in ("file_path", "path", "filename")):
+        lines = _changed("", content)  # a file written whole: its first lines, all added
     return _capped(lines)
 
 
