@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
-from hippo.extract.conversation import _FAILED, EDIT_RESULT_CHARS, Call, _short
+from hippo.extract.conversation import _FAILED, Call, _short
 from hippo.extract.summary import Statement
 
 MIN_WORDS = 6
@@ -49,15 +49,17 @@ _DIRECTIVE = re.compile(r"^(?:todo|fixme|xxx|hack|noqa|nolint|type:|eslint|prett
                         r"pragma|istanbul|coverage:|go:|nosec|rubocop|credo:)", re.IGNORECASE)
 _CODE = re.compile(r"[{};]\s*$|^\w[\w.]*\s*(?:=|\()|=>|:=")
 _WORD = re.compile(r"[A-Za-z]{2,}")
+# A tool's refusal of an edit (a file written whole may answer with a long snippet of it).
+_REFUSED = re.compile(r"\s*(?:<tool_use_error>|error\b|failed\b)", re.IGNORECASE)
 
 
 def doc_comments(seq: Sequence[Call]) -> Iterator[Statement]:
     """A statement for each doc comment the session's applied edits added."""
     seen: set[str] = set()
     for call in seq:
-        if not call.diff or call.result is None or len(call.result) >= EDIT_RESULT_CHARS or (
+        if not call.diff or call.result is None or _REFUSED.match(call.result) or (
                 _FAILED.search(call.result[:200])):
-            continue
+            continue  # an edit (it has changed lines) that did not go through
         path = _short(call.arg.split()[0]) if call.arg.split() else ""
         added = [ln[2:].strip() for ln in call.diff.splitlines() if ln.startswith("+ ")]
         for name, doc in _docs(added):

@@ -79,8 +79,10 @@ def test_no_memory_from_directives_code_short_comments_or_a_failed_edit() -> Non
                        "def dump(x):"),
                  *edit("/w/alpha/src/b.py", "def load(p):",
                        '"""Reads the whole file into memory before it parses any of it."""',
-                       result="<tool_use_error>String to replace not found in file.</tool_use_error>"
-                              " Exit code 1"))
+                       result="<tool_use_error>String to replace not found in file.</tool_use_error>"),
+                 *edit("/w/alpha/src/c.py", "def save(p):",
+                       '"""Writes the whole file to a temporary name, then renames it."""',
+                       result="Error: file has been modified since read"))
     assert found == {}
 
 
@@ -97,7 +99,8 @@ def test_a_file_written_whole_gives_its_module_doc() -> None:
                                                 "cannot alter a column's nullability, so the "
                                                 'table is recreated and its rows copied.\n"""\n'
                                                 "from alembic import op\n")})[0]
-    done = "File created successfully at: /w/alpha/migrations/0007_nullable.py"
+    done = ("The file /w/alpha/migrations/0007_nullable.py has been updated. Here's the result "
+            "of running `cat -n` on a snippet of the edited file:\n" + "     1→x\n" * 40)
     found = docs(("call", call), ("tool", done))
     assert found == {("`alpha/migrations/0007_nullable.py`: Makes the coordinates nullable. "
                       "SQLite cannot alter a column's nullability, so the table is recreated "
