@@ -172,7 +172,22 @@ rotate run save send set ship show skip sort split squash start stick stop store
 test throw touch treat trust try type update upgrade use validate verify wait wire wrap
 write work implement continue finish tackle look investigate explore refactor improve
 analyze analyse examine describe summarize summarise proceed resume go"""
-IMPERATIVE = frozenset(_VERBS.split())
+# Verbs that say how things are done ("Hash passwords with bcrypt", "Never swallow errors",
+# "Paginate every list endpoint"): an instruction that starts with one is a standing rule.
+_POLICY_VERBS = """
+use avoid prefer keep store validate log handle name format cache follow treat stick default
+throw raise catch respond return wrap pin lock emit escape quote indent capitalize prefix
+suffix sort order group mock trust ignore hardcode inline declare document deprecate disable
+enable export import retry reuse rotate tag type wait put pad
+hash encrypt decrypt sanitize paginate expose swallow mutate nest block share leak limit
+throttle batch persist serialize deserialize normalize index inject require enforce restrict
+allow deny reject accept seed version namespace scope guard assert monitor notify queue
+schedule expire invalidate purge sign authenticate authorize redirect proxy route mount
+register configure hide mask redact strip trim truncate round parse encode decode compress
+isolate centralize separate colocate memoize debounce pool reach prefetch preload await
+annotate pass keep"""
+POLICY = frozenset(_POLICY_VERBS.split())
+IMPERATIVE = frozenset(_VERBS.split()) | POLICY
 
 
 def _first_word(text: str) -> str:

@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 
 from hippo.extract.changelog import CHANGE, edit_only, read_out
+from hippo.extract.cues import POLICY
 from hippo.extract.units import POINTS_BACK, Unit
 
 THRESHOLD = 0.6
@@ -78,7 +79,7 @@ _INTENT = re.compile(r"\b(?:i'll|i will|let me|i'm going to|i need to|let's)\b|\
                      r"|inserted|edited|rewritten|adjusted)\b", _I)
 _CHATTER = re.compile(
     r"^(?:good|great|perfect|excellent|nice|done|noted|got it|ready when you are|sure|yes"
-    r"|no|ok|okay|thanks|thank you|all green|all done|clean compile|still|almost|expected"
+    r"|no(?=\s*[,.!:—–-])|ok|okay|thanks|thank you|all green|all done|clean compile|still|almost|expected"
     r"|right|correct|hmm+|oh|wait|understood|agreed|interesting|exactly|indeed|cool"
     r"|and|also|but|so|then|btw|anyway|actually)\b(?:\s*[,.!:—–-]+\s*|\s+(?=\S)|$)", _I)
 _STATUS = re.compile(
@@ -183,10 +184,16 @@ _LEAD_ADVERBS = frozenset({"please", "just", "always", "never", "dont", "do", "n
 
 def imperative(text: str, verbs: frozenset[str]) -> bool:
     """An instruction: it starts with a verb ("Use X", "Never commit to main")."""
-    words = _WORD.findall(text.lower().replace("'", ""))
+    return _first_verb(text) in verbs
+
+
+def _first_verb(text: str) -> str:
+    """The word an instruction starts with, after its lead adverbs ("" for none; a name in
+    code, "`mount/3` never calls …", is no verb)."""
+    words = _WORD.findall(re.sub(r"`[^`]*`", " codespan ", text).lower().replace("'", ""))
     while words and words[0] in _LEAD_ADVERBS:
         words = words[1:]
-    return bool(words) and words[0] in verbs
+    return words[0] if words else ""
 
 
 def strip_chatter(text: str) -> str:
@@ -253,9 +260,12 @@ def features(u: Unit, where: Where, verbs: frozenset[str], cue: bool) -> dict[st
         return None
     order = imperative(text, verbs) or (where.role == "user" and _asks_work(text, verbs))
     if (where.role == "user" and order and not cue and not _STANDING.search(text)
-            and not _REASON.search(text)):
-        return None  # a request of this session ("Create hello.md"), not a standing one
-    verb = bool(_VERB.search(text)) or order
+            and not _REASON.search(text) and _first_verb(text) not in POLICY):
+        # a request of this session ("Create hello.md"), not a standing one ("Store refresh
+        # tokens in an httpOnly cookie": a verb of how things are done)
+        return None
+    # The person's choice without a verb ("Functional components only — no class ones")
+    verb = bool(_VERB.search(text)) or order or (where.role == "user" and _chooses(text))
     return {
         "user": where.role == "user",
         "final": where.role == "assistant" and not where.midturn,
@@ -277,6 +287,15 @@ def score(feats: dict[str, bool]) -> float:
     return round(sum(WEIGHTS[k] for k, on in feats.items() if on), 3)
 
 
+# A choice, said without a verb: one thing only, or one and not another.
+_CHOICE = re.compile(r"\bonly\b|(?:^|[,;:—–-]\s*)(?:no|not)\s+\w|\binstead of\b|\brather than\b",
+                     _I)
+
+
+def _chooses(text: str) -> bool:
+    return _CHOICE.search(text) is not None
+
+
 def typed(u: Unit, where: Where, verbs: frozenset[str]) -> str:
     """A statement's type by its structure (when no cue phrase gave one)."""
     text = strip_chatter(u.text)
@@ -292,7 +311,8 @@ def typed(u: Unit, where: Where, verbs: frozenset[str]) -> str:
         return "tool"
     if _CONFIG.search(text):
         return "config"
-    if imperative(text, verbs):
+    if imperative(text, verbs) or (where.role == "user" and not _VERB.search(text)
+                                   and _chooses(text)):
         return "preference" if where.role == "user" else "decision"
     return "fact"
 

@@ -191,6 +191,10 @@ def test_a_state_that_says_more_is_kept(said: str) -> None:
     "I have further changed my CONVENTIONS.md",
     "In CONVENTIONS.md",
     "Compare `parse_v1` and `parse_v2` on the fixtures.",
+    "Create hello.md with a greeting.",
+    "Fix the failing test in `test_auth.py`.",
+    "Add a retry button to the upload form.",
+    "No, use the other branch.",
 ])
 def test_the_person_s_request_of_this_session_is_not_a_memory(said: str) -> None:
     assert texts([("user", said)]) == []
@@ -205,6 +209,22 @@ def test_the_person_s_request_of_this_session_is_not_a_memory(said: str) -> None
 ])
 def test_the_person_s_standing_word_stays_a_memory(said: str) -> None:
     assert texts([("user", said)]) == [said]
+
+
+@pytest.mark.parametrize(("said", "kind"), [
+    # a verb of how things are done, whatever the verb: a standing word (Python, JS, Go)
+    ("Store JWT refresh tokens in an httpOnly cookie.", "preference"),
+    ("Validate webhooks by checking the Stripe signature header.", "preference"),
+    ("Always hash passwords with bcrypt.", "rule"),
+    ("Never swallow errors silently.", "rule"),
+    ("Paginate every list endpoint with an opaque cursor.", "preference"),
+    # a choice said without a verb
+    ("Functional components only — no class components.", "preference"),
+    ("No print statements in production code.", "preference"),
+    ("Table-driven tests only, not one test function per case.", "preference"),
+])
+def test_the_person_s_rule_with_any_verb_or_none_is_a_memory(said: str, kind: str) -> None:
+    assert [(t, k) for k, t, _ in found([("user", said)])] == [(said, kind)]
 
 
 def test_what_holds_in_this_session_only_is_not_a_memory() -> None:
