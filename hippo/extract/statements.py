@@ -34,7 +34,7 @@ _I = re.IGNORECASE
 #: Weights of the score (see the module docstring; `bench/selector.py` checks them).
 WEIGHTS = {
     "user": 0.45, "final": 0.3, "midturn": 0.2,
-    "anchor": 0.25, "named": 0.1, "verb": 0.15, "cue": 0.15, "reason": 0.1,
+    "anchor": 0.25, "named": 0.1, "verb": 0.15, "cue": 0.15, "reason": 0.15,
     "list": 0.1, "accepted": 0.1, "transient": -0.25, "report": -0.3, "fragment": -0.1,
 }
 
