@@ -150,6 +150,12 @@ _VERB = re.compile(
 _PENDING = re.compile(r"(?-i:\bTODO\b)|\b(?:pending|to do|remaining|still (?:need|to)|next steps?"
                       r"|left to do|next (?:session|time|sprint)|follow[- ]up"
                       r"|not (?:yet )?(?:done|implemented|started))\b", _I)
+# In a statement's own words, "pending" is work left only where it leads or is predicated
+# ("Pending: X", "X is still pending"), not as a value ("states: pending, paid, shipped").
+_PENDING_SAID = re.compile(r"(?-i:\bTODO\b)|^\W*(?:pending|remaining|to do|next steps?|left to do"
+                           r"|follow[- ]ups?)\b|\b(?:is|are|still|remains?) (?:pending|to do)\b"
+                           r"|\bstill (?:need|to)\b|\bnext (?:session|time|sprint)\b"
+                           r"|\bnot (?:yet )?(?:done|implemented|started)\b", _I)
 _CAUSE = re.compile(r"\b(?:bug|error|fail\w*|broke\w*|wrong|issue|problem|crash\w*|cause[sd]?"
                     r"|because|doesn't support|does not support|can't|cannot|missing|trap"
                     r"|instead of)\b", _I)
@@ -301,7 +307,7 @@ def typed(u: Unit, where: Where, verbs: frozenset[str]) -> str:
     text = strip_chatter(u.text)
     if u.kind == "code":  # a line of code and what it does
         return "config" if _CONFIG.search(text.split(": `", 1)[0]) else "tool"
-    if _PENDING.search(u.heading) or _PENDING.search(text[:40]):
+    if _PENDING.search(u.heading) or _PENDING_SAID.search(text[:40]):
         return "task"
     if u.joined > 1 and _SO.search(text):
         return "insight"  # "X does Y. So I don't need Z": a finding and what follows

@@ -259,3 +259,13 @@ def test_the_agent_asking_the_person_for_something_now_is_not_a_memory(asked: st
 def test_the_agent_s_advice_with_please_stays() -> None:
     advice = "Please keep `DATABASE_URL` out of `.env.example`: the file is committed."
     assert texts([("user", "Anything else?"), ("assistant", advice)]) == [advice]
+
+
+@pytest.mark.parametrize(("said", "kind"), [
+    ("Orders move through four states: pending, paid, shipped, delivered.", "fact"),
+    ("Pending: the refund endpoint and its webhook.", "task"),
+    ("The refund endpoint is still pending review by the payments team.", "task"),
+])
+def test_pending_is_work_left_only_where_it_leads_or_is_said_of_something(said: str,
+                                                                          kind: str) -> None:
+    assert [k for k, _, _ in found([("assistant", said)])] == [kind]
