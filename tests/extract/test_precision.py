@@ -268,4 +268,8 @@ def test_the_agent_s_advice_with_please_stays() -> None:
 ])
 def test_pending_is_work_left_only_where_it_leads_or_is_said_of_something(said: str,
                                                                           kind: str) -> None:
-    assert [k for k, _, _ in found([("assistant", said)])] == [kind]
+    from hippo.extract.cues import IMPERATIVE
+    from hippo.extract.statements import Where, typed
+    from hippo.extract.units import units
+
+    assert typed(units(said)[0], Where("assistant"), IMPERATIVE) == kind
