@@ -42,6 +42,9 @@ _ERROR_LINE = re.compile(r"\b(?:error|exception|failed|failure|cannot|undefined|
                          re.IGNORECASE)
 # An error's class as runtimes print it (`RuntimeError`, `AssertionError`, `NullPointerException`).
 _ERROR_CLASS = re.compile(r"(?<!\w)(?:[A-Z][a-z0-9]+)+(?:Error|Exception)\b")
+# The error as raised: its class, then its message (`KeyError: 'id'`, `** (RuntimeError) …`),
+# not a line that only mentions one ("ImportError while importing test module").
+_RAISED = re.compile(r"(?<!\w)(?:[A-Z][a-z0-9]+)+(?:Error|Exception)(?::\s|\)\s)")
 _CUT = re.compile(r"\s*…\[truncated \d+ chars\]")
 _TRACEBACK = re.compile(r"^traceback\b", re.IGNORECASE)
 _EXIT_ONLY = re.compile(r"^\s*(?:\[error\]\s*)?(?:process )?exit(?:ed)?(?: with)?(?: code| status)"
@@ -223,15 +226,16 @@ def merged_checks(new: Sequence[str], old: Sequence[str]) -> list[str]:
 
 
 def error_line(result: str) -> str | None:
-    """The line of a failed command's output that names its error: one naming an error
-    class (`** (RuntimeError) …`, `ModuleNotFoundError: …`, `TypeError: …`) first, else
+    """The line of a failed command's output that names its error: the error as raised
+    (`** (RuntimeError) …`, `ModuleNotFoundError: …`), else one naming an error class, else
     the first that says error, failed, cannot; None when none does (a failure whose output,
     as kept, names no error says nothing worth remembering: "Getting extensions ...")."""
     lines = [re.sub(r"^\[error\]\s*", "", ln.strip()) for ln in result.splitlines()
              if not _EXIT_ONLY.match(ln)]
-    line = next((ln for ln in lines if _ERROR_CLASS.search(ln) and not _TRACEBACK.match(ln)),
-                None) or next((ln for ln in lines if not _NOISE_LINE.match(ln)
-                               and _ERROR_LINE.search(ln) and not _TRACEBACK.match(ln)), None)
+    named = [ln for ln in lines if _ERROR_CLASS.search(ln) and not _TRACEBACK.match(ln)]
+    line = next((ln for ln in named if _RAISED.search(ln)), None) or next(iter(named), None) or (
+        next((ln for ln in lines if not _NOISE_LINE.match(ln) and _ERROR_LINE.search(ln)
+              and not _TRACEBACK.match(ln)), None))
     if not line:
         return None
     line = _CUT.sub(" …", line)  # where the reader cut the output short

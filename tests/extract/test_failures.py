@@ -73,5 +73,8 @@ def test_the_error_line_names_the_error_class_first() -> None:
     assert error_line("Traceback (most recent call last):\n  File \"a.py\", line 3\n"
                       "KeyError: 'id'") == "KeyError: 'id'"
     assert error_line("Traceback (most recent call last):\n  File \"a.py\", line 3") is None
+    assert error_line("[error] Exit code 1\nImportError while importing test module\n"
+                      "ModuleNotFoundError: No module named 'requests'") == (
+        "ModuleNotFoundError: No module named 'requests'")
     assert error_line("error: no :secret_key…[truncated 9547 chars]") == "error: no :secret_key …"
     assert error_line("Getting extensions in current project...\nRunning setup") is None
