@@ -12,19 +12,22 @@ messages and per 1,000 words of conversation prose), and the tokens (shipped tok
 the five Brain results, Echo's five and the hook's context.
 
     python bench/session_recall.py [--data DIR] [--questions FILE] [--db FILE] [--list]
-                                   [--cli] [--misses]
+                                   [--cli] [--misses] [--drop-summaries]
 
 `--list` prints every memory written (id, type, session, status, text), `--misses` the
 questions the Brain missed with its top result, `--cli` runs every Brain and Echo search
 through the `hippo` command instead of in-process (same pipeline; slower; the hook always
-is). `--db` reuses a database: ingest and extract then add nothing to it. The last line of
-output is one JSON object.
+is). `--db` reuses a database: ingest and extract then add nothing to it.
+`--drop-summaries` ingests copies of the sessions without their compaction summaries (the
+summary line and the compaction agent's own transcript): sessions that never compacted, whose
+Brain learns from the turns and tool calls alone. The last line of output is one JSON object.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import tempfile
 from collections import Counter, defaultdict
@@ -49,6 +52,22 @@ def transcripts(data: Path) -> list[Path]:
     return out
 
 
+def without_summaries(paths: list[Path], into: Path) -> list[Path]:
+    """Copies of `paths` in `into` with every compaction summary left out: a Claude Code
+    `isCompactSummary` line, and a subagent transcript of the compaction (`agent-acompact-*`)."""
+    out = []
+    for path in paths:
+        target = into / path.name
+        if path.is_dir():
+            shutil.copytree(path, target, ignore=shutil.ignore_patterns("agent-acompact-*"))
+        else:
+            with path.open(encoding="utf-8") as src, target.open("w", encoding="utf-8") as dst:
+                dst.writelines(line for line in src if '"isCompactSummary":true' not in
+                               line.replace(" ", ""))
+        out.append(target)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=DATA, help="folder of transcripts")
@@ -58,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--list", action="store_true", help="print every memory written")
     ap.add_argument("--misses", action="store_true", help="print the Brain's misses")
     ap.add_argument("--cli", action="store_true", help="search through the hippo command")
+    ap.add_argument("--drop-summaries", action="store_true",
+                    help="ingest the sessions without their compaction summaries")
     args = ap.parse_args(argv)
     qfile = args.questions or args.data / "session-recall-dev.json"
     if not args.data.is_dir() or not qfile.is_file():
@@ -69,6 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     base = Path(tmp.name)
     db = args.db or base / "hippo.db"
     paths = transcripts(args.data)
+    if args.drop_summaries:
+        (base / "sessions").mkdir()
+        paths = without_summaries(paths, base / "sessions")
     print(rc.build_line(rc.build(db, paths)))
 
     from hippo.embed.tokens import count

@@ -117,3 +117,23 @@ def test_knowledge_updates_become_currency_cases() -> None:
     (case,) = currency.cases_of(questions)
     assert case["kind"] == "knowledge-update" and case["session"] == "S1,S2"
     assert json.dumps(case)  # printable as is
+
+
+def test_drop_summaries_leaves_a_session_that_never_compacted(tmp_path: Path) -> None:
+    import session_recall
+
+    data = tmp_path / "data"
+    (data / "s1" / "subagents").mkdir(parents=True)
+    lines = [{"type": "user", "message": {"role": "user", "content": "Fix the login."}},
+             {"type": "user", "isCompactSummary": True,
+              "message": {"role": "user", "content": "This session is being continued ..."}},
+             {"type": "assistant", "message": {"role": "assistant", "content": "Fixed."}}]
+    (data / "s1.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    for name in ("agent-a1.jsonl", "agent-acompact-f0.jsonl"):
+        (data / "s1" / "subagents" / name).write_text(json.dumps(lines[0]) + "\n")
+    (tmp_path / "out").mkdir()
+    paths = session_recall.without_summaries(session_recall.transcripts(data), tmp_path / "out")
+    assert [p.name for p in paths] == ["s1.jsonl", "s1"]
+    kept = [json.loads(x) for x in paths[0].read_text().splitlines()]
+    assert kept == [lines[0], lines[2]]
+    assert sorted(p.name for p in (paths[1] / "subagents").iterdir()) == ["agent-a1.jsonl"]
