@@ -146,7 +146,10 @@ _VERB = re.compile(
     r"|goes|go|shows?|sets?|gets?|works?|fails?|failed|breaks?|broke|lands?|owns?|holds?"
     r"|points?|expects?|accepts?|generates?|creates?|produces?|fetches?|loads?|saves?|sends?"
     r"|depends?|allows?|prevents?|avoids?|deduplicates?|reuses?|shares?|happen(?:s|ed)?"
-    r"|became|becomes|wants?|prefers?|like|likes|hate|[a-z]{3,}(?:ed|es))\b", _I)
+    r"|became|becomes|wants?|prefers?|like|likes|hate|[a-z]{3,}(?:ed|es))\b"
+    # any verb after a pronoun subject: "It backs both", "which covers the rest"
+    r"|\b(?:it|which|that|who|he|she)\s+(?:(?:also|only|now|just|still|always|never)\s+)?"
+    r"[a-z]{2,}[^s\W]s\b", _I)
 _PENDING = re.compile(r"(?-i:\bTODO\b)|\b(?:pending|to do|remaining|still (?:need|to)|next steps?"
                       r"|left to do|next (?:session|time|sprint)|follow[- ]up"
                       r"|not (?:yet )?(?:done|implemented|started))\b", _I)

@@ -273,3 +273,13 @@ def test_pending_is_work_left_only_where_it_leads_or_is_said_of_something(said: 
     from hippo.extract.units import units
 
     assert typed(units(said)[0], Where("assistant"), IMPERATIVE) == kind
+
+
+def test_any_verb_after_a_pronoun_is_a_verb() -> None:
+    """A statement whose verb is none the selector lists ("backs", "covers") is no fragment
+    when a pronoun is its subject."""
+    said = ("**Why Redis?** It backs both the rate limiter and the product cache, so one "
+            "service covers both.")
+    assert texts([("assistant", said)]) == [
+        "Why Redis? It backs both the rate limiter and the product cache, so one service "
+        "covers both."]
