@@ -149,7 +149,10 @@ _VERB = re.compile(
     r"|became|becomes|wants?|prefers?|like|likes|hate|[a-z]{3,}(?:ed|es))\b"
     # any verb after a pronoun subject: "It backs both", "which covers the rest"
     r"|\b(?:it|which|that|who|he|she)\s+(?:(?:also|only|now|just|still|always|never)\s+)?"
-    r"[a-z]{2,}[^s\W]s\b", _I)
+    r"[a-z]{2,}[^s\W]s\b"
+    # and any word after "we", "they", "you": "We deploy with Docker Compose"
+    r"|\b(?:we|they|you)\s+(?:(?:also|only|now|just|still|always|never|usually|mostly"
+    r"|currently)\s+)?(?!(?:all|both|guys|two|three)\b)[a-z]{3,}\b", _I)
 _PENDING = re.compile(r"(?-i:\bTODO\b)|\b(?:pending|to do|remaining|still (?:need|to)|next steps?"
                       r"|left to do|next (?:session|time|sprint)|follow[- ]up"
                       r"|not (?:yet )?(?:done|implemented|started))\b", _I)
@@ -264,7 +267,9 @@ def features(u: Unit, where: Where, verbs: frozenset[str], cue: bool) -> dict[st
     text = strip_chatter(u.text.replace("\u2019", "'")).strip()
     words = _WORD.findall(text)
     anchor = bool(_ANCHOR.search(text))
-    if (_said_nothing(u, text, words, cue, anchor) or _intent(text, where, verbs)
+    # the person's short statement naming a thing ("Payments go through Stripe") is one
+    named = where.role == "user" and bool(_NAMED.search(text))
+    if (_said_nothing(u, text, words, cue, anchor or named) or _intent(text, where, verbs)
             or (not cue and _THIS_SESSION.search(text))):
         return None
     order = imperative(text, verbs) or (where.role == "user" and _asks_work(text, verbs))

@@ -283,3 +283,11 @@ def test_any_verb_after_a_pronoun_is_a_verb() -> None:
     assert texts([("assistant", said)]) == [
         "Why Redis? It backs both the rate limiter and the product cache, so one service "
         "covers both."]
+
+
+@pytest.mark.parametrize("said", [
+    "We deploy with Docker Compose behind nginx.",
+    "Payments go through Stripe.",
+])
+def test_the_person_s_short_statement_of_a_named_thing_is_kept(said: str) -> None:
+    assert texts([("user", said)]) == [said]
