@@ -158,6 +158,9 @@ def _said(lines: list[str]) -> str | None:
             break
         kept.append(line)
     text = " ".join(kept)
+    if text.endswith("…"):  # a line the reader cut short: up to its last whole sentence
+        stop = text.rfind(". ")
+        text = text[:stop + 1] if stop > 0 else ""
     return text if len(_WORD.findall(text)) >= MIN_WORDS else None
 
 

@@ -281,8 +281,8 @@ def test_any_verb_after_a_pronoun_is_a_verb() -> None:
     said = ("**Why Redis?** It backs both the rate limiter and the product cache, so one "
             "service covers both.")
     assert texts([("assistant", said)]) == [
-        "Why Redis? It backs both the rate limiter and the product cache, so one service "
-        "covers both."]
+        ("Why Redis? It backs both the rate limiter and the product cache, so one service "
+         "covers both.")]
 
 
 @pytest.mark.parametrize("said", [

@@ -105,3 +105,13 @@ def test_a_file_written_whole_gives_its_module_doc() -> None:
     assert found == {("`alpha/migrations/0007_nullable.py`: Makes the coordinates nullable. "
                       "SQLite cannot alter a column's nullability, so the table is recreated "
                       "and its rows copied."): "fact"}
+
+
+def test_a_doc_line_the_reader_cut_short_keeps_its_whole_sentences() -> None:
+    call = tool_call_text("Write", {"file_path": "/w/alpha/src/loader.py", "content": (
+        '"""Loads every shard in parallel. ' + "Each shard is read once. " * 20 + '"""\n')})[0]
+    found = docs(("call", call), ("tool", "File created successfully at: /w/alpha/src/loader.py"))
+    [(text, kind)] = found.items()
+    assert kind == "fact" and text.startswith("`alpha/src/loader.py`: Loads every shard in "
+                                              "parallel. Each shard is read once.")
+    assert text.endswith("read once.") and "…" not in text
