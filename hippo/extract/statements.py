@@ -71,10 +71,13 @@ _OWN_INTENT = re.compile(r"^(?:i'll|i will|let me|i'm going to|i have (?:the|all
                          r"|^(?:the|my|our) (?:approach|plan|changes?|idea|next step) (?:will|would)\b",
                          _I)
 # Code written as prose: brackets, semicolons and arrows outside code spans.
+_OPENS = re.compile(r"[{(\[]\s*$")
 _CODE_CHARS = re.compile(r"[{}]|;(?!\s)|=>|\)\s*:")
 # Intent anywhere in the agent's sentence ("Since X, I'll test that ..."), or the edit it is
 # about to make, in the passive ("The `// TODO` comment will be removed").
-_INTENT = re.compile(r"\b(?:i'll|i will|let me|i'm going to|i need to|let's)\b|\bwill be (?:added"
+_INTENT = re.compile(r"\b(?:i'll|i will|let me|i'm going to|i need to|let's)\b"
+                     r"|,[\"”']?\s*(?:i'm|i am) (?:now |still |also |just |first )?[a-z]+ing\b"
+                     r"|^(?:hi!?\s*)?(?:i'm|i am) (?:ready|happy|glad) to help\b|\bwill be (?:added"
                      r"|removed|deleted|updated|changed|moved|renamed|replaced|created|modified"
                      r"|inserted|edited|rewritten|adjusted)\b", _I)
 _CHATTER = re.compile(
@@ -152,7 +155,8 @@ _VERB = re.compile(
     r"[a-z]{2,}[^s\W]s\b"
     # and any word after "we", "they", "you": "We deploy with Docker Compose"
     r"|\b(?:we|they|you)\s+(?:(?:also|only|now|just|still|always|never|usually|mostly"
-    r"|currently)\s+)?(?!(?:all|both|guys|two|three)\b)[a-z]{3,}\b", _I)
+    r"|currently)\s+)?(?!(?:all|both|guys|two|three|with|for|and|the|from|about|too|here"
+    r"|there|that|this|what|which|how|when|where|who|into|over|after|before)\b)[a-z]{3,}\b", _I)
 _PENDING = re.compile(r"(?-i:\bTODO\b)|\b(?:pending|to do|remaining|still (?:need|to)|next steps?"
                       r"|left to do|next (?:session|time|sprint)|follow[- ]up"
                       r"|not (?:yet )?(?:done|implemented|started))\b", _I)
@@ -227,6 +231,7 @@ def _said_nothing(u: Unit, text: str, words: list[str], cue: bool, anchor: bool)
             or bool(_CONDITIONAL.match(text))
             or (len(words) < SHORT_WORDS and not (cue or anchor))
             or len(_CODE_CHARS.findall(_NAMES.sub(" ", text))) >= 3  # code, not prose
+            or bool(_OPENS.search(text))  # a line of code that opens a block
             or (bool(_STATUS.search(text)) and (len(words) < 12 or bool(_PASSING.search(text))))
             or (u.kind != "list" and bool(_CHANGELOG.match(text)) and len(words) < 7)
             or (u.kind == "sentence" and len(words) < SHORT_WORDS and not cue

@@ -291,3 +291,14 @@ def test_any_verb_after_a_pronoun_is_a_verb() -> None:
 ])
 def test_the_person_s_short_statement_of_a_named_thing_is_kept(said: str) -> None:
     assert texts([("user", said)]) == [said]
+
+
+@pytest.mark.parametrize("said", [
+    "Hi! I'm ready to help you with the CodeMie CLI codebase.",
+    ("Since your request says “in env var,” I’m checking the local binary for any explicit "
+     "environment variable name before deciding whether to set JSON or a raw env var."),
+    "function loginUser(credentials: UserCredentials): UserSession {",
+])
+def test_a_greeting_narration_after_a_clause_and_a_line_opening_a_block_are_not_kept(
+        said: str) -> None:
+    assert texts([("assistant", said)]) == []
