@@ -183,8 +183,8 @@ hash encrypt decrypt sanitize paginate expose swallow mutate nest block share le
 throttle batch persist serialize deserialize normalize index inject require enforce restrict
 allow deny reject accept seed version namespace scope guard assert monitor notify queue
 schedule expire invalidate purge sign authenticate authorize redirect proxy route mount
-register configure hide mask redact strip trim truncate round parse encode decode compress
-isolate centralize separate colocate memoize debounce pool reach prefetch preload await
+register configure hide mask redact strip trim truncate parse encode decode compress
+isolate centralize colocate memoize debounce pool reach prefetch preload await
 annotate pass keep"""
 POLICY = frozenset(_POLICY_VERBS.split())
 IMPERATIVE = frozenset(_VERBS.split()) | POLICY
