@@ -16,6 +16,18 @@ from dataclasses import dataclass
 
 MIN_WORDS = 3
 MAX_CHARS = 400
+
+
+def fit(text: str) -> str:
+    """`text` within `MAX_CHARS`: cut after its last sentence or clause that fits (past the
+    middle), else at a word, with " …"."""
+    if len(text) <= MAX_CHARS:
+        return text
+    cut = text[:MAX_CHARS]
+    stop = max(cut.rfind(". "), cut.rfind("; "))
+    return cut[:stop + 1] if stop > MAX_CHARS // 2 else cut.rsplit(" ", 1)[0] + " …"
+
+
 _I = re.IGNORECASE
 
 USER = frozenset({"user"})

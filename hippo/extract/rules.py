@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from hippo.extract.base import PENDING_TAG, Candidate, Extractor, SessionChunks
 from hippo.extract.blocks import _INLINE_TAGS, Message, messages
 from hippo.extract.conversation import GATE_TAG, calls, gate
-from hippo.extract.cues import ANSWER, EMPHATIC, IMPERATIVE, MAX_CHARS, Cue, scan
+from hippo.extract.cues import ANSWER, EMPHATIC, IMPERATIVE, MAX_CHARS, Cue, fit, scan
 from hippo.extract.evidence import STATE_TAG, closes, states
 from hippo.extract.failures import error_fixes, retries
 from hippo.extract.fixes import FIX_TAG, PROBLEM, fixes
@@ -150,14 +150,6 @@ def turns(msgs: Sequence[Message], *, subagent: bool = False) -> list[tuple[Mess
     return out
 
 
-def _fit(text: str) -> str:
-    if len(text) <= MAX_CHARS:
-        return text
-    cut = text[:MAX_CHARS]
-    stop = max(cut.rfind(". "), cut.rfind("; "))
-    return cut[:stop + 1] if stop > MAX_CHARS // 2 else cut.rsplit(" ", 1)[0] + " …"
-
-
 def _selected(msg: Message, where: Where) -> list[tuple[Unit, float, tuple[Cue, str] | None]]:
     """The units of one message that are statements, with their score and cue."""
     out: list[tuple[Unit, float, tuple[Cue, str] | None]] = []
@@ -229,7 +221,7 @@ def _statements(msg: Message, where: Where) -> list[tuple[str, str, float, Seque
     out: list[tuple[str, str, float, Sequence[str]]] = []
     for unit, points, hit in _selected(msg, where):
         # A cue's own statement where it has one (a clause cut at the cue, a template).
-        text = _fit(hit[1] if hit is not None and unit.kind == "sentence" and unit.joined == 1
+        text = fit(hit[1] if hit is not None and unit.kind == "sentence" and unit.joined == 1
                     else text_of(unit))
         mtype = hit[0].type if hit is not None and not unit.fix else typed(unit, where, IMPERATIVE)
         importance = hit[0].importance if hit else min(0.8, points - 0.2)

@@ -26,10 +26,10 @@ import re
 from collections.abc import Iterator, Sequence
 
 from hippo.extract.conversation import _FAILED, Call, _short
+from hippo.extract.cues import fit
 from hippo.extract.summary import Statement
 
 MIN_WORDS = 6
-MAX_CHARS = 400
 IMPORTANCE = 0.5
 
 _DEFINES = re.compile(
@@ -67,7 +67,7 @@ def doc_comments(seq: Sequence[Call]) -> Iterator[Statement]:
             if text is None:
                 continue
             head = f"`{name}` in `{path}`: " if name else f"`{path}`: "
-            text = _fit(head + text)
+            text = fit(head + text)
             if text not in seen:
                 seen.add(text)
                 yield Statement("fact", text, IMPORTANCE, (), evidence=call.chunk_ids)
@@ -162,11 +162,3 @@ def _said(lines: list[str]) -> str | None:
         stop = text.rfind(". ")
         text = text[:stop + 1] if stop > 0 else ""
     return text if len(_WORD.findall(text)) >= MIN_WORDS else None
-
-
-def _fit(text: str) -> str:
-    if len(text) <= MAX_CHARS:
-        return text
-    cut = text[:MAX_CHARS]
-    stop = cut.rfind(". ")
-    return cut[:stop + 1] if stop > MAX_CHARS // 2 else cut.rsplit(" ", 1)[0] + " …"
