@@ -197,7 +197,7 @@ allow deny reject accept seed version namespace scope guard assert monitor notif
 schedule expire invalidate purge sign authenticate authorize redirect proxy route mount
 register configure hide mask redact strip trim truncate parse encode decode compress
 isolate centralize colocate memoize debounce pool reach prefetch preload await
-annotate pass keep"""
+annotate pass"""
 POLICY = frozenset(_POLICY_VERBS.split())
 IMPERATIVE = frozenset(_VERBS.split()) | POLICY
 

@@ -70,7 +70,8 @@ _OWN_INTENT = re.compile(r"^(?:i'll|i will|let me|i'm going to|i have (?:the|all
                          r"|i've (?:reviewed|read|checked|looked|seen|gone))\b"
                          r"|^(?:the|my|our) (?:approach|plan|changes?|idea|next step) (?:will|would)\b",
                          _I)
-# Code written as prose: brackets, semicolons and arrows outside code spans.
+# A line of code that opens a block; code written as prose: brackets, semicolons and
+# arrows outside code spans.
 _OPENS = re.compile(r"[{(\[]\s*$")
 _CODE_CHARS = re.compile(r"[{}]|;(?!\s)|=>|\)\s*:")
 # Intent anywhere in the agent's sentence ("Since X, I'll test that ..."), or the edit it is
@@ -157,15 +158,15 @@ _VERB = re.compile(
     r"|\b(?:we|they|you)\s+(?:(?:also|only|now|just|still|always|never|usually|mostly"
     r"|currently)\s+)?(?!(?:all|both|guys|two|three|with|for|and|the|from|about|too|here"
     r"|there|that|this|what|which|how|when|where|who|into|over|after|before)\b)[a-z]{3,}\b", _I)
-_PENDING = re.compile(r"(?-i:\bTODO\b)|\b(?:pending|to do|remaining|still (?:need|to)|next steps?"
-                      r"|left to do|next (?:session|time|sprint)|follow[- ]up"
-                      r"|not (?:yet )?(?:done|implemented|started))\b", _I)
+# Work left, however it is said ("still need to", "next session", "not yet done").
+_LEFT = r"still (?:need|to)|next (?:session|time|sprint)|not (?:yet )?(?:done|implemented|started)"
+_PENDING = re.compile(rf"(?-i:\bTODO\b)|\b(?:pending|to do|remaining|next steps?|left to do"
+                      rf"|follow[- ]up|{_LEFT})\b", _I)
 # In a statement's own words, "pending" is work left only where it leads or is predicated
 # ("Pending: X", "X is still pending"), not as a value ("states: pending, paid, shipped").
-_PENDING_SAID = re.compile(r"(?-i:\bTODO\b)|^\W*(?:pending|remaining|to do|next steps?|left to do"
-                           r"|follow[- ]ups?)\b|\b(?:is|are|still|remains?) (?:pending|to do)\b"
-                           r"|\bstill (?:need|to)\b|\bnext (?:session|time|sprint)\b"
-                           r"|\bnot (?:yet )?(?:done|implemented|started)\b", _I)
+_PENDING_SAID = re.compile(rf"(?-i:\bTODO\b)|^\W*(?:pending|remaining|to do|next steps?|left to do"
+                           rf"|follow[- ]ups?)\b|\b(?:is|are|still|remains?) (?:pending|to do)\b"
+                           rf"|\b(?:{_LEFT})\b", _I)
 _CAUSE = re.compile(r"\b(?:bug|error|fail\w*|broke\w*|wrong|issue|problem|crash\w*|cause[sd]?"
                     r"|because|doesn't support|does not support|can't|cannot|missing|trap"
                     r"|instead of)\b", _I)

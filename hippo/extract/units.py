@@ -46,7 +46,8 @@ POINTS_BACK = r"^(?:it|it's|this|that|that's|these|those|they|they're)\b"
 _POINTS_BACK = re.compile(POINTS_BACK, _I)
 # Narration of what the agent is about to do: nothing to join a sentence to.
 _NARRATION = re.compile(r"^(?:let me|let's|i'll|i will|now,? (?:let|i)|next,? i)\b", _I)
-_DEFINES = re.compile(
+# A line of code that defines something, and its name (`def f`, `export function f`, `func (r *R) F`).
+DEFINES = re.compile(
     r"^(?:(?:export\s+)?(?:default\s+)?(?:async\s+)?(?:pub(?:\(\w+\))?\s+)?"
     r"(?:function|func|fn|class|interface|type|struct|const|let|var)|\s{0,4}(?:async\s+)?"
     r"(?:def|defp|defmacro|func|fn|function))\s+"
@@ -208,7 +209,7 @@ def _items(items: list[_Item], intro: str, index: int) -> list[Unit]:
 
 
 def _defined(code: list[str]) -> list[str]:
-    names = [m.group(1) for ln in code if (m := _DEFINES.match(ln))]
+    names = [m.group(1) for ln in code if (m := DEFINES.match(ln))]
     return list(dict.fromkeys(n for n in names if len(n) > 2))[:MAX_DEFINED]
 
 

@@ -28,14 +28,11 @@ from collections.abc import Iterator, Sequence
 from hippo.extract.conversation import _FAILED, Call, _short
 from hippo.extract.cues import fit
 from hippo.extract.summary import Statement
+from hippo.extract.units import DEFINES
 
 MIN_WORDS = 6
 IMPORTANCE = 0.5
 
-_DEFINES = re.compile(
-    r"^(?:export\s+|pub(?:\([\w ]+\))?\s+|async\s+|static\s+|public\s+|private\s+|protected\s+)*"
-    r"(?:def|defp|defmacro|defmodule|function|func|fn|class|struct|interface|type|enum|trait|"
-    r"impl|module|const|let|var)\b\s*(?:\([^)]*\)\s*)?([\w.$]+)?")
 _ATTRIBUTE = re.compile(r"^(?:@\w|#\[)")
 _DOC_OPEN = re.compile(r'^@(?:module)?doc\s+(?:~[sS])?"""\s*(.*)$')
 _DOC_ONE = re.compile(r'^@(?:module)?doc\s+"([^"]{12,})"\s*$')
@@ -83,7 +80,7 @@ def _docs(lines: list[str]) -> Iterator[tuple[str, list[str]]]:
             i += 1
         elif (m := _DOC_OPEN.match(line)) is not None or (
                 (m := _DOCSTRING.match(line)) is not None
-                and (_DEFINES.match(lines[i - 1]) if i else bool(m.group(2)))):
+                and (DEFINES.match(lines[i - 1]) if i else bool(m.group(2)))):
             first = m.group(m.lastindex or 1)
             quote = '"""' if _DOC_OPEN.match(line) else m.group(1)
             body, j = _until(lines, i, first, quote)
@@ -101,7 +98,7 @@ def _docs(lines: list[str]) -> Iterator[tuple[str, list[str]]]:
             j = i
             while j < len(lines) and _LINE_COMMENT.match(lines[j]):
                 j += 1
-            if j < len(lines) and (_DEFINES.match(lines[j]) or _ATTRIBUTE.match(lines[j])):
+            if j < len(lines) and (DEFINES.match(lines[j]) or _ATTRIBUTE.match(lines[j])):
                 yield _defined(lines[j]), [_comment(ln) for ln in lines[i:j]]
             i = j
         else:
@@ -139,7 +136,7 @@ def _comment(line: str) -> str:
 
 
 def _defined(line: str) -> str:
-    m = _DEFINES.match(line)
+    m = DEFINES.match(line)
     return m.group(1) if m and m.group(1) else ""
 
 
