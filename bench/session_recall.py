@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         for where in (q["where"], "all"):
             by_where[where].update(n=1, brain=int(bh), echo=int(eh), hook=int(hh))
         if not bh:
-            misses.append((q, b[:1]))
+            misses.append((q, b[:1], eh))
     brain_tokens = [sum(count(t) for t in b) for b in brain]
     echo_tokens = [sum(count(t) for t in e) for e in echo]
     hook_tokens = [count(ctx) for ctx in hooks]
@@ -138,8 +138,9 @@ def main(argv: list[str] | None = None) -> int:
           f"(ratio {bt / et if et else 0:.2f}), hook context {ht:.0f} "
           f"(spoke on {sum(1 for c in hooks if c)} of {len(hooks)} prompts)")
     if args.misses:
-        for q, top in misses:
-            print(f"MISS [{q['where']}] {q['question'][:90]}\n     keys {q['keys']}\n"
+        for q, top, echo_hit in misses:
+            print(f"MISS [{q['where']}]{' (Echo hits)' if echo_hit else ''} "
+                  f"{q['question'][:90]}\n     keys {q['keys']}\n"
                   f"     top: {(top[0] if top else '-')[:160]}")
     a = by_where["all"]
     ac = by_where.get("after_compaction", Counter(n=0))

@@ -38,7 +38,7 @@ _ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PATHISH = re.compile(r"[/\\]|^\.|\.[A-Za-z0-9]{1,5}$|^[\"'$<>{(]|^\d|[=*?]")
 _FAILED = re.compile(r"^\[error\]|\b(?:exit(?:ed)?(?: with)?(?: code| status)?:?\s*[1-9]\d*)\b"
                      r"|\bProcess exited with code [1-9]", re.IGNORECASE)
-_ERROR_LINE = re.compile(r"\b(?:error|exception|failed|failure|cannot|undefined|traceback)\b",
+_ERROR_LINE = re.compile(r"\b(?:error|exception|failed|failure|fatal|cannot|undefined|traceback)\b",
                          re.IGNORECASE)
 # An error's class as runtimes print it (`RuntimeError`, `AssertionError`, `NullPointerException`).
 _ERROR_CLASS = re.compile(r"(?<!\w)(?:[A-Z][a-z0-9]+)+(?:Error|Exception)\b")

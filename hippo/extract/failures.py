@@ -7,20 +7,29 @@
   one small edit, the line it added. A run that fails on the same error again fixed
   nothing; a chain of runs that never passes is no fix at all.
 - **Retry.** A command fails and passes run another way (a flag, another directory) with
-  no file edited between: the way that works, and the error the other way gives.
+  no file edited between: the way that works, and the error the other way gives. Inside a
+  line of several commands, a command run again on some of its arguments with a flag it
+  lacked (`git add -f FILE`) is that way, when the failure's output names those arguments.
 
 Only structure is read (exit status, the order of calls); tool output only for its one
-error line (`hippo.extract.conversation.error_line`).
+error line (`hippo.extract.conversation.error_line`), or, when it names none, its first
+line that is no progress report (`said`).
 """
 
 from __future__ import annotations
 
+import re
+import shlex
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 from hippo.extract.conversation import (
+    _ENV_ASSIGN,
+    _EXIT_ONLY,
     _FAILED,
     _GIT,
     _PATHISH,
+    _SEGMENTS,
     EDIT_RESULT_CHARS,
     Call,
     _is_file,
@@ -34,6 +43,11 @@ from hippo.extract.conversation import (
 from hippo.extract.summary import Statement
 
 RETRY_WINDOW = 4
+FLAG_WINDOW = 12
+# A folder shorter than this is no evidence the output names it (`a`, `src`).
+MIN_NAMED = 6
+_PROGRESS = re.compile(r"[A-Z][a-z]+ing\b")
+_REDIRECT = re.compile(r"^(?:\d?>|<)")
 # An edit small enough that the line it adds says what the fix was (`{:lazy_html, ...}`).
 SHOWN_LINES = 2
 SHOWN_CHARS = 120
@@ -122,27 +136,133 @@ def _added(edits: list[Call]) -> str:
 
 
 def retries(seq: Sequence[Call]) -> Iterator[Statement]:
-    """A shell command that failed, then passed run another way (a flag, another directory)
-    with no file edited between: the way that works, and the error the other way gives."""
+    """A shell command that failed, then passed run another way with no file edited
+    between: the way that works, and the error the other way gives. Run another way is
+    the same one-command line changed (a flag, another directory, within `RETRY_WINDOW`
+    calls), or, inside any line, a command run again on some of the same arguments with a
+    flag it lacked (`git add -f FILE` after `git add FILE ... && git commit` failed, within
+    `FLAG_WINDOW` calls)."""
     shell = shell_tools(seq)
     seen: set[str] = set()
     for i, bad in enumerate(seq):
         if bad.name not in shell or bad.result is None or not _FAILED.search(bad.result[:200]):
             continue
-        prog = _program(bad.arg)
-        if prog is None:
+        stmt = _rerun(seq, i, shell, seen) or _flagged(seq, i, shell, seen)
+        if stmt is not None:
+            yield stmt
+
+
+def _rerun(seq: Sequence[Call], i: int, shell: set[str], seen: set[str]) -> Statement | None:
+    """The one-command line `seq[i]` that failed, passing changed in the calls after it."""
+    bad = seq[i]
+    prog = _program(bad.arg)
+    if prog is None:
+        return None
+    for good in seq[i + 1:i + 1 + RETRY_WINDOW]:
+        if _edits(good, shell) or good.result is None:
+            return None
+        if good.name not in shell or _program(good.arg) != prog:
             continue
-        for good in seq[i + 1:i + 1 + RETRY_WINDOW]:
-            if _edits(good, shell) or good.result is None:
-                break
-            if good.name not in shell or _program(good.arg) != prog:
-                continue
-            if _FAILED.search(good.result[:200]) or brief(good.arg) == brief(bad.arg):
-                break
-            error = error_line(bad.result)
-            if error and prog not in seen:
-                seen.add(prog)
-                text = f"`{brief(bad.arg)}` failed with \"{error}\"; `{brief(good.arg)}` passed"
-                yield Statement("insight", text, 0.55, (), evidence=tuple(dict.fromkeys(
-                    (*bad.chunk_ids, *bad.result_chunks, *good.chunk_ids))))
-            break
+        if _FAILED.search(good.result[:200]) or brief(good.arg) == brief(bad.arg):
+            return None
+        error = error_line(bad.result or "")
+        if not error or prog in seen:
+            return None
+        seen.add(prog)
+        return _retried(bad, good, brief(bad.arg), brief(good.arg), error)
+    return None
+
+
+def _flagged(seq: Sequence[Call], i: int, shell: set[str], seen: set[str]) -> Statement | None:
+    """A command of the line `seq[i]` that failed, passing later with a flag it lacked."""
+    bad = seq[i]
+    tried = _segments(bad.arg)
+    for good in seq[i + 1:i + 1 + FLAG_WINDOW]:
+        if _edits(good, shell):
+            return None
+        if (good.name not in shell or good.result is None
+                or _FAILED.search(good.result[:200])):
+            continue
+        for seg in _segments(good.arg):
+            for was in tried:
+                added = seg.flags - was.flags
+                if (seg.prog != was.prog or not seg.args or not added
+                        or not set(seg.args) <= set(was.args)):
+                    continue
+                # In a line of several commands, the one that failed is the one its
+                # output names (`priv/static/assets` for `git add … priv/static/assets/x.css`).
+                if len(tried) > 1 and not any(_named(a, bad.result or "") for a in seg.args
+                                              if a != seg.args[0]):
+                    continue
+                key = f"{seg.prog} {' '.join(sorted(added))}"
+                if key in seen:
+                    return None
+                seen.add(key)
+                rest = " …" if len(was.args) > len(seg.args) else ""
+                quoted = brief(" ".join((seg.prog, *sorted(was.flags), *seg.args))) + rest
+                error = error_line(bad.result or "") or said(bad.result or "")
+                return _retried(bad, good, quoted, brief(seg.text), error)
+    return None
+
+
+def _retried(bad: Call, good: Call, tried: str, worked: str, error: str | None) -> Statement:
+    failed = f"failed with \"{error}\"" if error else "failed"
+    return Statement("insight", f"`{tried}` {failed}; `{worked}` passed", 0.55, (),
+                     evidence=tuple(dict.fromkeys((*bad.chunk_ids, *bad.result_chunks,
+                                                   *good.chunk_ids))))
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """One command of a shell line: its text, program, flags and other words."""
+
+    text: str
+    prog: str
+    flags: frozenset[str]
+    args: tuple[str, ...]
+
+
+def _segments(arg: str) -> list[Segment]:
+    """The commands of a shell line (`a && b; c`), each up to its first pipe, with their
+    flags (`-f`, `--force`) apart from their other words; redirections and `cd` dropped."""
+    out = []
+    for part in _SEGMENTS.split(arg):
+        text = part.split("|", 1)[0].strip()
+        try:
+            words = shlex.split(text, comments=True)
+        except ValueError:
+            words = text.split()
+        words = [w for w in words if not _REDIRECT.match(w)]
+        while words and _ENV_ASSIGN.match(words[0]):
+            words = words[1:]
+        if (not words or words[0] in ("cd", "echo", "export", "sleep", "true")
+                or not re.fullmatch(r"[\w.+-]+", words[0])):
+            continue
+        flags = frozenset(w for w in words[1:] if w.startswith("-") and len(w) > 1)
+        args = tuple(w for w in words[1:] if w not in flags)
+        out.append(Segment(text, words[0], flags, args))
+    return out
+
+
+def _named(arg: str, output: str) -> bool:
+    """True when `output` names `arg` or a folder it lies in."""
+    parts = arg.strip("/").split("/")
+    return any("/".join(parts[:n]) in output for n in range(len(parts), 0, -1)
+               if len("/".join(parts[:n])) >= MIN_NAMED)
+
+
+def said(result: str) -> str | None:
+    """What a failed command's output says when it names no error: its first line of four
+    words or more among the first three (a line ending with a colon takes the line after
+    it: "The following paths are ignored by one of your .gitignore files: dist/assets"); a
+    line of progress ("Compiling 3 files (.ex)", "Getting extensions ...") says nothing."""
+    lines = [ln.strip() for ln in result.splitlines()]
+    lines = [re.sub(r"^\[error\]\s*", "", ln) for ln in lines if ln and not _EXIT_ONLY.match(ln)]
+    for n, line in enumerate(lines[:3]):
+        if (len(re.findall(r"[A-Za-z]{2,}", line)) < 4 or line.endswith(("...", "…"))
+                or _PROGRESS.match(line)):
+            continue
+        if line.endswith(":") and n + 1 < len(lines) and len(lines[n + 1]) <= 80:
+            line = f"{line} {lines[n + 1]}"
+        return line if len(line) <= 160 else line[:157].rsplit(" ", 1)[0] + " …"
+    return None

@@ -78,3 +78,84 @@ def test_the_error_line_names_the_error_class_first() -> None:
         "ModuleNotFoundError: No module named 'requests'")
     assert error_line("error: no :secret_key…[truncated 9547 chars]") == "error: no :secret_key …"
     assert error_line("Getting extensions in current project...\nRunning setup") is None
+
+
+def retried(found: dict[str, str]) -> list[str]:
+    return sorted(t for t, kind in found.items() if t.endswith(" passed") and kind == "insight")
+
+
+IGNORED = ("[error] Exit code 1\nThe following paths are ignored by one of your .gitignore "
+           "files:\ndist/assets\nhint: Use -f if you really want to add them.")
+
+
+def test_a_flag_that_got_one_command_of_a_line_past_its_failure_python() -> None:
+    found = extracted(conv(
+        ("call", "Bash: git add src/app.py dist/assets/app.css && git commit -m 'theme'"),
+        ("tool", IGNORED),
+        ("call", "Grep: dist/assets"),
+        ("tool", ".gitignore:3:dist/assets/"),
+        ("call", "Bash: git add -f dist/assets/app.css && git add src/app.py && git commit -m 'x'"),
+        ("tool", "[main 1a2b3c4] x"),
+    ))
+    assert retried(found) == [
+        ('`git add dist/assets/app.css …` failed with "The following paths are ignored by one '
+        'of your .gitignore files: dist/assets"; `git add -f dist/assets/app.css` passed')]
+
+
+def test_a_flag_that_got_a_command_past_its_error_javascript() -> None:
+    found = extracted(conv(
+        ("call", "Bash: cd web && npm install react-charts 2>&1 | tail -3"),
+        ("tool", ("[error] Exit code 1\nnpm error code ERESOLVE\nnpm error ERESOLVE unable to "
+                 "resolve dependency tree")),
+        ("call", "Bash: cd web && npm install --legacy-peer-deps react-charts 2>&1 | tail -3"),
+        ("tool", "added 12 packages in 3s"),
+    ))
+    assert retried(found) == [
+        ('`npm install react-charts` failed with "npm error code ERESOLVE"; `npm install '
+        '--legacy-peer-deps react-charts` passed')]
+
+
+def test_git_says_fatal_and_the_rerun_that_passed_is_kept_go() -> None:
+    found = extracted(conv(
+        ("call", "Bash: go test ./... && git push"),
+        ("tool", "ok  \tbeta\t0.01s"),
+        ("call", "Bash: git push 2>&1"),
+        ("tool", ("[error] Exit code 128\nfatal: The current branch feat-ring has no upstream "
+                 "branch.")),
+        ("call", "Bash: git push -u origin feat-ring 2>&1"),
+        ("tool", "branch 'feat-ring' set up to track 'origin/feat-ring'."),
+    ))
+    assert retried(found) == [
+        ('`git push` failed with "fatal: The current branch feat-ring has no upstream branch."; '
+        '`git push -u origin feat-ring` passed')]
+
+
+def test_no_retry_when_another_command_of_the_line_failed_or_a_file_was_edited() -> None:
+    other = extracted(conv(  # the tests failed, not `git add`: `-A` fixed nothing
+        ("call", "Bash: git add src/ring.go && go test ./..."),
+        ("tool", "[error] Exit code 1\n--- FAIL: TestRing (0.00s)"),
+        ("call", "Bash: git add -A src/ring.go"),
+        ("tool", ""),
+        ("call", "Bash: git status --short"),
+        ("tool", "M  src/ring.go"),
+    ))
+    edited = extracted(conv(  # an edit between: the flag is not all that changed
+        ("call", "Bash: npm install react-charts"),
+        ("tool", "[error] Exit code 1\nnpm error code ERESOLVE"),
+        ("call", "Edit: /w/web/package.json\n- \"react\": \"17\"\n+ \"react\": \"18\""),
+        ("tool", "The file /w/web/package.json has been updated."),
+        ("call", "Bash: npm install --legacy-peer-deps react-charts"),
+        ("tool", "added 12 packages in 3s"),
+    ))
+    assert retried(other) == [] and retried(edited) == []
+
+
+def test_what_a_failure_says_when_it_names_no_error() -> None:
+    from hippo.extract.failures import said
+
+    assert said(IGNORED) == ("The following paths are ignored by one of your .gitignore "
+                             "files: dist/assets")
+    assert said("[error] Exit code 2\nGetting extensions in current project...\n"
+                "Compiling 3 files (.ex)") is None
+    assert error_line("[error] Exit code 128\nfatal: not a git repository") == (
+        "fatal: not a git repository")
