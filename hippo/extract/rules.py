@@ -36,7 +36,7 @@ from hippo.extract.statements import (
 from hippo.extract.subjects import Read, carry, reads_before
 from hippo.extract.summary import statements
 from hippo.extract.units import Unit, units
-from hippo.extract.written import doc_comments
+from hippo.extract.written import constants, doc_comments
 from hippo.memory.records import normalise_text
 
 # Tags of what a compaction summary said (a pending task also carries PENDING_TAG).
@@ -261,7 +261,7 @@ class RulesExtractor(Extractor):
         if procedure is not None:
             found.add(procedure.type, procedure.text, procedure.importance,
                       procedure.evidence, (GATE_TAG,), 0.5)
-        for stmt in (*error_fixes(seq), *retries(seq), *doc_comments(seq)):
+        for stmt in (*error_fixes(seq), *retries(seq), *doc_comments(seq), *constants(seq)):
             found.add(stmt.type, stmt.text, stmt.importance, stmt.evidence)
         for stmt, ids, touched in closes(seq):
             found.add(stmt.type, stmt.text, stmt.importance, stmt.evidence, closes=ids,

@@ -46,19 +46,84 @@ _DIRECTIVE = re.compile(r"^(?:todo|fixme|xxx|hack|noqa|nolint|type:|eslint|prett
                         r"pragma|istanbul|coverage:|go:|nosec|rubocop|credo:)", re.IGNORECASE)
 _CODE = re.compile(r"[{};]\s*$|^\w[\w.]*\s*(?:=|\()|=>|:=")
 _WORD = re.compile(r"[A-Za-z]{2,}")
+# A named constant set to a number, as a module states it: an Elixir attribute (`@ttl 120`),
+# an upper-case name (`MAX_RETRIES = 3`, `const PORT = 4000;`, `const LIMIT: u32 = 5;`,
+# `static final int SIZE = 8;`), a Go `const`; the number may be a product (`2 * 60`,
+# `5 * time.Second`) and carry `_` separators.
+_NUMBER = r"\d[\d_]*(?:\.\d+)?"
+_VALUE = rf"(?P<value>{_NUMBER}(?:\s*\*\s*(?:{_NUMBER}|[a-z]+\.[A-Z]\w+))*)"
+_TAIL = r"\s*;?\s*(?:(?:#|//).*)?$"
+_CONSTANTS = (
+    re.compile(rf"^(?P<name>@[a-z]\w*)\s+{_VALUE}\s*$"),
+    re.compile(r"^(?:export\s+)?(?:pub\s+)?(?:const\s+|(?:(?:private|public|protected)\s+)?"
+               r"static\s+final\s+\w+\s+)?(?P<name>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z]{3,})"
+               rf"\s*(?::\s*[\w:]+\s*)?=\s*{_VALUE}{_TAIL}"),
+)
+# Go's constants may be lower-case (in JavaScript, `const limit = 20` is any variable).
+_GO_CONSTANT = re.compile(rf"^const\s+(?P<name>[a-z]\w*)\s+(?:\w+\s+)?=\s*{_VALUE}\s*(?://.*)?$")
+# This many constants in a row numbered 0, 1, 2 … (or 1, 2, 3 …) are an enumeration's members.
+ENUM_RUN = 3
 # A tool's refusal of an edit (a file written whole may answer with a long snippet of it).
 _REFUSED = re.compile(r"\s*(?:<tool_use_error>|error\b|failed\b)", re.IGNORECASE)
 
 
-def doc_comments(seq: Sequence[Call]) -> Iterator[Statement]:
-    """A statement for each doc comment the session's applied edits added."""
-    seen: set[str] = set()
+def _applied(seq: Sequence[Call]) -> Iterator[tuple[Call, str, list[str]]]:
+    """Each edit that went through: the call, its file as a person names it, the lines it
+    added."""
     for call in seq:
         if not call.diff or call.result is None or _REFUSED.match(call.result) or (
                 _FAILED.search(call.result[:200])):
             continue  # an edit (it has changed lines) that did not go through
         path = _short(call.arg.split()[0]) if call.arg.split() else ""
-        added = [ln[2:].strip() for ln in call.diff.splitlines() if ln.startswith("+ ")]
+        yield call, path, [ln[2:].strip() for ln in call.diff.splitlines() if ln.startswith("+ ")]
+
+
+def constants(seq: Sequence[Call]) -> Iterator[Statement]:
+    """A statement for each named constant the session's applied edits set to a number
+    (a limit, a timeout, a port): "`NAME` in `FILE` is 120", "… is now 300" when the same
+    edit removed its old value (`hippo.extract.values` then retires what said the old)."""
+    seen: set[str] = set()
+    for call, path, added in _applied(seq):
+        go = path.endswith(".go")
+        removed = {m.group("name"): m.group("value") for ln in call.diff.splitlines()
+                   if ln.startswith("- ") and (m := _constant(ln[2:].strip(), go))}
+        for name, value in _settings(added, go):
+            old = removed.get(name)
+            if old is not None and " ".join(old.split()) == value:
+                continue  # moved, not changed
+            text = f"`{name}` in `{path}` is {'now ' if old is not None else ''}{value}"
+            if text not in seen:
+                seen.add(text)
+                yield Statement("config", text, IMPORTANCE, (), evidence=call.chunk_ids)
+
+
+def _constant(line: str, go: bool) -> re.Match[str] | None:
+    return next((m for c in (*_CONSTANTS, *((_GO_CONSTANT,) if go else ()))
+                 if (m := c.match(line)) is not None), None)
+
+
+def _settings(lines: list[str], go: bool) -> list[tuple[str, str]]:
+    """(name, value) of each numbered constant in `lines`, but an enumeration's members."""
+    found = [(i, m.group("name"), " ".join(m.group("value").split()))
+             for i, line in enumerate(lines) if (m := _constant(line, go)) is not None]
+    members: set[int] = set()
+    run: list[int] = []
+    for k, (i, _, value) in enumerate(found):
+        prev = found[k - 1] if k else None
+        if (prev is not None and prev[0] == i - 1 and value.isdigit() and prev[2].isdigit()
+                and int(value) == int(prev[2]) + 1):
+            run.append(i)
+        else:
+            run = [i]
+        if len(run) >= ENUM_RUN:
+            members.update(run)
+    return [(name, value) for i, name, value in found if i not in members]
+
+
+def doc_comments(seq: Sequence[Call]) -> Iterator[Statement]:
+    """A statement for each doc comment the session's applied edits added."""
+    seen: set[str] = set()
+    for call, path, added in _applied(seq):
         for name, doc in _docs(added):
             text = _said(doc)
             if text is None:

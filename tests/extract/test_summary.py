@@ -388,9 +388,10 @@ def _words(text: str) -> list[str]:
     return [w.lower() for w in re.findall(r"\w+", text)]
 
 
-# Words the extractor's own templates add (a gate's and a fix's framing, a subject's colon).
+# Words the extractor's own templates add (a gate's and a fix's framing, a subject's colon,
+# a constant's "`NAME` in `FILE` is [now] V").
 TEMPLATE = {"before", "committing", "run", "failed", "with", "it", "passed", "after",
-            "editing", "closed", "committed", "on", "of", "at", "fixed", "in"}
+            "editing", "closed", "committed", "on", "of", "at", "fixed", "in", "is", "now"}
 
 
 SESSIONS = Path(__file__).resolve().parents[3] / "shared" / "data" / "transcripts" / \

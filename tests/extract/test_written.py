@@ -115,3 +115,36 @@ def test_a_doc_line_the_reader_cut_short_keeps_its_whole_sentences() -> None:
     assert kind == "fact" and text.startswith("`alpha/src/loader.py`: Loads every shard in "
                                               "parallel. Each shard is read once.")
     assert text.endswith("read once.") and "…" not in text
+
+
+def test_numbered_constants_are_settings_in_each_language() -> None:
+    found = docs(*edit("/w/alpha/src/retry.py", "MAX_RETRIES = 5", "TIMEOUT_SECONDS: float = 2.5",
+                       "retries = 3", "NAME = 'uploader'"),
+                 *edit("/w/web/src/api.ts", "export const CACHE_TTL_MS = 5 * 60 * 1000;",
+                       "const limit = 20;"),
+                 *edit("/w/beta/ring.go", "const defaultTimeout = 30 * time.Second"),
+                 *edit("/w/gqc/lib/store.ex", "@default_ttl_seconds 120", "@table __MODULE__"))
+    assert {t: k for t, k in found.items() if k == "config"} == {
+        "`MAX_RETRIES` in `alpha/src/retry.py` is 5": "config",
+        "`TIMEOUT_SECONDS` in `alpha/src/retry.py` is 2.5": "config",
+        "`CACHE_TTL_MS` in `web/src/api.ts` is 5 * 60 * 1000": "config",
+        "`defaultTimeout` in `w/beta/ring.go` is 30 * time.Second": "config",
+        "`@default_ttl_seconds` in `gqc/lib/store.ex` is 120": "config",
+    }
+
+
+def test_a_constant_given_a_new_value_is_now_that_value() -> None:
+    changed = [("call", "Edit: /w/alpha/src/retry.py\n- MAX_RETRIES = 5\n+ MAX_RETRIES = 8"),
+               ("tool", "The file /w/alpha/src/retry.py has been updated successfully.")]
+    moved = [("call", "Edit: /w/alpha/src/limits.py\n- PAGE_SIZE = 50\n+ PAGE_SIZE = 50"),
+             ("tool", "The file /w/alpha/src/limits.py has been updated successfully.")]
+    assert {t for t, k in docs(*changed, *moved).items() if k == "config"} == {
+        "`MAX_RETRIES` in `alpha/src/retry.py` is now 8"}
+
+
+def test_no_setting_from_an_enumeration_or_a_failed_edit() -> None:
+    enum = edit("/w/alpha/src/color.py", "class Color(IntEnum):", "RED = 1", "GREEN = 2",
+                "BLUE = 3")
+    refused = edit("/w/alpha/src/retry.py", "MAX_RETRIES = 5",
+                   result="<tool_use_error>File has not been read yet.</tool_use_error>")
+    assert not [t for t, k in docs(*enum, *refused).items() if k == "config"]
