@@ -34,6 +34,11 @@ from hippo.extract.values import change, overturns
     # another service with a short name that differs: not the same port
     ("The auth service is now on port 4100.", "The payment service listens on port 4000.",
      False),
+    # a constant an edit changed (`hippo.extract.written.constants`), not its namesake elsewhere
+    ("`MAX_RETRIES` in `alpha/src/retry.py` is now 8", "`MAX_RETRIES` in `alpha/src/retry.py` is 5",
+     True),
+    ("`MAX_RETRIES` in `alpha/src/retry.py` is now 8", "`MAX_RETRIES` in `alpha/src/upload.py` is 5",
+     False),
     # two tasks with similar titles
     ("The retry task for uploads is now closed.", "The retry task for downloads is open.", False),
 ])
