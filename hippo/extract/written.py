@@ -35,6 +35,7 @@ IMPORTANCE = 0.5
 
 _ATTRIBUTE = re.compile(r"^(?:@\w|#\[)")
 _DOC_OPEN = re.compile(r'^@(?:module)?doc\s+(?:~[sS])?"""\s*(.*)$')
+_DEFMODULE = re.compile(r"^defmodule\s+([A-Z][\w.]*)\s+do\b")
 _DOC_ONE = re.compile(r'^@(?:module)?doc\s+"([^"]{12,})"\s*$')
 _DOCSTRING = re.compile(r'^[rRuU]?("""|\'\'\')\s*(.*)$')
 _LINE_COMMENT = re.compile(r"^(?:///?|#(?![!\[])|--)\s?(.*)$")
@@ -141,7 +142,7 @@ def _docs(lines: list[str]) -> Iterator[tuple[str, list[str]]]:
     while i < len(lines):
         line = lines[i]
         if (m := _DOC_ONE.match(line)) is not None:
-            yield _name_after(lines, i + 1, line), [m.group(1)]
+            yield _name_after(lines, i + 1, line) or _module(lines, i, line), [m.group(1)]
             i += 1
         elif (m := _DOC_OPEN.match(line)) is not None or (
                 (m := _DOCSTRING.match(line)) is not None
@@ -150,7 +151,7 @@ def _docs(lines: list[str]) -> Iterator[tuple[str, list[str]]]:
             quote = '"""' if _DOC_OPEN.match(line) else m.group(1)
             body, j = _until(lines, i, first, quote)
             if _DOC_OPEN.match(line):
-                name = _name_after(lines, j + 1, line)
+                name = _name_after(lines, j + 1, line) or _module(lines, i, line)
             else:  # a docstring: of the definition above it, or of the module it opens
                 name = _defined(lines[i - 1]) if i else ""
             yield name, body
@@ -193,6 +194,12 @@ def _name_after(lines: list[str], j: int, opener: str) -> str:
     while j < len(lines) and _ATTRIBUTE.match(lines[j]) and not _DOC_OPEN.match(lines[j]):
         j += 1
     return _defined(lines[j]) if j < len(lines) else ""
+
+
+def _module(lines: list[str], i: int, opener: str) -> str:
+    """The module a `@moduledoc` on line `i` documents: the `defmodule` right above it."""
+    m = _DEFMODULE.match(lines[i - 1]) if i and opener.startswith("@moduledoc") else None
+    return m.group(1) if m else ""
 
 
 def _comment(line: str) -> str:

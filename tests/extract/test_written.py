@@ -148,3 +148,14 @@ def test_no_setting_from_an_enumeration_or_a_failed_edit() -> None:
     refused = edit("/w/alpha/src/retry.py", "MAX_RETRIES = 5",
                    result="<tool_use_error>File has not been read yet.</tool_use_error>")
     assert not [t for t, k in docs(*enum, *refused).items() if k == "config"]
+
+
+def test_a_module_doc_names_the_module_defined_above_it() -> None:
+    found = docs(*edit("/w/app/lib/app_web/live/review_live.ex",
+                       "defmodule AppWeb.ReviewLive do",
+                       '@moduledoc """',
+                       "Shows open annotations across all sessions in a project.",
+                       '"""',
+                       "use AppWeb, :live_view"))
+    assert found == {("`AppWeb.ReviewLive` in `app_web/live/review_live.ex`: Shows open "
+                      "annotations across all sessions in a project."): "fact"}
