@@ -16,7 +16,10 @@ question goes unanswered (the prompt recipe and the prompt hook stay quiet) when
 A question that asks for a value of a kind a text shows by its form (a URL or domain, a
 version, a port: "What is the production URL of the api?") is unanswered, too, when none
 of the memories it would print holds one (`asks_value`, `holds_value`): every memory about
-the api's URL scores well, and none gives it.
+the api's URL scores well, and none gives it. So is one that asks for a member of a small,
+closed class of well-known things (a browser, an operating system, a cloud provider, an
+editor, a CI service: "What browsers does the app support?") when none of them names one
+(`Chrome`, `macOS`, `AWS`, `Neovim`, `GitHub Actions`, or "all modern browsers").
 
 Only a question is judged (it ends with "?" or opens with a question word): a prompt that
 asks for work ("Add Redis caching to the checkout") may be about something new and still
@@ -154,7 +157,42 @@ _VALUES: dict[str, tuple[frozenset[str], re.Pattern[str]]] = {
                              r"\b[A-Z][\w.+-]*\s+v?\d+\b|\b[Vv]ersion\s+v?\d")),
     "a port": (frozenset(["port", "ports"]),
                re.compile(r"\bport\s*:?\s*\d{2,5}\b|:\d{2,5}\b", re.IGNORECASE)),
+    # A member of a small, closed class of well-known things a developer works with: the
+    # answer names one (a browser, an OS, a cloud, an editor, a CI service), or says all.
+    "a browser": (frozenset(["browser", "browsers"]), re.compile(
+        r"\b(?:Chrome|Chromium|Firefox|Safari|Edge|Opera|Brave|Vivaldi|Internet Explorer|IE ?\d+|"
+        r"Samsung Internet)\b|\b(?i:chromium|firefox|webkit|browserslist|(?:modern|evergreen|"
+        r"major|all|every|desktop|mobile) browsers)\b")),
+    "an operating system": (frozenset(["os", "oses", "operating"]), re.compile(
+        r"\b(?:Linux|macOS|MacOS|Mac OS|OS X|Windows|Ubuntu|Debian|Fedora|CentOS|RHEL|Alpine|"
+        r"WSL2?|iOS|Android|FreeBSD|NixOS)\b")),
+    "a cloud provider": (frozenset(["cloud", "hosting"]), re.compile(
+        r"\b(?:AWS|Amazon Web Services|GCP|Google Cloud|Azure|DigitalOcean|Heroku|Vercel|"
+        r"Netlify|Fly\.io|Railway|Linode|Hetzner|Cloudflare|OVH|Oracle Cloud|IBM Cloud|EC2|ECS|"
+        r"EKS|GKE|AKS|Cloud Run|App Engine)\b|\b(?i:self-hosted|on-prem(?:ise)?s?|bare metal)\b")),
+    "an editor": (frozenset(["editor", "editors", "ide", "ides"]), re.compile(
+        r"\b(?:VS ?Code|Visual Studio|Vim|Neovim|nvim|Emacs|JetBrains|IntelliJ|PyCharm|WebStorm|"
+        r"GoLand|RubyMine|CLion|Sublime(?: Text)?|Zed|Cursor|Helix|Xcode|Android Studio|"
+        r"Eclipse|NetBeans)\b")),
+    "a CI service": (frozenset(["ci"]), re.compile(
+        r"\b(?:GitHub Actions|GitLab CI|CircleCI|Travis(?: CI)?|Jenkins|Buildkite|"
+        r"Azure Pipelines|Bitbucket Pipelines|TeamCity|Drone CI|Woodpecker)\b|"
+        r"\.github/workflows|\.gitlab-ci\.yml")),
 }
+# The classes above a question names only as their own head noun: "browser" in "What browser
+# extension …", "cloud" in "Which cloud storage bucket …" modify another noun.
+_CLASSES = frozenset(["a browser", "an operating system", "a cloud provider", "an editor",
+                      "a CI service"])
+_MODIFIED = frozenset(["library", "libraries", "component", "components", "package", "packages",
+                       "plugin", "plugins", "extension", "extensions", "widget", "widgets",
+                       "framework", "frameworks", "api", "apis", "sdk", "sdks", "module",
+                       "modules", "tool", "tools", "tab", "tabs", "window", "windows",
+                       "storage", "cache", "console", "event", "events", "test", "tests",
+                       "testing", "account", "accounts", "region", "regions", "function",
+                       "functions", "bucket", "buckets", "config", "configuration", "settings",
+                       "theme", "themes", "variable", "variables", "script", "scripts", "job",
+                       "jobs", "step", "steps", "file", "files", "cost", "costs", "credentials",
+                       "history", "state", "session", "sessions", "image", "images", "level"])
 # What may stand between a question word and the noun phrase it asks for, and what ends
 # that phrase (a verb or a preposition: "What port does ...", "What is the URL for ...").
 _LEAD = frozenset(["s", "is", "are", "was", "were", "the", "a", "an", "our", "my", "your", "its",
@@ -183,7 +221,12 @@ def asks_value(question: str) -> str:
             break
         phrase.append(w)
     for kind, (nouns, _) in _VALUES.items():
-        if nouns.intersection(phrase):
+        if kind in _CLASSES:
+            heads = [k for k, w in enumerate(phrase) if w in nouns
+                     and (k + 1 == len(phrase) or phrase[k + 1] not in _MODIFIED)]
+            if heads:
+                return kind
+        elif nouns.intersection(phrase):
             # a production (staging, public) URL is its host: a path is not one
             return "a domain" if kind == "a URL" and _PLACES.intersection(phrase) else kind
     return ""

@@ -130,6 +130,15 @@ def test_only_a_question_is_judged() -> None:
     ("What does the proxy do with the backend URL?", ""),
     ("Why was the Node version pinned?", ""),
     ("What frontend framework does the storefront use?", ""),
+    # a member of a closed class of well-known things, named as the phrase's head noun
+    ("Which browsers does the storefront support?", "a browser"),
+    ("What OS does the developer work on?", "an operating system"),
+    ("What cloud provider hosts the orders API?", "a cloud provider"),
+    ("What is the developer's preferred IDE or code editor?", "an editor"),
+    ("Which CI runs the test suite?", "a CI service"),
+    ("What browser extension does the team ship?", ""),
+    ("What rich text editor library does the storefront use?", ""),
+    ("Which cloud storage bucket holds the uploads?", ""),
 ])
 def test_asks_value_reads_the_noun_phrase_a_question_asks_for(question: str,
                                                               kind: str) -> None:
@@ -154,6 +163,15 @@ def test_asks_value_reads_the_noun_phrase_a_question_asks_for(question: str,
     ("a port", "the worker listens on port 8080", True),
     ("a port", "run it at 127.0.0.1:5432", True),
     ("a port", "the port is set in the env file", False),
+    ("a browser", "Supports the last two versions of Chrome, Firefox and Safari", True),
+    ("a browser", "Playwright runs the suite in chromium and webkit", True),
+    ("a browser", "It hides the backend URL from the browser", False),
+    ("an operating system", "The team develops on macOS and deploys to Ubuntu 24.04", True),
+    ("a cloud provider", "Deployed to AWS with ECS Fargate", True),
+    ("a cloud provider", "Only Docker and nginx on one host", False),
+    ("an editor", "Neovim with the LSP setup", True),
+    ("a CI service", "GitHub Actions runs `pytest` on each push", True),
+    ("a CI service", "the tests run before each commit", False),
 ])
 def test_holds_value_reads_the_form_of_a_value(kind: str, text: str, holds: bool) -> None:
     from hippo.retrieve.answerable import holds_value
