@@ -39,7 +39,7 @@ def base_url() -> str:
 
         data = Path(os.environ.get("HIPPO_TEST_PGDATA")
                     or Path(tempfile.gettempdir()) / f"hippo-pgtest-{os.getuid()}")
-        _server = pgserver.get_server(data, cleanup_mode="stop")
+        _server = _start(pgserver, data)
         url = _server.get_uri()  # type: ignore[attr-defined]
     import psycopg
 
@@ -47,6 +47,28 @@ def base_url() -> str:
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
     _base = url
     return url
+
+
+def _start(pgserver: object, data: Path, wait: float = 180.0) -> object:
+    """pgserver's server on `data`. A data directory a killed run left behind starts with
+    crash recovery, which may outlast pg_ctl's 10 s wait: then wait for the server itself to
+    say it is ready (its `postmaster.pid`) and ask again."""
+    import subprocess
+    import time
+
+    from pgserver.utils import PostmasterInfo
+
+    try:
+        return pgserver.get_server(data, cleanup_mode="stop")  # type: ignore[attr-defined]
+    except subprocess.TimeoutExpired:
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            info = PostmasterInfo.read_from_pgdata(data.resolve())
+            if info is not None and info.is_running() and info.status == "ready":
+                break
+            time.sleep(1.0)
+        pgserver.PostgresServer._instances.pop(data.resolve(), None)  # type: ignore[attr-defined]
+        return pgserver.get_server(data, cleanup_mode="stop")  # type: ignore[attr-defined]
 
 
 def with_schema(url: str, schema: str) -> str:
