@@ -126,19 +126,28 @@ def is_commit(call: Call) -> bool:
     return bool(_COMMIT.search(call.arg))
 
 
+def segment_words(segment: str) -> list[str] | None:
+    """The words of one command of a shell line, env assignments dropped; None when it runs
+    no program worth naming (`cd`, `echo`, `export`, `sleep`, `true`, a subshell)."""
+    try:
+        words = shlex.split(segment, comments=True)
+    except ValueError:
+        words = segment.split()
+    while words and _ENV_ASSIGN.match(words[0]):
+        words = words[1:]
+    if not words or words[0] in ("cd", "echo", "export", "sleep", "true") \
+            or not re.fullmatch(r"[\w.+-]+", words[0]):
+        return None
+    return words
+
+
 def command(arg: str) -> str | None:
     """A shell command line reduced to what repeats: each segment's program, subcommands and
     flags up to the first path or value (`cd`, env assignments, output filters dropped)."""
     parts = []
     for segment in _SEGMENTS.split(arg.split("|", 1)[0] if "|" in arg else arg):
-        try:
-            words = shlex.split(segment, comments=True)
-        except ValueError:
-            words = segment.split()
-        while words and _ENV_ASSIGN.match(words[0]):
-            words = words[1:]
-        if not words or words[0] in ("cd", "echo", "export", "sleep", "true") \
-                or not re.fullmatch(r"[\w.+-]+", words[0]):
+        words = segment_words(segment)
+        if not words:
             continue
         kept = [words[0]]
         for w in words[1:]:

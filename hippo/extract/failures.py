@@ -19,12 +19,10 @@ line that is no progress report (`said`).
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from hippo.extract.conversation import (
-    _ENV_ASSIGN,
     _EXIT_ONLY,
     _FAILED,
     _GIT,
@@ -39,6 +37,7 @@ from hippo.extract.conversation import (
     command,
     error_line,
     is_commit,
+    segment_words,
 )
 from hippo.extract.summary import Statement
 
@@ -228,15 +227,8 @@ def _segments(arg: str) -> list[Segment]:
     out = []
     for part in _SEGMENTS.split(arg):
         text = part.split("|", 1)[0].strip()
-        try:
-            words = shlex.split(text, comments=True)
-        except ValueError:
-            words = text.split()
-        words = [w for w in words if not _REDIRECT.match(w)]
-        while words and _ENV_ASSIGN.match(words[0]):
-            words = words[1:]
-        if (not words or words[0] in ("cd", "echo", "export", "sleep", "true")
-                or not re.fullmatch(r"[\w.+-]+", words[0])):
+        words = [w for w in segment_words(text) or () if not _REDIRECT.match(w)]
+        if not words:
             continue
         flags = frozenset(w for w in words[1:] if w.startswith("-") and len(w) > 1)
         args = tuple(w for w in words[1:] if w not in flags)

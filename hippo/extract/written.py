@@ -1,4 +1,5 @@
-"""What the agent wrote into code to explain it: the doc comments its edits added.
+"""What the agent wrote into code to explain it: the doc comments its edits added, and the
+settings they fixed: the named constants they set to a number (`constants`).
 
 Code is not a statement, and an edit is read for what it fixed (`hippo.extract.fixes`).
 But a doc comment an edit adds is prose the agent wrote to say what a function or module
@@ -18,6 +19,11 @@ Read by form only, in the lines an edit added (`+ …`, `hippo.ingest.readers`):
 Kept when it is prose: at least `MIN_WORDS` words, up to where examples or an argument
 list start, with no directive (`TODO`, `noqa`), no commented-out code. An edit that did not
 go through gives nothing.
+
+A constant is a setting the code states ("`@default_ttl_seconds` in `…/store.ex` is 120",
+typed `config`): a name set to a number, a timeout, a limit, a port; "is now V" when the edit
+replaced its old value, so `hippo.extract.values` retires the memory of the old one. An
+enumeration's members (numbered one after another) are no settings.
 """
 
 from __future__ import annotations
