@@ -26,6 +26,7 @@ from hippo.extract.conversation import (
     _EXIT_ONLY,
     _FAILED,
     _GIT,
+    _HEREDOC,
     _PATHISH,
     _SEGMENTS,
     EDIT_RESULT_CHARS,
@@ -43,6 +44,8 @@ from hippo.extract.summary import Statement
 
 RETRY_WINDOW = 4
 FLAG_WINDOW = 12
+# A line of more commands than this is a script: its first ones are read.
+MAX_SEGMENTS = 40
 # A folder shorter than this is no evidence the output names it (`a`, `src`).
 MIN_NAMED = 6
 _PROGRESS = re.compile(r"[A-Z][a-z]+ing\b")
@@ -176,6 +179,9 @@ def _flagged(seq: Sequence[Call], i: int, shell: set[str], seen: set[str]) -> St
     """A command of the line `seq[i]` that failed, passing later with a flag it lacked."""
     bad = seq[i]
     tried = _segments(bad.arg)
+    by_prog: dict[str, list[Segment]] = {}
+    for was in tried:
+        by_prog.setdefault(was.prog, []).append(was)
     for good in seq[i + 1:i + 1 + FLAG_WINDOW]:
         if _edits(good, shell):
             return None
@@ -183,10 +189,9 @@ def _flagged(seq: Sequence[Call], i: int, shell: set[str], seen: set[str]) -> St
                 or _FAILED.search(good.result[:200])):
             continue
         for seg in _segments(good.arg):
-            for was in tried:
+            for was in by_prog.get(seg.prog, ()):
                 added = seg.flags - was.flags
-                if (seg.prog != was.prog or not seg.args or not added
-                        or not set(seg.args) <= set(was.args)):
+                if not seg.args or not added or not set(seg.args) <= set(was.args):
                     continue
                 # In a line of several commands, the one that failed is the one its
                 # output names (`priv/static/assets` for `git add … priv/static/assets/x.css`).
@@ -222,18 +227,19 @@ class Segment:
 
 
 def _segments(arg: str) -> list[Segment]:
-    """The commands of a shell line (`a && b; c`), each up to its first pipe, with their
-    flags (`-f`, `--force`) apart from their other words; redirections and `cd` dropped."""
-    out = []
-    for part in _SEGMENTS.split(arg):
+    """The commands of a shell line (`a && b; c`, the first `MAX_SEGMENTS`, once each), each
+    up to its first pipe, with their flags (`-f`, `--force`) apart from their other words;
+    heredoc texts, redirections and `cd` dropped."""
+    out: dict[tuple[str, frozenset[str], tuple[str, ...]], Segment] = {}
+    for part in _SEGMENTS.split(_HEREDOC.sub("", arg))[:MAX_SEGMENTS]:
         text = part.split("|", 1)[0].strip()
         words = [w for w in segment_words(text) or () if not _REDIRECT.match(w)]
         if not words:
             continue
         flags = frozenset(w for w in words[1:] if w.startswith("-") and len(w) > 1)
         args = tuple(w for w in words[1:] if w not in flags)
-        out.append(Segment(text, words[0], flags, args))
-    return out
+        out.setdefault((words[0], flags, args), Segment(text, words[0], flags, args))
+    return list(out.values())
 
 
 def _named(arg: str, output: str) -> bool:
