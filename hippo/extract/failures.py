@@ -194,9 +194,9 @@ def _flagged(seq: Sequence[Call], i: int, shell: set[str], seen: set[str]) -> St
                 if not seg.args or not added or not set(seg.args) <= set(was.args):
                     continue
                 # In a line of several commands, the one that failed is the one its
-                # output names (`priv/static/assets` for `git add … priv/static/assets/x.css`).
+                # output names by a path (`priv/static/assets` for `git add … priv/static/assets/x.css`).
                 if len(tried) > 1 and not any(_named(a, bad.result or "") for a in seg.args
-                                              if a != seg.args[0]):
+                                              if _PATHISH.search(a)):
                     continue
                 key = f"{seg.prog} {' '.join(sorted(added))}"
                 if key in seen:

@@ -159,3 +159,16 @@ def test_what_a_failure_says_when_it_names_no_error() -> None:
                 "Compiling 3 files (.ex)") is None
     assert error_line("[error] Exit code 128\nfatal: not a git repository") == (
         "fatal: not a git repository")
+
+
+def test_a_heredoc_s_lines_are_no_commands() -> None:
+    message = "git commit -m \"$(cat <<'EOF'\nrm build/cache\nEOF\n)\""
+    found = extracted(conv(
+        ("call", f"Bash: {message}"),
+        ("tool", "[error] Exit code 1\nrm: cannot remove 'build/cache': Is a directory"),
+        ("call", "Bash: rm -r build/cache"),
+        ("tool", ""),
+        ("call", "Bash: git status --short"),
+        ("tool", "?? notes.md"),
+    ))
+    assert retried(found) == []
