@@ -171,18 +171,21 @@ def _selected(msg: Message, where: Where) -> list[tuple[Unit, float, tuple[Cue, 
 
 _SYMPTOM = re.compile(r"\b(?:wrong|incorrect|crash(?:es|ed)?|hangs?|stuck|blank|broke)\b", _I)
 MAX_REPORT = 240
+# The questions that end a report: each sentence from the last one that ends with a period.
+_ASKED = re.compile(r"(?:(?<=[.!])|^)\s+[^.!?]*\?(?:\s+[^.!?]*\?)*\s*$")
 
 
 def report(msg: Message | None) -> Message | None:
     """The person's report of a problem the agent answers next ("The chart shows events on
-    the previous day"): a short statement, not a question, that names a problem."""
+    the previous day"): a short statement that names a problem, the question that may
+    follow it left out ("… on inserts. What happened?": the part before the question)."""
     if msg is None or msg.role != "user" or not msg.is_prose or msg.text.startswith("Answer to \""):
         return None
-    text = " ".join(msg.text.split())
-    if len(text) > MAX_REPORT or text.endswith("?") or not (PROBLEM.search(text)
-                                                            or _SYMPTOM.search(text)):
+    text = _ASKED.sub("", " ".join(msg.text.split()))
+    if (not text or len(text) > MAX_REPORT or text.endswith("?")
+            or not (PROBLEM.search(text) or _SYMPTOM.search(text))):
         return None
-    return msg
+    return Message(msg.role, text, msg.chunk_ids)
 
 
 def _prose(msg: Message, where: Where, found: _Found, lower: float = 0.0,

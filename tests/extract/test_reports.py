@@ -1,6 +1,7 @@
 """The person's report of a problem, said first in the agent's cause-and-fix that answers it
 (`hippo.extract.rules.report`): "The chart shows events on the previous day: PostgreSQL
-stores UTC … Fix: …", one memory; a question or a long message is not a report."""
+stores UTC … Fix: …", one memory; the question that may follow it is left out; a question
+or a long message is not a report."""
 
 from __future__ import annotations
 
@@ -26,8 +27,9 @@ def _memories(cli, tmp_path: Path, prompt: str) -> list[str]:
     return [m["text"] for m in nothing_invented(cli)]
 
 
-def test_the_report_comes_first_in_the_cause_and_fix(cli, tmp_path: Path) -> None:
-    texts = _memories(cli, tmp_path, REPORT)
+@pytest.mark.parametrize("prompt", [REPORT, f"{REPORT} What happened? Can you fix it?"])
+def test_the_report_comes_first_in_the_cause_and_fix(cli, tmp_path: Path, prompt: str) -> None:
+    texts = _memories(cli, tmp_path, prompt)  # the question after a report is left out
     joined = [t for t in texts if t.startswith(REPORT[:-1] + ": ")]
     assert len(joined) == 1 and "formatInTimeZone" in joined[0], texts
     assert REPORT not in texts  # the report is in the insight, not a memory beside it
