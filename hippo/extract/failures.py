@@ -1,10 +1,11 @@
 """A shell command that failed, and what made it pass: an edit, or running it another way.
 
-- **Error → fix.** A command fails, files are edited, and it runs again. When the next run
-  passes, or fails on another error (the edit got it past the first one: a missing
-  dependency, then a missing setting, then a wrong assertion), the edits between fixed the
-  first error: one insight naming the command, its error line, the files changed and, for
-  one small edit, the line it added. A run that fails on the same error again fixed
+- **Error → fix.** A command fails, files are edited or packages installed (`pip install X`,
+  `npm install --save-dev X`, `mix deps.get`), and it runs again. When the next run passes,
+  or fails on another error (the change got it past the first one: a missing dependency,
+  then a missing setting, then a wrong assertion), the edits and installs between fixed the
+  first error: one insight naming the command, its error line, the files changed (for one
+  small edit, the line it added) and the installs run. A run that fails on the same error again fixed
   nothing; a chain of runs that never passes is no fix at all.
 - **Retry.** A command fails and passes run another way (a flag, another directory) with
   no file edited between: the way that works, and the error the other way gives. Inside a
@@ -44,6 +45,12 @@ from hippo.extract.summary import Statement
 
 RETRY_WINDOW = 4
 FLAG_WINDOW = 12
+# Package managers and the words that make them install (`pip install`, `uv pip install`,
+# `npm add`, `go get`, `mix deps.get`): an install between a failure and a pass fixed it.
+_MANAGERS = frozenset(["pip", "pip3", "uv", "pipenv", "poetry", "conda", "npm", "pnpm", "yarn",
+                       "bun", "cargo", "go", "mix", "bundle", "gem", "composer", "brew", "apt",
+                       "apt-get", "dotnet"])
+_INSTALL = frozenset(["install", "add", "i", "get", "deps.get", "sync"])
 # A line of more commands than this is a script: its first ones are read.
 MAX_SEGMENTS = 40
 # A folder shorter than this is no evidence the output names it (`a`, `src`).
@@ -105,21 +112,35 @@ def _chain(seq: Sequence[Call], shell: set[str], cmd: str, at: list[int]
         if not passed and after is None:
             continue  # says nothing of what failed: the same failure, maybe
         edits = [e for e in seq[cur + 1:nxt] if _edits(e, shell)]
-        if error and after != error and edits:
-            yield error, _fixed(seq[cur], seq[nxt], cmd, error, edits, passed)
+        installs = {seg: c for c in seq[cur + 1:nxt] for seg in _installs(c, shell)}
+        if error and after != error and (edits or installs):
+            yield error, _fixed(seq[cur], seq[nxt], cmd, error, edits, installs, passed)
         cur = nxt
 
 
+def _installs(call: Call, shell: set[str]) -> list[str]:
+    """The package installs of a shell call that went through (`pip install X`, `npm add X`,
+    `mix deps.get`), as written."""
+    if call.name not in shell or call.result is None or _FAILED.search(call.result[:200]):
+        return []
+    return [brief(seg.text) for seg in _segments(call.arg)
+            if seg.prog in _MANAGERS and _INSTALL.intersection(seg.args[:2])]
+
+
 def _fixed(bad: Call, nxt: Call, cmd: str, error: str, edits: list[Call],
-           passed: bool) -> Statement:
+           installs: dict[str, Call], passed: bool) -> Statement:
     by_file = {e.arg.split()[0]: e for e in edits}
     files = ", ".join(f"`{_short(f)}`" for f in list(by_file)[-3:])
     shown = _added(edits)
     if shown:
         files = f"{files} ({shown})"
-    done = f"it passed after editing {files}" if passed else f"editing {files} fixed it"
+    done = " and ".join(part for part in (
+        f"editing {files}" if by_file else "",
+        "running " + ", ".join(f"`{i}`" for i in list(installs)[-2:]) if installs else "")
+        if part)
+    done = f"it passed after {done}" if passed else f"{done} fixed it"
     evidence = (*bad.chunk_ids, *bad.result_chunks, *nxt.chunk_ids,
-                *(ch for e in by_file.values() for ch in e.chunk_ids))
+                *(ch for e in (*by_file.values(), *installs.values()) for ch in e.chunk_ids))
     return Statement("insight", f"`{cmd}` failed with \"{error}\"; {done}", 0.55, (),
                      evidence=tuple(dict.fromkeys(evidence)))
 

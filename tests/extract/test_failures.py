@@ -172,3 +172,40 @@ def test_a_heredoc_s_lines_are_no_commands() -> None:
         ("tool", "?? notes.md"),
     ))
     assert retried(found) == []
+
+
+def test_a_package_install_that_got_a_command_past_its_error_python() -> None:
+    found = extracted(conv(
+        ("call", "Bash: pytest -q tests/test_s3.py"),
+        ("tool", ("[error] Exit code 1\nImportError while importing test module\n"
+                  "ModuleNotFoundError: No module named 'tenacity'")),
+        ("call", "Bash: pip install tenacity"),
+        ("tool", "[error] Exit code 1\nerror: externally-managed-environment"),
+        ("call", "Bash: pip install --break-system-packages tenacity"),
+        ("tool", "Successfully installed tenacity-9.0.0"),
+        ("call", "Bash: pytest -q tests/test_s3.py"),
+        ("tool", "4 passed in 0.31s"),
+    ))
+    # the retry of the install says less than the fix and is folded into it
+    assert fixes(found) == [
+        ("`pytest -q` failed with \"ModuleNotFoundError: No module named 'tenacity'\"; it "
+         "passed after running `pip install --break-system-packages tenacity`"),
+    ]
+
+
+def test_an_edit_and_an_install_between_are_the_fix_javascript() -> None:
+    found = extracted(conv(
+        ("call", "Bash: npx vitest run"),
+        ("tool", "Process exited with code 1\nError: Cannot find package 'happy-dom'"),
+        ("call", "Edit: /w/web/vitest.config.js\n+ environment: 'happy-dom',"),
+        ("tool", "The file /w/web/vitest.config.js has been updated successfully."),
+        ("call", "Bash: npm install --save-dev happy-dom 2>&1 | tail -2"),
+        ("tool", "added 8 packages in 7s"),
+        ("call", "Bash: npx vitest run"),
+        ("tool", "Test Files  3 passed (3)"),
+    ))
+    assert fixes(found) == [
+        ("`npx vitest run` failed with \"Error: Cannot find package 'happy-dom'\"; it passed "
+         "after editing `w/web/vitest.config.js` (`environment: 'happy-dom',`) and running "
+         "`npm install --save-dev happy-dom`"),
+    ]

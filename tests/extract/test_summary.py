@@ -389,9 +389,10 @@ def _words(text: str) -> list[str]:
 
 
 # Words the extractor's own templates add (a gate's and a fix's framing, a subject's colon,
-# a constant's "`NAME` in `FILE` is [now] V").
+# a constant's "`NAME` in `FILE` is [now] V", a fix's "and running `pip install X`").
 TEMPLATE = {"before", "committing", "run", "failed", "with", "it", "passed", "after",
-            "editing", "closed", "committed", "on", "of", "at", "fixed", "in", "is", "now"}
+            "editing", "closed", "committed", "on", "of", "at", "fixed", "in", "is", "now",
+            "and", "running"}
 
 
 SESSIONS = Path(__file__).resolve().parents[3] / "shared" / "data" / "transcripts" / \
