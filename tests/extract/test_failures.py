@@ -209,3 +209,24 @@ def test_an_edit_and_an_install_between_are_the_fix_javascript() -> None:
          "after editing `w/web/vitest.config.js` (`environment: 'happy-dom',`) and running "
          "`npm install --save-dev happy-dom`"),
     ]
+
+
+def test_a_codex_command_that_exited_non_zero_is_a_failure_its_rerun_got_past(
+        cli, tmp_path) -> None:
+    from tests.extract import excerpts as X
+    from tests.extract.test_statements import nothing_invented
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    X.codex(folder / "rollout.jsonl", "019e0000-0000-7000-8000-0000000000a1", "/home/dev/ring", [
+        ("user", "Push the branch."),
+        ("call", "exec_command", "git push"),
+        ("result", "fatal: The current branch feat-size has no upstream branch.", 128),
+        ("call", "exec_command", "git push -u origin feat-size"),
+        ("result", "branch 'feat-size' set up to track 'origin/feat-size'."),
+    ])
+    assert cli("ingest", str(folder), "--idle-minutes", "0").exit_code == 0
+    assert cli("extract").exit_code == 0
+    assert ('`git push` failed with "fatal: The current branch feat-size has no upstream '
+            'branch."; `git push -u origin feat-size` passed') in [
+        m["text"] for m in nothing_invented(cli)]

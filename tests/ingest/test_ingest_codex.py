@@ -23,8 +23,9 @@ def test_real_rollout_counts_and_session() -> None:
     result = read(path)
     # 2 prompts and 13 answers, each also present as an event_msg copy that is not kept;
     # 99 function calls + 3 apply_patch custom calls + 3 web searches; of 102 outputs,
-    # 52 are only the exec header of a still-running command and carry no output.
-    assert counts(result) == {"user": 2, "assistant": 13, "tool_call": 105, "tool_result": 50}
+    # 50 are only the exec header of a still-running command and carry no output (2 more
+    # carry none but exited with code 1: they are kept, as failures).
+    assert counts(result) == {"user": 2, "assistant": 13, "tool_call": 105, "tool_result": 52}
     assert result.session.session_id == SESSION
     assert result.session.cwd == CWD
     assert result.session.agent == "codex 0.125.0"
@@ -32,6 +33,15 @@ def test_real_rollout_counts_and_session() -> None:
     assert result.skipped == []
     assert (result.end_offset, result.end_line) == (path.stat().st_size, 386)
     assert all(m.session_id == SESSION and m.cwd == CWD for m in result.messages)
+
+
+def test_a_command_that_exited_non_zero_is_marked_failed() -> None:
+    results = [m.text for m in read(real(ROLLOUT)).messages if m.kind == "tool_result"]
+    failed = [t for t in results if t.startswith("[error] Exit code ")]
+    # the rollout's four exec outputs with "Process exited with code 1" (3) or 2 (1)
+    assert [t.split("\n", 1)[0] for t in failed] == [
+        "[error] Exit code 2", "[error] Exit code 1", "[error] Exit code 1", "[error] Exit code 1"]
+    assert failed[0].startswith("[error] Exit code 2\nrg: node_modules/opencode-ai: No such file")
 
 
 def test_injected_context_is_not_a_prompt() -> None:

@@ -62,3 +62,31 @@ def test_half_written_file_consumes_nothing(tmp_path: Path) -> None:
     result = READER.read(path, 1234, 7)
     assert result.messages == [] and (result.end_offset, result.end_line) == (1234, 7)
     assert [s.reason for s in result.skipped] == ["malformed json"]
+
+
+def test_a_shell_command_that_exited_non_zero_is_marked_failed(tmp_path: Path) -> None:
+    def call(i: int, command: str, output: str) -> dict:
+        return {"id": f"g{i}", "timestamp": f"2026-04-07T10:00:0{i}Z", "type": "gemini",
+                "content": "", "toolCalls": [{
+                    "id": f"c{i}", "name": "run_shell_command", "args": {"command": command},
+                    "status": "success", "timestamp": f"2026-04-07T10:00:0{i}Z",
+                    "result": [{"functionResponse": {"id": f"c{i}", "name": "run_shell_command",
+                                                     "response": {"output": output}}}]}]}
+
+    doc = {"sessionId": "gem-exit", "projectHash": "9" * 64,
+           "startTime": "2026-04-07T10:00:00Z", "lastUpdated": "2026-04-07T10:00:09Z",
+           "messages": [
+               {"id": "g0", "timestamp": "2026-04-07T10:00:00Z", "type": "user",
+                "content": "Install the charts package."},
+               call(1, "npm install react-charts", "Command: npm install react-charts\n"
+                    "Directory: (root)\nOutput: npm error code ERESOLVE\nError: (none)\n"
+                    "Exit Code: 1\nSignal: (none)"),
+               call(2, "npm install --legacy-peer-deps react-charts",
+                    "Command: npm install --legacy-peer-deps react-charts\nDirectory: (root)\n"
+                    "Output: added 12 packages in 3s\nError: (none)\nExit Code: 0\n"
+                    "Signal: (none)")]}
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    results = [m.text for m in read(path).messages if m.kind == "tool_result"]
+    assert results[0].startswith("[error] Exit code 1\nCommand: npm install react-charts")
+    assert results[1].startswith("Command: npm install --legacy-peer-deps")

@@ -44,6 +44,7 @@ _EXEC_HEADER = re.compile(
     r"\A(?:Chunk ID: \S+\n)?Wall time: [^\n]*\n(?:Process [^\n]*\n)?"
     r"(?:Original token count: [^\n]*\n)?Output:\n?"
 )
+_EXITED = re.compile(r"^Process exited with code (-?\d+)$", re.MULTILINE)
 _ITEM_TYPES = frozenset(
     {
         "message",
@@ -206,13 +207,25 @@ def _call_text(item: dict[str, Any]) -> str:
 
 
 def _output_text(output: Any) -> str:
-    """Tool output without the exec header; `{"output": ...}` JSON strings are unwrapped."""
+    """Tool output without the exec header; `{"output": ...}` JSON strings are unwrapped. A
+    command that exited non-zero keeps that as its first line, `[error] Exit code N`, as the
+    Claude Code reader marks a failed call (what `hippo.extract` reads failures by)."""
+    code: Any = None
     if isinstance(output, str) and output.startswith('{"output"'):
         parsed = loads_or_none(output)
         if isinstance(parsed, dict):
             output = parsed.get("output", output)
+            meta = parsed.get("metadata")
+            code = meta.get("exit_code") if isinstance(meta, dict) else None
     text = content_text(output)
-    return _EXEC_HEADER.sub("", text, count=1)
+    header = _EXEC_HEADER.match(text)
+    if header is not None:
+        exited = _EXITED.search(header.group(0))
+        code = int(exited.group(1)) if exited else code
+        text = text[header.end():]
+    if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+        return f"[error] Exit code {code}\n{text}"
+    return text
 
 
 READER = CodexReader()
