@@ -91,10 +91,11 @@ OPEN = re.compile(
     r"errors?)|is failing|fails with|needs? to (?:fix|restructure|resolve|rewrite)|not yet "
     r"(?:fixed|resolved|working)|unresolved|open (?:bug|issue|problem)"
     r"|(?:issues?|errors?|bugs?|problems?|failures?) to (?:fix|resolve))\b"
+    r"|^fix\b[^.;:]{0,40}?\b(?:errors?|issues?|bugs?|failures?|problems?|warnings?)\b"
     r"|\b(?:compile|credo|dialyzer|type|syntax|runtime|lint|test) (?:error|failure|warning)s?"
     r"\b(?: (?:at|on|in) line \d+)?", re.IGNORECASE)
 SOLVED = re.compile(r"\b(?:fixed|resolved|solved|now passes|passes now|works now|no longer "
-                    r"fails)\b|; `[^`]+` passed$|it passed after editing", re.IGNORECASE)
+                    r"fails)\b|; `[^`]+` passed$|it passed after (?:editing|running)", re.IGNORECASE)
 _STEM = re.compile(r"(?:ing|ed|es|s)$")
 _SALIENT = re.compile(r"[A-Za-z][\w.:/\[\]-]*[\w\]]")
 _GENERIC = frozenset(["error", "errors", "issue", "issues", "problem", "problems", "compile", "compiled", "compiling", "failed", "fails", "failing", "fixed", "fixes", "resolve", "resolved", "restructure", "inside", "function", "module", "added", "should", "would", "could", "which", "where", "there", "their", "about", "after", "before", "cannot", "because"])

@@ -276,3 +276,28 @@ def test_as_of_before_a_later_sessions_close_the_task_is_open(cli, tmp_path: Pat
     now = [x["text"] for x in cli("search", "--all-projects", "retry loop tests",
                                   "--json").records]
     assert task not in now and close in now
+
+
+@pytest.mark.parametrize("text, open_", [
+    ("Fix the two errors in `transcript_components.ex`", True),  # a task to fix is open
+    ("Fix the flaky test failures in `test_io.py`", True),
+    ("Fix typo in README", False),  # no problem named
+    ("Fix the credo nesting issue. Fixed in `view.ex`: `a` → `b`", False),  # shown solved
+    ("`pytest -q` failed with \"X\"; it passed after running `pip install y`", False),
+])
+def test_a_task_to_fix_errors_is_an_open_problem_and_a_passing_install_solves(
+        text: str, open_: bool) -> None:
+    from hippo.extract.closing import SOLVED, is_problem
+
+    assert is_problem(text) is open_
+    # a fix by an install shows the problems it names solved, as a fix by an edit does
+    assert SOLVED.search("`pytest -q` failed with \"X\"; it passed after running `pip install y`")
+
+
+def test_a_task_to_fix_a_files_errors_is_done_once_the_file_is_edited_then_committed() -> None:
+    from hippo.extract.closing import fixed
+
+    rows = [{**_row(1, "Fix the two errors in `lib/app/view.ex`", type_="task"),
+             "source": {"session": "s1", "chunks": [3]}}]
+    assert fixed(rows, [("view.ex", 5)], "s1", before=9) == [1]
+    assert fixed(rows, [("view.ex", 2)], "s1", before=9) == []  # edited before it was said
