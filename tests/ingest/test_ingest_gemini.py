@@ -65,12 +65,12 @@ def test_half_written_file_consumes_nothing(tmp_path: Path) -> None:
 
 
 def test_a_shell_command_that_exited_non_zero_is_marked_failed(tmp_path: Path) -> None:
-    def call(i: int, command: str, output: str) -> dict:
+    def call(i: int, command: str, output: str, tool: str = "run_shell_command") -> dict:
         return {"id": f"g{i}", "timestamp": f"2026-04-07T10:00:0{i}Z", "type": "gemini",
                 "content": "", "toolCalls": [{
-                    "id": f"c{i}", "name": "run_shell_command", "args": {"command": command},
+                    "id": f"c{i}", "name": tool, "args": {"command": command},
                     "status": "success", "timestamp": f"2026-04-07T10:00:0{i}Z",
-                    "result": [{"functionResponse": {"id": f"c{i}", "name": "run_shell_command",
+                    "result": [{"functionResponse": {"id": f"c{i}", "name": tool,
                                                      "response": {"output": output}}}]}]}
 
     doc = {"sessionId": "gem-exit", "projectHash": "9" * 64,
@@ -84,9 +84,12 @@ def test_a_shell_command_that_exited_non_zero_is_marked_failed(tmp_path: Path) -
                call(2, "npm install --legacy-peer-deps react-charts",
                     "Command: npm install --legacy-peer-deps react-charts\nDirectory: (root)\n"
                     "Output: added 12 packages in 3s\nError: (none)\nExit Code: 0\n"
-                    "Signal: (none)")]}
+                    "Signal: (none)"),
+               # a file that happens to hold such a line is no failed command
+               call(3, "ci.log", "step 3 done\nExit Code: 1\n", tool="read_file")]}
     path = tmp_path / "chat.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
     results = [m.text for m in read(path).messages if m.kind == "tool_result"]
     assert results[0].startswith("[error] Exit code 1\nCommand: npm install react-charts")
     assert results[1].startswith("Command: npm install --legacy-peer-deps")
+    assert results[2].startswith("step 3 done")

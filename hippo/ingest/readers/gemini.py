@@ -100,7 +100,8 @@ class _Out(Gathered):
         result = _result_text(call.get("result")) or content_text(call.get("resultDisplay"))
         if call.get("status") in ("error", "cancelled"):
             result = f"[{call['status']}] {result}"
-        elif (exited := _EXIT_CODE.search(result)) is not None and exited.group(1) != "0":
+        elif (result.startswith("Command: ") and (exited := _EXIT_CODE.search(result))
+              and exited.group(1) != "0"):
             # run_shell_command answers "… Exit Code: 1 …" with the call a success: mark it
             # failed as the other readers do (what `hippo.extract` reads failures by)
             result = f"[error] Exit code {exited.group(1)}\n{result}"
@@ -123,7 +124,7 @@ class _Out(Gathered):
         self.keep(Message(role, text, kind, ts, line, line, mid, self.session_id), cleaned=cleaned)
 
 
-# The exit status line of Gemini CLI's run_shell_command output.
+# The exit status line of Gemini CLI's run_shell_command output (which opens with "Command: ").
 _EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)\s*$", re.MULTILINE)
 
 
