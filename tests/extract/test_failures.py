@@ -230,3 +230,28 @@ def test_a_codex_command_that_exited_non_zero_is_a_failure_its_rerun_got_past(
     assert ('`git push` failed with "fatal: The current branch feat-size has no upstream '
             'branch."; `git push -u origin feat-size` passed') in [
         m["text"] for m in nothing_invented(cli)]
+
+
+def test_a_gemini_shell_command_that_exited_non_zero_is_a_failure(cli, tmp_path) -> None:
+    from tests.extract import excerpts as X
+    from tests.extract.test_statements import nothing_invented
+
+    def answer(command: str, output: str, code: int) -> str:  # run_shell_command's fields
+        return (f"Command: {command}\nDirectory: (root)\nOutput: {output}\nError: (none)\n"
+                f"Exit Code: {code}\nSignal: (none)\nBackground PIDs: (none)\n"
+                "Process Group PGID: 4242")
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    X.gemini(folder / "chat.json", "gem-fail-1", [
+        ("user", "Install the charts package."),
+        ("call", "run_shell_command", "npm install react-charts"),
+        ("result", answer("npm install react-charts", "npm error code ERESOLVE", 1)),
+        ("call", "run_shell_command", "npm install --legacy-peer-deps react-charts"),
+        ("result", answer("npm install --legacy-peer-deps react-charts", "added 12 packages", 0)),
+    ])
+    assert cli("ingest", str(folder), "--idle-minutes", "0").exit_code == 0
+    assert cli("extract").exit_code == 0
+    assert ('`npm install react-charts` failed with "npm error code ERESOLVE"; `npm install '
+            '--legacy-peer-deps react-charts` passed') in [
+        m["text"] for m in nothing_invented(cli)]

@@ -100,11 +100,8 @@ class _Out(Gathered):
         result = _result_text(call.get("result")) or content_text(call.get("resultDisplay"))
         if call.get("status") in ("error", "cancelled"):
             result = f"[{call['status']}] {result}"
-        elif (result.startswith("Command: ") and (exited := _EXIT_CODE.search(result))
-              and exited.group(1) != "0"):
-            # run_shell_command answers "… Exit Code: 1 …" with the call a success: mark it
-            # failed as the other readers do (what `hippo.extract` reads failures by)
-            result = f"[error] Exit code {exited.group(1)}\n{result}"
+        elif result.startswith("Command: "):
+            result = _shell_output(result)
         text = self.shortened(result)
         self.add(
             "tool", text, "tool_result", ts, line, f"{cid}:result" if cid else None, cleaned=True
@@ -124,8 +121,28 @@ class _Out(Gathered):
         self.keep(Message(role, text, kind, ts, line, line, mid, self.session_id), cleaned=cleaned)
 
 
-# The exit status line of Gemini CLI's run_shell_command output (which opens with "Command: ").
+# run_shell_command's answer: labelled fields, one a line ("Command: …", "Directory: …",
+# "Output: …" or "Stdout: …" / "Stderr: …" with the output's own lines after it, "Error: …",
+# "Exit Code: …", "Signal: …", "Background PIDs: …", "Process Group PGID: …").
 _EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)\s*$", re.MULTILINE)
+_ECHOED = re.compile(r"^(?:Command|Directory|Process Group PGID|Exit Code): ")
+_NOTHING = re.compile(r"^(?:Output|Stdout|Stderr|Error|Signal|Background PIDs): "
+                      r"\((?:none|empty)\)\s*$")
+_OUTPUT = re.compile(r"^(?:Output|Stdout|Stderr): ")
+
+
+def _shell_output(text: str) -> str:
+    """A shell command's answer as the other CLIs record one: what it printed (and its
+    error, when it names one); the fields that repeat the call or say nothing dropped, and a
+    non-zero exit (Gemini CLI calls the tool call itself a success) as the first line,
+    `[error] Exit code N`, as the other readers mark a failed call."""
+    kept = [_OUTPUT.sub("", ln) for ln in text.split("\n")
+            if not _ECHOED.match(ln) and not _NOTHING.match(ln)]
+    out = "\n".join(kept).strip("\n")
+    exited = _EXIT_CODE.search(text)
+    if exited is not None and exited.group(1) != "0":
+        return f"[error] Exit code {exited.group(1)}\n{out}"
+    return out
 
 
 def _result_text(result: Any) -> str:
