@@ -239,15 +239,25 @@ def error_line(result: str) -> str | None:
     (`** (RuntimeError) …`, `ModuleNotFoundError: …`), else one naming an error class, else
     the first that says error, failed, cannot; None when none does (a failure whose output,
     as kept, names no error says nothing worth remembering: "Getting extensions ...")."""
-    lines = [re.sub(r"^\[error\]\s*", "", ln.strip()) for ln in result.splitlines()
-             if not _EXIT_ONLY.match(ln)]
+    lines = output_lines(result)
     named = [ln for ln in lines if _ERROR_CLASS.search(ln) and not _TRACEBACK.match(ln)]
     line = next((ln for ln in named if _RAISED.search(ln)), None) or next(iter(named), None) or (
         next((ln for ln in lines if not _NOISE_LINE.match(ln) and _ERROR_LINE.search(ln)
               and not _TRACEBACK.match(ln)), None))
     if not line:
         return None
-    line = _CUT.sub(" …", line)  # where the reader cut the output short
+    return clip(_CUT.sub(" …", line))  # where the reader cut the output short
+
+
+def output_lines(result: str) -> list[str]:
+    """A command's output as lines, stripped, the reader's `[error]` mark and exit-status
+    lines dropped."""
+    return [re.sub(r"^\[error\]\s*", "", ln.strip()) for ln in result.splitlines()
+            if not _EXIT_ONLY.match(ln)]
+
+
+def clip(line: str) -> str:
+    """A line of output short enough to quote: 160 characters, cut at a word."""
     return line if len(line) <= 160 else line[:157].rsplit(" ", 1)[0] + " …"
 
 

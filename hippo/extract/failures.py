@@ -24,7 +24,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from hippo.extract.conversation import (
-    _EXIT_ONLY,
     _FAILED,
     _GIT,
     _HEREDOC,
@@ -36,9 +35,11 @@ from hippo.extract.conversation import (
     _program,
     _short,
     brief,
+    clip,
     command,
     error_line,
     is_commit,
+    output_lines,
     segment_words,
 )
 from hippo.extract.summary import Statement
@@ -275,13 +276,12 @@ def said(result: str) -> str | None:
     words or more among the first three (a line ending with a colon takes the line after
     it: "The following paths are ignored by one of your .gitignore files: dist/assets"); a
     line of progress ("Compiling 3 files (.ex)", "Getting extensions ...") says nothing."""
-    lines = [ln.strip() for ln in result.splitlines()]
-    lines = [re.sub(r"^\[error\]\s*", "", ln) for ln in lines if ln and not _EXIT_ONLY.match(ln)]
+    lines = [ln for ln in output_lines(result) if ln]
     for n, line in enumerate(lines[:3]):
         if (len(re.findall(r"[A-Za-z]{2,}", line)) < 4 or line.endswith(("...", "…"))
                 or _PROGRESS.match(line)):
             continue
         if line.endswith(":") and n + 1 < len(lines) and len(lines[n + 1]) <= 80:
             line = f"{line} {lines[n + 1]}"
-        return line if len(line) <= 160 else line[:157].rsplit(" ", 1)[0] + " …"
+        return clip(line)
     return None

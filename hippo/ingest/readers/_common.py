@@ -208,6 +208,13 @@ def _command_list(argv: list[str]) -> str:
     return " ".join(argv)
 
 
+def exited(code: int | str, text: str) -> str:
+    """A command's output marked failed, `[error] Exit code N` as its first line: how every
+    reader marks a failed call for `hippo.extract` (Claude Code's own results say `Exit
+    code N` after the mark)."""
+    return f"[error] Exit code {code}\n{text}"
+
+
 def content_text(content: Any) -> str:
     """Text of a string, a list of text/image blocks, or a nested `content` field."""
     if isinstance(content, str):

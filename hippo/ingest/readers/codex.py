@@ -21,6 +21,7 @@ from hippo.ingest.readers._common import (
     TOOL_CALL_LIMIT,
     Gathered,
     content_text,
+    exited,
     format_tool_call,
     iso_utc,
     loads_or_none,
@@ -220,11 +221,11 @@ def _output_text(output: Any) -> str:
     text = content_text(output)
     header = _EXEC_HEADER.match(text)
     if header is not None:
-        exited = _EXITED.search(header.group(0))
-        code = int(exited.group(1)) if exited else code
+        status = _EXITED.search(header.group(0))
+        code = int(status.group(1)) if status else code
         text = text[header.end():]
     if isinstance(code, int) and not isinstance(code, bool) and code != 0:
-        return f"[error] Exit code {code}\n{text}"
+        return exited(code, text)
     return text
 
 

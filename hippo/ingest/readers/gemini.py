@@ -19,6 +19,7 @@ from hippo.ingest.readers._base import Reader
 from hippo.ingest.readers._common import (
     Gathered,
     content_text,
+    exited,
     iso_utc,
     str_or_none,
     tool_call_text,
@@ -139,10 +140,8 @@ def _shell_output(text: str) -> str:
     kept = [_OUTPUT.sub("", ln) for ln in text.split("\n")
             if not _ECHOED.match(ln) and not _NOTHING.match(ln)]
     out = "\n".join(kept).strip("\n")
-    exited = _EXIT_CODE.search(text)
-    if exited is not None and exited.group(1) != "0":
-        return f"[error] Exit code {exited.group(1)}\n{out}"
-    return out
+    code = _EXIT_CODE.search(text)
+    return exited(code.group(1), out) if code is not None and code.group(1) != "0" else out
 
 
 def _result_text(result: Any) -> str:
